@@ -1,0 +1,75 @@
+"""Command line: ``python -m autograder {build,grade,exercises}``."""
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+from autograder.course import BUILD_DIR, COURSE_DIR
+
+
+def cmd_build(args):
+    from autograder.build import build, stale_notebooks
+
+    if args.check:
+        stale = stale_notebooks()
+        if stale:
+            print("Stale student notebooks (run `make build`): " + ", ".join(stale))
+            return 1
+        print("notebooks/ is up to date with solutions/.")
+        return 0
+    for path in build():
+        print(f"wrote {path.relative_to(Path.cwd()) if path.is_relative_to(Path.cwd()) else path}")
+    return 0
+
+
+def cmd_grade(args):
+    from autograder.pipeline import grade, prepare_course, summary_table
+    from autograder.sample_class import write_sample_class
+
+    started = time.perf_counter()
+    submissions = args.submissions
+    if submissions is None:
+        prepare_course(COURSE_DIR)
+        submissions = write_sample_class(COURSE_DIR, BUILD_DIR / "sample_class")
+        print(f"Sample class written to {submissions}")
+    print("Grading:")
+    outcomes = grade(submissions, args.out, timeout=args.timeout)
+    print()
+    print(summary_table(outcomes))
+    print(f"\nGrades: {args.out / 'grades.csv'}   Feedback: {args.out / 'feedback'}/")
+    print(f"Graded {len(outcomes)} submissions in {time.perf_counter() - started:.1f} s")
+    return 0
+
+
+def cmd_exercises(args):
+    from autograder.catalogue import catalogue_table
+
+    print(catalogue_table())
+    return 0
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(prog="python -m autograder")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    build = sub.add_parser("build", help="build notebooks/ from solutions/")
+    build.add_argument("--check", action="store_true", help="fail if notebooks/ is stale")
+    build.set_defaults(run=cmd_build)
+
+    grade = sub.add_parser("grade", help="grade a class (default: the bundled sample class)")
+    grade.add_argument("--submissions", type=Path, default=None,
+                       help="folder of <student>/<assignment>/<assignment>.ipynb")
+    grade.add_argument("--out", type=Path, default=BUILD_DIR / "grades")
+    grade.add_argument("--timeout", type=int, default=None, help="per-cell limit, seconds")
+    grade.set_defaults(run=cmd_grade)
+
+    exercises = sub.add_parser("exercises", help="list every graded exercise")
+    exercises.set_defaults(run=cmd_exercises)
+
+    args = parser.parse_args(argv)
+    return args.run(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,1 @@
+"""Hidden tests: called from the graded cells of each chapter, one module per chapter."""

@@ -1,0 +1,100 @@
+"""Where things are: repository paths, chapters, the nbgrader course folder and its API."""
+
+import os
+import re
+import shutil
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+SOLUTIONS_DIR = ROOT / "solutions"
+NOTEBOOKS_DIR = ROOT / "notebooks"
+BUILD_DIR = ROOT / "build"
+COURSE_DIR = BUILD_DIR / "course"
+CONFIG_FILE = Path(__file__).resolve().parent / "nbgrader_config.py"
+
+# The public repository, set here once: Colab badges and the README link to it.
+REPOSITORY = "autograd-curso/autograd-y-el-loop-de-optimizacion"
+BRANCH = "main"
+
+CHAPTER_FILE_RE = re.compile(r"^(?P<number>\d\d)_(?P<slug>[a-z0-9_]+)\.py$")
+
+
+@dataclass(frozen=True)
+class Chapter:
+    """One chapter: its solution source and the names derived from it."""
+
+    source: Path
+
+    @property
+    def name(self):
+        """Assignment and notebook name, e.g. ``01_grafo_dinamico``."""
+        return self.source.stem
+
+    @property
+    def key(self):
+        """Prefix of its grade ids, e.g. ``ch01``."""
+        return "ch" + self.name[:2]
+
+    @property
+    def student_notebook(self):
+        return NOTEBOOKS_DIR / f"{self.name}.ipynb"
+
+    @property
+    def colab_url(self):
+        return (f"https://colab.research.google.com/github/{REPOSITORY}/blob/{BRANCH}/"
+                f"notebooks/{self.name}.ipynb")
+
+
+def chapters(solutions_dir=SOLUTIONS_DIR):
+    """Every chapter source in ``solutions/``, in chapter order."""
+    return [Chapter(p) for p in sorted(solutions_dir.glob("*.py")) if CHAPTER_FILE_RE.match(p.name)]
+
+
+def chapter_named(name):
+    for chapter in chapters():
+        if name in (chapter.name, chapter.key, chapter.name[:2]):
+            return chapter
+    raise KeyError(f"No chapter named {name!r}; known: {[c.name for c in chapters()]}")
+
+
+def load_config():
+    """The course's nbgrader configuration as a traitlets Config."""
+    from traitlets.config.loader import PyFileConfigLoader
+
+    return PyFileConfigLoader(CONFIG_FILE.name, path=str(CONFIG_FILE.parent)).load_config()
+
+
+def nbgrader_api(course_dir=COURSE_DIR, timeout=None):
+    """An NbGraderAPI on ``course_dir`` with the course configuration (in process, no CLI).
+
+    ``timeout`` overrides the per-cell execution limit in seconds.
+    """
+    from nbgrader.apps import NbGraderAPI
+    from nbgrader.coursedir import CourseDirectory
+
+    # nbgrader runs `alembic` from PATH: make this interpreter's scripts visible
+    # even when the virtual environment is not activated.
+    scripts = str(Path(sys.executable).parent)
+    if scripts not in os.environ.get("PATH", "").split(os.pathsep):
+        os.environ["PATH"] = scripts + os.pathsep + os.environ.get("PATH", "")
+    config = load_config()
+    config.CourseDirectory.root = str(course_dir)
+    if timeout is not None:
+        config.Execute.timeout = int(timeout)
+    coursedir = CourseDirectory(config=config)
+    return NbGraderAPI(coursedir=coursedir, config=config)
+
+
+def install_config(course_dir=COURSE_DIR):
+    """Copy the configuration to the course root, for the nbgrader CLI and the formgrader."""
+    course_dir.mkdir(parents=True, exist_ok=True)
+    header = "# GENERATED from autograder/nbgrader_config.py by `python -m autograder build`.\n"
+    (course_dir / "nbgrader_config.py").write_text(header + CONFIG_FILE.read_text())
+
+
+def reset_dir(path):
+    if path.exists():
+        shutil.rmtree(path)
+    path.mkdir(parents=True)

@@ -1,0 +1,76 @@
+"""nbgrader configuration of the course: the one place it is set.
+
+``python -m autograder build`` copies this file to the course root
+(build/course/nbgrader_config.py) so the nbgrader CLI and JupyterLab's formgrader
+read it too. Loaded in process by ``autograder.course.load_config``.
+"""
+
+from nbconvert.preprocessors import ClearMetadataPreprocessor, CSSHTMLHeaderPreprocessor
+from nbgrader.preprocessors import (
+    AssignLatePenalties,
+    CheckCellMetadata,
+    ClearOutput,
+    DeduplicateIds,
+    Execute,
+    GetGrades,
+    IgnorePattern,
+    LimitOutput,
+    OverwriteCells,
+    OverwriteKernelspec,
+    SaveAutoGrades,
+)
+
+from autograder.preprocessors import (
+    DropStderrFromTests,
+    HideHiddenTests,
+    RestoreHelperCell,
+    SkipDemoCells,
+)
+
+c = get_config()  # noqa: F821 - provided by traitlets when it loads this file
+
+c.CourseDirectory.course_id = "autograd-loop"
+
+# Student stubs, in Spanish.
+c.ClearSolutions.code_stub = {"python": "# TU CÓDIGO AQUÍ\nraise NotImplementedError()"}
+c.ClearSolutions.text_stub = "TU RESPUESTA AQUÍ"
+
+# Submissions are graded even for students not yet in the gradebook.
+c.Autograde.create_student = True
+
+# Deleted graded cells come back from the gradebook (nbgrader restores only those).
+c.OverwriteCells.add_missing_cells = True
+c.OverwriteCells.missing_cell_notification = (
+    "# Esta celda faltaba en la entrega y se restauró al calificar.\n"
+)
+
+# Per-cell limit; an interrupted cell fails and execution goes on with the next one.
+c.Execute.timeout = 30
+c.Execute.interrupt_on_timeout = True
+
+# Order matters:
+# - RestoreHelperCell runs after OverwriteCells, which fixes the metadata it looks for.
+c.Autograde.sanitize_preprocessors = [
+    ClearOutput,
+    DeduplicateIds,
+    OverwriteKernelspec,
+    OverwriteCells,
+    RestoreHelperCell,
+    CheckCellMetadata,
+]
+# - SkipDemoCells must run before Execute; DropStderrFromTests after it and
+#   before SaveAutoGrades, which reads stderr as a failure.
+c.Autograde.autograde_preprocessors = [
+    SkipDemoCells,
+    Execute,
+    DropStderrFromTests,
+    IgnorePattern,
+    ClearMetadataPreprocessor,
+    LimitOutput,
+    SaveAutoGrades,
+    AssignLatePenalties,
+    CheckCellMetadata,
+]
+
+# Feedback: HideHiddenTests after GetGrades (which reads the scores of the cells).
+c.GenerateFeedback.preprocessors = [GetGrades, HideHiddenTests, CSSHTMLHeaderPreprocessor]

@@ -1,0 +1,189 @@
+"""Grade a class with nbgrader, in process: build, collect, autograde, feedback, export.
+
+The steps run in this order; each is a small function tested alone:
+1. ``prepare_course``: nbgrader source + release notebooks and the gradebook entries.
+2. ``collect``: copy submissions into ``submitted/`` (the originals are never touched).
+3. ``autograde_student``: nbgrader autograde, one student at a time; a failure (a dead
+   kernel, a broken notebook) is recorded for that student and grading goes on.
+4. ``feedback_student``: feedback HTML (hidden tests stripped by HideHiddenTests);
+   needs step 3's autograded notebook, or falls back to a plain Spanish note.
+5. ``export``: grades CSV with one column per exercise, and the summary table.
+"""
+
+import csv
+import html
+import secrets
+import shutil
+import warnings
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import nbformat
+from nbgrader.api import Gradebook, MissingEntry
+
+from autograder.build import generate, write_source
+from autograder.checks.seeds import SECRET_FILE
+from autograder.course import COURSE_DIR, chapters, install_config, nbgrader_api
+
+STATUS_TEXT = {
+    "graded": "calificada",
+    "timed out": "una celda superó el tiempo límite y se interrumpió",
+    "kernel died": "el kernel se cerró durante la ejecución: la entrega no pudo calificarse",
+    "grader error": "error al calificar",
+}
+
+
+@dataclass
+class Outcome:
+    """What grading one submission produced."""
+
+    student: str
+    assignment: str
+    status: str = "graded"
+    detail: str = ""
+    scores: dict = field(default_factory=dict)  # grade cell id -> points
+    max_scores: dict = field(default_factory=dict)
+
+    @property
+    def score(self):
+        return sum(self.scores.values())
+
+    @property
+    def max_score(self):
+        return sum(self.max_scores.values())
+
+
+def prepare_course(course_dir=COURSE_DIR, selected=None):
+    """Step 1: config, source and release notebooks, gradebook; a persistent course secret."""
+    install_config(course_dir)
+    secret = course_dir / SECRET_FILE
+    if not secret.exists():
+        secret.write_text(secrets.token_hex(16) + "\n")
+    for chapter in selected or chapters():
+        write_source(chapter, course_dir)
+        generate(chapter, course_dir)
+
+
+def collect(submissions_dir, course_dir=COURSE_DIR):
+    """Step 2: copy <submissions>/<student>/<assignment>/ into submitted/; list the pairs."""
+    submitted = course_dir / "submitted"
+    if submitted.exists():
+        shutil.rmtree(submitted)
+    pairs = []
+    for student_dir in sorted(p for p in Path(submissions_dir).iterdir() if p.is_dir()):
+        for assignment_dir in sorted(p for p in student_dir.iterdir() if p.is_dir()):
+            shutil.copytree(assignment_dir, submitted / student_dir.name / assignment_dir.name)
+            pairs.append((student_dir.name, assignment_dir.name))
+    return pairs
+
+
+def _autograded_path(course_dir, student, assignment):
+    return course_dir / "autograded" / student / assignment / f"{assignment}.ipynb"
+
+
+def _timed_out_cells(nb):
+    return [i for i, cell in enumerate(nb.cells) if cell.cell_type == "code"
+            for out in cell.get("outputs", [])
+            if out.output_type == "error" and out.ename == "CellTimeoutError"]
+
+
+def autograde_student(api, course_dir, student, assignment):
+    """Step 3 for one submission: run nbgrader autograde and classify what happened."""
+    outcome = Outcome(student, assignment)
+    result = api.autograde(assignment, student, force=True, create=True)
+    path = _autograded_path(course_dir, student, assignment)
+    if not result["success"] or not path.exists():
+        log = (result.get("log") or "") + (result.get("error") or "")
+        outcome.status = "kernel died" if "DeadKernelError" in log or "died" in log else (
+            "grader error")
+        outcome.detail = log.strip().splitlines()[-1] if log.strip() else ""
+        return outcome
+    timed_out = _timed_out_cells(nbformat.read(path, as_version=4))
+    if timed_out:
+        outcome.status = "timed out"
+        outcome.detail = f"celda {timed_out[0]}"
+    return outcome
+
+
+def read_scores(course_dir, outcome):
+    """Points per graded cell from the gradebook (0 where grading produced none)."""
+    with Gradebook(f"sqlite:///{course_dir / 'gradebook.db'}") as gradebook:
+        notebook = gradebook.find_notebook(outcome.assignment, outcome.assignment)
+        for cell in notebook.grade_cells:
+            outcome.max_scores[cell.name] = cell.max_score
+            outcome.scores[cell.name] = 0.0
+        if outcome.status in ("kernel died", "grader error"):
+            return outcome
+        try:
+            submission = gradebook.find_submission_notebook(
+                outcome.assignment, outcome.assignment, outcome.student)
+        except MissingEntry:
+            return outcome
+        for grade in submission.grades:
+            outcome.scores[grade.name] = float(grade.score or 0.0)
+    return outcome
+
+
+def feedback_student(api, course_dir, outcome, out_dir):
+    """Step 4: feedback HTML into out_dir/feedback/<student>/<assignment>.html."""
+    target = out_dir / "feedback" / outcome.student / f"{outcome.assignment}.html"
+    target.parent.mkdir(parents=True, exist_ok=True)
+    if outcome.status in ("graded", "timed out"):
+        api.generate_feedback(outcome.assignment, outcome.student, force=True)
+        produced = (course_dir / "feedback" / outcome.student / outcome.assignment
+                    / f"{outcome.assignment}.html")
+        if produced.exists():
+            shutil.copyfile(produced, target)
+            return target
+    target.write_text(
+        "<!DOCTYPE html><html lang='es'><meta charset='utf-8'>"
+        f"<title>{html.escape(outcome.assignment)}</title><body>"
+        f"<h1>{html.escape(outcome.assignment)} · {html.escape(outcome.student)}</h1>"
+        f"<p>{html.escape(STATUS_TEXT.get(outcome.status, outcome.status))}.</p>"
+        f"<p>Puntos: {outcome.score:g} / {outcome.max_score:g}</p></body></html>\n")
+    return target
+
+
+def export(outcomes, csv_path):
+    """Step 5: one row per submission, one column per graded cell."""
+    cells = sorted({cell for o in outcomes for cell in o.max_scores})
+    csv_path.parent.mkdir(parents=True, exist_ok=True)
+    with csv_path.open("w", newline="") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["student", "assignment", "status", "detail", *cells, "score",
+                         "max_score"])
+        for o in outcomes:
+            writer.writerow([o.student, o.assignment, o.status, o.detail,
+                             *(o.scores.get(c, "") for c in cells), o.score, o.max_score])
+    return csv_path
+
+
+def summary_table(outcomes):
+    """A plain-text table: student, assignment, points, status."""
+    rows = [("student", "assignment", "points", "status")]
+    for o in outcomes:
+        status = o.status + (f" ({o.detail})" if o.detail and o.status == "timed out" else "")
+        rows.append((o.student, o.assignment, f"{o.score:g} / {o.max_score:g}", status))
+    widths = [max(len(r[i]) for r in rows) for i in range(4)]
+    lines = ["  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip() for row in rows]
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    return "\n".join(lines)
+
+
+def grade(submissions_dir, out_dir, course_dir=COURSE_DIR, timeout=None, progress=print):
+    """Grade every submission under ``submissions_dir``; write grades.csv and feedback/."""
+    out_dir = Path(out_dir)
+    # nbgrader 0.9.6 trips SQLAlchemy's autoflush warnings on every submission: noise only.
+    warnings.filterwarnings("ignore", message=".*not in session.*")
+    prepare_course(course_dir)
+    pairs = collect(submissions_dir, course_dir)
+    api = nbgrader_api(course_dir, timeout=timeout)
+    outcomes = []
+    for student, assignment in pairs:
+        outcome = read_scores(course_dir, autograde_student(api, course_dir, student, assignment))
+        feedback_student(api, course_dir, outcome, out_dir)
+        progress(f"  {student}/{assignment}: {outcome.score:g}/{outcome.max_score:g} "
+                 f"({outcome.status})")
+        outcomes.append(outcome)
+    export(outcomes, out_dir / "grades.csv")
+    return outcomes

@@ -1,0 +1,106 @@
+"""nbgrader preprocessors that make grading fair, quick and discreet.
+
+Each one is registered in ``autograder/nbgrader_config.py``; the order they run
+in is written there.
+"""
+
+import re
+
+import nbformat
+from nbgrader import utils
+from nbgrader.api import Gradebook, MissingEntry
+from nbgrader.preprocessors import NbGraderPreprocessor
+
+DEMO_TAG = "demo"
+HELPER_SUFFIX = "_utilidades"
+SKIPPED_DEMO_SOURCE = "# Demostración omitida al calificar (no afecta a la nota).\n"
+HIDDEN_TESTS_RE = re.compile(r"### BEGIN HIDDEN TESTS.*?### END HIDDEN TESTS\n?", re.DOTALL)
+HIDDEN_TESTS_NOTE = "# (Aquí se ejecutaron las pruebas ocultas; su código no se muestra.)\n"
+HELPER_NOTE = "# Utilidades del curso (celda generada; su código no se repite aquí).\n"
+
+
+def is_demo(cell):
+    """A demonstration cell: tagged ``demo`` and not an nbgrader cell (those always run)."""
+    return (cell.cell_type == "code" and DEMO_TAG in cell.metadata.get("tags", [])
+            and "nbgrader" not in cell.metadata)
+
+
+def is_test_cell(cell):
+    return utils.is_grade(cell) and not utils.is_solution(cell)
+
+
+def is_helper_cell(cell):
+    return cell.metadata.get("nbgrader", {}).get("grade_id", "").endswith(HELPER_SUFFIX)
+
+
+class RestoreHelperCell(NbGraderPreprocessor):
+    """Put back the generated helper cell when a student deleted it.
+
+    nbgrader restores deleted *graded* cells only (``add_missing_cells``); the
+    public checks in those cells need the read-only helper cell too. Its source
+    comes from the gradebook, so it is the released version, never the student's.
+    """
+
+    def preprocess(self, nb, resources):
+        present = {c.metadata.get("nbgrader", {}).get("grade_id") for c in nb.cells}
+        with Gradebook(resources["nbgrader"]["db_url"]) as gradebook:
+            try:
+                notebook = gradebook.find_notebook(resources["nbgrader"]["notebook"],
+                                                   resources["nbgrader"]["assignment"])
+            except MissingEntry:
+                return nb, resources
+            for cell in notebook.source_cells:
+                if cell.name.endswith(HELPER_SUFFIX) and cell.name not in present:
+                    self.log.warning("Helper cell %s was missing: restored", cell.name)
+                    restored = nbformat.v4.new_code_cell(cell.source)
+                    restored.metadata["nbgrader"] = {
+                        "grade": False, "solution": False, "locked": True, "task": False,
+                        "grade_id": cell.name, "schema_version": 3,
+                    }
+                    nb.cells.insert(min(1, len(nb.cells)), restored)
+        return nb, resources
+
+
+class SkipDemoCells(NbGraderPreprocessor):
+    """Replace demonstration cells by a comment before execution: they carry no grade."""
+
+    def preprocess_cell(self, cell, resources, index):
+        if is_demo(cell):
+            cell.source = SKIPPED_DEMO_SOURCE
+            cell.outputs = []
+        return cell, resources
+
+
+class DropStderrFromTests(NbGraderPreprocessor):
+    """Remove stderr from graded test cells before scoring.
+
+    nbgrader scores a test cell 0 if it wrote anything to stderr, so a correct
+    answer that triggers a library warning would lose its points. Failures are
+    exceptions (error outputs), which stay.
+    """
+
+    def preprocess_cell(self, cell, resources, index):
+        if cell.cell_type == "code" and is_test_cell(cell):
+            cell.outputs = [o for o in cell.outputs
+                            if not (o.output_type == "stream" and o.name == "stderr")]
+        return cell, resources
+
+
+class HideHiddenTests(NbGraderPreprocessor):
+    """In feedback, show neither hidden-test source nor tracebacks into it.
+
+    The visible part of a test cell (the public check) stays; each error becomes
+    its one-line message (our checks put the diagnosis there). The long generated
+    helper cell shrinks to a one-line note.
+    """
+
+    def preprocess_cell(self, cell, resources, index):
+        if cell.cell_type == "code" and is_helper_cell(cell):
+            cell.source = HELPER_NOTE
+        if cell.cell_type != "code" or not is_test_cell(cell):
+            return cell, resources
+        cell.source = HIDDEN_TESTS_RE.sub(HIDDEN_TESTS_NOTE, cell.source)
+        for output in cell.outputs:
+            if output.output_type == "error":
+                output.traceback = [f"{output.ename}: {output.evalue}"]
+        return cell, resources

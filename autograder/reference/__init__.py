@@ -1,0 +1,1 @@
+"""Reference implementations the hidden tests compare against (one module per chapter)."""

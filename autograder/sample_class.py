@@ -1,0 +1,97 @@
+"""The bundled sample class that ``make grade`` grades: one student per typical outcome.
+
+Submissions are made from the current release and source notebooks, so they never
+drift from the course. Each student's expected points per exercise are declared here
+and asserted by the end-to-end test.
+"""
+
+from dataclasses import dataclass, field
+
+import nbformat
+
+from autograder.submissions import fill_solutions, solution_code
+
+# Wrong or broken chapter 1 answers, each a realistic student cell.
+TWO_LOSSES_WITHOUT_CLONE = '''def two_loss_grads(model, x, y):
+    out = model(x)
+    F.mse_loss(out, y).backward(retain_graph=True)
+    grads_a = [p.grad for p in model.parameters()]      # sin .clone(): el siguiente backward suma aquí
+    F.l1_loss(out, y).backward()
+    grads_b = [p.grad.clone() for p in model.parameters()]
+    return grads_a, grads_b
+'''
+
+MANUAL_BACKWARD_THAT_RAISES = '''def manual_backward(x, y, W1, b1, W2, b2):
+    z = W1 @ x + b1                       # orden de los factores al revés: falla la forma
+    h = torch.relu(z)
+    y_hat = h @ W2 + b2
+    d_y_hat = 2 * (y_hat - y) / y_hat.numel()
+    d_z = (d_y_hat @ W2.T) * (z > 0)
+    return {"W1": x.T @ d_z, "b1": d_z.sum(0), "W2": h.T @ d_y_hat, "b2": d_y_hat.sum(0)}
+'''
+
+PENALTY_CELL_THAT_NEVER_ENDS = '''# probando convergencia...
+while True:
+    pass
+
+def gradient_penalty(model, x):
+    x = x.detach().requires_grad_(True)
+    (g,) = torch.autograd.grad(model(x).sum(), x, create_graph=True)
+    return ((g.norm(dim=1) - 1) ** 2).mean()
+'''
+
+KERNEL_KILLER = '''import os
+os._exit(1)
+'''
+
+
+@dataclass(frozen=True)
+class SampleStudent:
+    """A student of the sample class: what to put in which cells, and the points expected."""
+
+    student_id: str
+    description: str
+    replacements: dict = field(default_factory=dict)  # grade_id -> cell code
+    use_reference: bool = True
+    lost: tuple = ()  # grade ids of the exercises expected to score 0; ("*",) = all
+    expected_status: str = "graded"
+
+
+SAMPLE_CLASS = {
+    "01_grafo_dinamico": [
+        SampleStudent("ana", "solución de referencia"),
+        SampleStudent("bruno", "entrega sin tocar (los esqueletos)", use_reference=False,
+                      lost=("*",)),
+        SampleStudent("carla", "parcialmente mal: guarda p.grad sin clone",
+                      {"ch01_two_losses": TWO_LOSSES_WITHOUT_CLONE},
+                      lost=("ch01_two_losses_test",)),
+        SampleStudent("diego", "su función lanza una excepción",
+                      {"ch01_manual_backward": MANUAL_BACKWARD_THAT_RAISES},
+                      lost=("ch01_manual_backward_test",)),
+        SampleStudent("elena", "una celda que nunca termina",
+                      {"ch01_gradient_penalty": PENALTY_CELL_THAT_NEVER_ENDS},
+                      lost=("ch01_gradient_penalty_test",), expected_status="timed out"),
+        SampleStudent("fede", "mata el kernel (os._exit)",
+                      {"ch01_manual_backward": KERNEL_KILLER},
+                      lost=("*",), expected_status="kernel died"),
+    ],
+}
+
+
+def submission(student, source_nb, release_nb):
+    """The notebook ``student`` hands in."""
+    code = solution_code(source_nb) if student.use_reference else {}
+    code.update(student.replacements)
+    return fill_solutions(release_nb, code)
+
+
+def write_sample_class(course_dir, destination):
+    """Write every sample submission to destination/<student>/<assignment>/<assignment>.ipynb."""
+    for assignment, students in SAMPLE_CLASS.items():
+        source_nb = nbformat.read(course_dir / "source" / assignment / f"{assignment}.ipynb", 4)
+        release_nb = nbformat.read(course_dir / "release" / assignment / f"{assignment}.ipynb", 4)
+        for student in students:
+            path = destination / student.student_id / assignment / f"{assignment}.ipynb"
+            path.parent.mkdir(parents=True, exist_ok=True)
+            nbformat.write(submission(student, source_nb, release_nb), path)
+    return destination

@@ -1,0 +1,1 @@
+"""Code that also runs inside student notebooks (injected by the build): stdlib + torch only."""

@@ -1,0 +1,96 @@
+"""Notebook utilities every chapter uses: runtime report, expected errors, graph drawing.
+
+Injected into student notebooks by the build (standard library and torch only;
+graphviz is optional, as on some machines the Python package or the ``dot``
+binary is missing).
+"""
+
+import contextlib
+import platform
+import shutil
+import sys
+
+import torch
+
+
+def info_entorno():
+    """Print where the notebook runs: Colab or not, CPU/GPU, Python and torch versions."""
+    en_colab = "google.colab" in sys.modules
+    if torch.cuda.is_available():
+        dispositivo = f"GPU ({torch.cuda.get_device_name(0)})"
+    else:
+        dispositivo = "CPU"
+    print(f"Entorno: {'Google Colab' if en_colab else 'local'} · dispositivo: {dispositivo} · "
+          f"Python {platform.python_version()} · torch {torch.__version__}")
+
+
+@contextlib.contextmanager
+def muestra_error(*tipos):
+    """Run a block that must fail with one of ``tipos``: show the error, keep the notebook going.
+
+    If the block does *not* fail, raise AssertionError: the text claims an error
+    that PyTorch no longer produces, and the notebook test must notice.
+    """
+    try:
+        yield
+    except tipos as error:
+        primera_linea = str(error).strip().splitlines()[0] if str(error).strip() else ""
+        print(f"⚠ {type(error).__name__} (esperado): {primera_linea}")
+    else:
+        nombres = ", ".join(t.__name__ for t in tipos)
+        raise AssertionError(f"Se esperaba {nombres} y el bloque terminó sin error.")
+
+
+def _nombre_nodo(nodo):
+    """Readable label of a graph node: the Function's class, or the leaf it accumulates into."""
+    variable = getattr(nodo, "variable", None)
+    if variable is not None:
+        return f"AccumulateGrad → hoja {tuple(variable.shape)}"
+    return type(nodo).__name__
+
+
+def recorrer_grafo(tensor):
+    """(depth, label) of every node reachable from ``tensor.grad_fn``, depth-first.
+
+    A node shared by two paths is listed once and marked, like the DAG it is.
+    """
+    filas, vistos = [], set()
+
+    def visitar(nodo, profundidad):
+        if nodo is None:
+            return
+        if nodo in vistos:
+            filas.append((profundidad, _nombre_nodo(nodo) + " (ya visto)"))
+            return
+        vistos.add(nodo)
+        filas.append((profundidad, _nombre_nodo(nodo)))
+        for siguiente, _ in nodo.next_functions:
+            visitar(siguiente, profundidad + 1)
+
+    visitar(tensor.grad_fn, 0)
+    return filas
+
+
+def dibujar_grafo(tensor):
+    """Draw the backward graph with graphviz when it is installed; print it as text otherwise."""
+    try:
+        import graphviz
+    except ImportError:
+        graphviz = None
+    if graphviz is None or shutil.which("dot") is None:
+        for profundidad, etiqueta in recorrer_grafo(tensor):
+            print("    " * profundidad + "└─ " + etiqueta)
+        return None
+    grafo = graphviz.Digraph(graph_attr={"rankdir": "BT"}, node_attr={"shape": "box"})
+    pendientes, vistos = [tensor.grad_fn], set()
+    while pendientes:
+        nodo = pendientes.pop()
+        if nodo is None or nodo in vistos:
+            continue
+        vistos.add(nodo)
+        grafo.node(str(id(nodo)), _nombre_nodo(nodo))
+        for siguiente, _ in nodo.next_functions:
+            if siguiente is not None:
+                grafo.edge(str(id(siguiente)), str(id(nodo)))
+                pendientes.append(siguiente)
+    return grafo

@@ -1,0 +1,27 @@
+"""Make submissions from notebooks: fill solution cells with code, like a student would."""
+
+import copy
+import re
+
+from nbgrader import utils
+
+SOLUTION_MARKERS_RE = re.compile(r"^[ \t]*### (BEGIN|END) SOLUTION[ \t]*\n", re.MULTILINE)
+
+
+def solution_code(source_nb):
+    """grade_id -> the reference code of each solution cell (markers removed)."""
+    return {
+        cell.metadata["nbgrader"]["grade_id"]: SOLUTION_MARKERS_RE.sub("", cell.source)
+        for cell in source_nb.cells
+        if cell.cell_type == "code" and utils.is_solution(cell)
+    }
+
+
+def fill_solutions(release_nb, code_by_grade_id):
+    """A copy of ``release_nb`` whose solution cells hold the given code (others untouched)."""
+    nb = copy.deepcopy(release_nb)
+    for cell in nb.cells:
+        grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")
+        if grade_id in code_by_grade_id and utils.is_solution(cell):
+            cell.source = code_by_grade_id[grade_id]
+    return nb

@@ -1,0 +1,669 @@
+# ---
+# jupyter:
+#   jupytext:
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # Capítulo 1 · El grafo dinámico
+#
+# Cuando llamas a `loss.backward()`, PyTorch no deriva una fórmula: recorre un registro de
+# todo lo que calculaste. Ese registro es el grafo computacional (*computational graph*).
+# En este capítulo lo abres, lo recorres a mano y lo comparas con la regla de la cadena
+# (*chain rule*) hecha con lápiz y papel.
+#
+# **Al terminar sabrás:**
+#
+# - leer `grad_fn` y `next_functions` y dibujar el grafo de un cálculo;
+# - distinguir un nodo hoja (*leaf node*) de un tensor intermedio (*non-leaf tensor*) y
+#   saber cuál recibe `.grad`;
+# - explicar por qué el grafo se construye de nuevo en cada pase hacia adelante
+#   (*forward pass*) y qué permite eso;
+# - calcular gradientes (*gradients*) a mano y comprobarlos con autograd;
+# - reconocer una ReLU muerta (*dying ReLU*) y por qué Leaky ReLU y GELU la evitan;
+# - usar `backward(gradient=...)`, `retain_graph=True`, `torch.autograd.grad` y
+#   `create_graph=True`.
+#
+# Solo necesitas saber crear tensores y qué hace `requires_grad=True`. Cada idea va seguida
+# de una celda: ejecútalas en orden.
+
+# %%
+import math
+
+import torch
+import torch.nn.functional as F
+
+torch.manual_seed(0)
+
+# %% [markdown]
+# ## 1 · Cada resultado recuerda de dónde viene: `grad_fn`
+#
+# Empecemos con un modelo lineal de un solo número y su función de pérdida (*loss function*):
+# $\hat y = wx + b$ y $L = (\hat y - y)^2$. Los parámetros `w` y `b` llevan
+# `requires_grad=True`; el dato `x` y el objetivo `y`, no.
+
+# %% tags=["demo"]
+w = torch.tensor(0.5, requires_grad=True)
+b = torch.tensor(0.25, requires_grad=True)
+x = torch.tensor(3.0)
+y = torch.tensor(4.0)
+
+y_hat = w * x + b
+loss = (y_hat - y) ** 2
+print("y_hat =", y_hat.item(), "  loss =", loss.item())
+
+# %% [markdown]
+# Mientras se ejecutaba cada operación, PyTorch anotó en el resultado qué función hay que
+# aplicar para derivarla. Esa anotación es `grad_fn`. La pérdida salió de un `** 2`, así que
+# su `grad_fn` es un nodo `PowBackward0`.
+
+# %% tags=["demo"]
+print(loss.grad_fn)
+print(y_hat.grad_fn)
+
+# %% [markdown]
+# Cada nodo apunta a los nodos de sus entradas con `next_functions`: una tupla de pares
+# `(nodo, índice)`, uno por entrada. Sigamos esos punteros a mano, un nivel cada vez.
+# Donde la entrada no necesita gradiente (el objetivo `y`) aparece `None`: ahí el grafo
+# no continúa.
+
+# %% tags=["demo"]
+nodo_pow = loss.grad_fn
+print("nivel 0:", type(nodo_pow).__name__)
+nodo_sub = nodo_pow.next_functions[0][0]
+print("nivel 1:", nodo_sub.next_functions)
+nodo_add = nodo_sub.next_functions[0][0]
+print("nivel 2:", nodo_add.next_functions)
+
+# %% [markdown]
+# Al final de cada camino hay un nodo `AccumulateGrad`. No calcula nada: guarda el gradiente
+# que le llega en el `.grad` de un tensor hoja. Su atributo `variable` es esa hoja.
+
+# %% tags=["demo"]
+nodo_acc = nodo_add.next_functions[1][0]
+print(type(nodo_acc).__name__, "→ ¿es b?", nodo_acc.variable is b)
+
+# %% [markdown]
+# Recorrer el grafo a mano cansa pronto. `dibujar_grafo` (de la celda de utilidades) lo
+# dibuja entero: con graphviz si está instalado, como árbol de texto si no. Léelo de la
+# pérdida hacia las hojas: ese es el orden del pase hacia atrás (*backward pass*).
+
+# %% tags=["demo"]
+dibujar_grafo(loss)
+
+# %% [markdown]
+# ## 2 · Hojas y tensores intermedios
+#
+# Un tensor hoja es uno que creaste tú, no el resultado de una operación registrada. `w`,
+# `b` y `x` son hojas; `y_hat` y `loss` son tensores intermedios (tienen `grad_fn`). Un
+# tensor sin `requires_grad` también cuenta como hoja, pero nunca recibe gradiente.
+
+# %% tags=["demo"]
+tensores = {"w": w, "b": b, "x": x, "y_hat": y_hat, "loss": loss}
+for nombre, t in tensores.items():
+    print(f"{nombre:>5}: is_leaf={t.is_leaf!s:<5}  requires_grad={t.requires_grad!s:<5}  "
+          f"grad_fn={type(t.grad_fn).__name__ if t.grad_fn else None}")
+
+# %% [markdown]
+# Tras `loss.backward()`, solo las hojas con `requires_grad=True` tienen `.grad`. El
+# gradiente de `y_hat` se calculó por el camino, pero no se guarda: se usa y se descarta.
+# (Leer `.grad` de un tensor intermedio emite un aviso; aquí lo silenciamos para ver el
+# `None`.)
+
+# %% tags=["demo"]
+import warnings
+
+loss.backward()
+print("w.grad =", w.grad, "  b.grad =", b.grad, "  x.grad =", x.grad)
+with warnings.catch_warnings():
+    warnings.simplefilter("ignore")
+    print("y_hat.grad =", y_hat.grad)
+
+# %% [markdown]
+# Si quieres ver el gradiente de un tensor intermedio, pídelo **antes** del pase hacia
+# atrás con `retain_grad()`. Aquí debe valer $\partial L/\partial \hat y = 2(\hat y - y)$.
+
+# %% tags=["demo"]
+w = torch.tensor(0.5, requires_grad=True)
+b = torch.tensor(0.25, requires_grad=True)
+y_hat = w * x + b
+y_hat.retain_grad()
+loss = (y_hat - y) ** 2
+loss.backward()
+print("y_hat.grad =", y_hat.grad.item(), "  2·(y_hat − y) =", 2 * (y_hat.item() - y.item()))
+
+# %% [markdown]
+# ## 3 · Un grafo nuevo en cada pase hacia adelante
+#
+# PyTorch no compila el modelo de antemano. El grafo se construye mientras el código se
+# ejecuta: es un grafo dinámico (*define-by-run*). Por eso un modelo puede tener `if` y
+# bucles de Python que dependen de los datos.
+#
+# La función de abajo multiplica por 3 hasta que el valor supera 10 en valor absoluto (el
+# número de vueltas depende de `x`) y luego elige una rama según el signo.
+
+
+# %% tags=["demo"]
+def modelo_caprichoso(x):
+    h = x
+    while h.abs() < 10:  # cuántas vueltas da depende del valor de x
+        h = h * 3
+    if h > 0:  # la rama también depende del valor
+        return h.sqrt()
+    return h**2
+
+
+# %% [markdown]
+# Con dos entradas distintas, el código recorre caminos distintos y deja grafos
+# distintos: cambia el número de nodos y cambian las operaciones.
+
+# %% tags=["demo"]
+for valor in (2.0, -0.5):
+    x = torch.tensor(valor, requires_grad=True)
+    salida = modelo_caprichoso(x)
+    nombres = [etiqueta for _, etiqueta in recorrer_grafo(salida)]
+    print(f"x = {valor:+}: {len(nombres)} nodos: " + " ← ".join(n.split(" →")[0] for n in nombres))
+
+# %% [markdown]
+# El gradiente es el del camino que se ejecutó. Con $x = 2$ hubo dos vueltas y la raíz:
+# $f(x) = \sqrt{9x}$, así que $f'(x) = \frac{3}{2\sqrt{x}}$. Con $x = -0{,}5$ hubo tres
+# vueltas y el cuadrado: $f(x) = (27x)^2$, así que $f'(x) = 1458\,x$.
+
+# %% tags=["demo"]
+formulas = {2.0: lambda v: 3 / (2 * math.sqrt(v)), -0.5: lambda v: 1458 * v}
+for valor, derivada in formulas.items():
+    x = torch.tensor(valor, requires_grad=True)
+    modelo_caprichoso(x).backward()
+    print(f"x = {valor:+}: autograd {x.grad.item():.4f}   fórmula {derivada(valor):.4f}")
+
+# %% [markdown]
+# ## 4 · La regla de la cadena, a mano y con autograd
+#
+# Volvamos a $\hat y = wx + b$ y $L = (\hat y - y)^2$. La regla de la cadena dice que el
+# gradiente es el producto de las derivadas locales (*local derivatives*) a lo largo del
+# camino:
+#
+# $$\frac{\partial L}{\partial w} = \frac{\partial L}{\partial \hat y}\cdot
+# \frac{\partial \hat y}{\partial w} = 2(\hat y - y)\cdot x, \qquad
+# \frac{\partial L}{\partial b} = \frac{\partial L}{\partial \hat y}\cdot
+# \frac{\partial \hat y}{\partial b} = 2(\hat y - y)\cdot 1$$
+#
+# Calcula cada derivada local con números de Python, sin tensores:
+
+# %% tags=["demo"]
+w_val, b_val, x_val, y_val = 0.5, 0.25, 3.0, 4.0
+
+y_hat_val = w_val * x_val + b_val  # pase hacia adelante
+dL_dyhat = 2 * (y_hat_val - y_val)  # derivada local de (y_hat - y)**2
+dyhat_dw, dyhat_db = x_val, 1.0  # derivadas locales de w*x + b
+print(f"dL/dy_hat = {dL_dyhat}   dL/dw = {dL_dyhat * dyhat_dw}   dL/db = {dL_dyhat * dyhat_db}")
+
+# %% [markdown]
+# Autograd hace la misma multiplicación, nodo a nodo, al recorrer el grafo hacia atrás:
+
+# %% tags=["demo"]
+w = torch.tensor(w_val, requires_grad=True)
+b = torch.tensor(b_val, requires_grad=True)
+loss = (w * torch.tensor(x_val) + b - torch.tensor(y_val)) ** 2
+loss.backward()
+print(f"autograd:   dL/dw = {w.grad.item()}   dL/db = {b.grad.item()}")
+
+# %% [markdown]
+# Ahora un eslabón más: una ReLU entre la parte lineal y la pérdida,
+# $z = \mathrm{ReLU}(wx + b)$ y $L = (z - y)^2$. La derivada local de la ReLU vale 1 si la
+# preactivación $wx + b$ es positiva y 0 si no. Ese factor entra en el producto:
+#
+# $$\frac{\partial L}{\partial w} = 2(z - y)\cdot \mathrm{ReLU}'(wx + b)\cdot x$$
+
+
+# %% tags=["demo"]
+def gradientes_a_mano(w, b, x, y):
+    pre = w * x + b
+    z = max(0.0, pre)
+    dL_dz = 2 * (z - y)
+    dz_dpre = 1.0 if pre > 0 else 0.0  # derivada local de la ReLU
+    return dL_dz * dz_dpre * x, dL_dz * dz_dpre * 1.0
+
+
+def gradientes_autograd(w, b, x, y):
+    w = torch.tensor(w, requires_grad=True)
+    b = torch.tensor(b, requires_grad=True)
+    loss = (F.relu(w * x + b) - y) ** 2
+    loss.backward()
+    return w.grad.item(), b.grad.item()
+
+
+# %% [markdown]
+# Prueba dos valores de `b`: uno deja la preactivación en $+0{,}5$ y el otro en $-1$.
+
+# %% tags=["demo"]
+for b_val in (-1.0, -2.5):
+    pre = 0.5 * 3.0 + b_val
+    mano = gradientes_a_mano(0.5, b_val, 3.0, 2.0)
+    auto = gradientes_autograd(0.5, b_val, 3.0, 2.0)
+    print(f"preactivación {pre:+}: a mano (dL/dw, dL/db) = {mano}   autograd = {auto}")
+
+# %% [markdown]
+# Con la preactivación negativa, la derivada local de la ReLU es 0 y anula todo el
+# producto: ni `w` ni `b` reciben señal, aunque la pérdida no sea cero ($z = 0$ e $y = 2$).
+# Eso es una ReLU muerta.
+#
+# ## 5 · ReLU muerta, Leaky ReLU y GELU
+#
+# Comparemos tres activaciones y sus derivadas. Las derivadas no salen de fórmulas: las
+# calcula autograd con un solo `backward` sobre 401 puntos. Como cada salida depende solo
+# de su entrada, el gradiente de la **suma** de las salidas da la derivada en cada punto.
+# Para Leaky ReLU usamos pendiente 0,1 (PyTorch usa 0,01 por defecto) para que se vea.
+
+# %% tags=["demo"]
+import matplotlib.pyplot as plt
+
+ACTIVACIONES = {
+    "ReLU": F.relu,
+    "LeakyReLU": lambda t: F.leaky_relu(t, negative_slope=0.1),
+    "GELU": F.gelu,
+}
+
+fig, (ax_f, ax_d) = plt.subplots(1, 2, figsize=(9, 3))
+for nombre, f in ACTIVACIONES.items():
+    x = torch.linspace(-4, 4, 401, requires_grad=True)
+    f(x).sum().backward()  # x.grad[i] = f'(x[i])
+    ax_f.plot(x.detach(), f(x.detach()), label=nombre)
+    ax_d.plot(x.detach(), x.grad, label=nombre)
+ax_f.set_title("activación f(x)")
+ax_d.set_title("derivada f'(x), con autograd")
+for ax in (ax_f, ax_d):
+    ax.axhline(0, color="gray", lw=0.5)
+    ax.set_xlabel("x")
+    ax.legend()
+plt.tight_layout()
+plt.show()
+
+# %% [markdown]
+# La gráfica muestra la diferencia clave. La derivada de ReLU es exactamente 0 en toda la
+# mitad negativa. La de Leaky ReLU vale 0,1 ahí: siempre pasa algo de señal. La de GELU es
+# suave: solo vale 0 en un punto aislado (cerca de $x \approx -0{,}75$) y se hace pequeña,
+# pero no nula, para valores negativos moderados.
+#
+# La misma comparación en números, por si tu entorno no muestra gráficas:
+
+# %% tags=["demo"]
+def valor_y_derivada(f, valor):
+    x = torch.tensor(valor, requires_grad=True)
+    salida = f(x)
+    salida.backward()
+    return salida.item(), x.grad.item()
+
+
+print("derivada f'(x) de cada activación")
+print("      x " + "".join(f"{nombre:>12}" for nombre in ACTIVACIONES))
+for valor in (-3.0, -0.75, -0.1, 0.0, 0.5, 2.0):
+    derivadas = [valor_y_derivada(f, valor)[1] for f in ACTIVACIONES.values()]
+    print(f"{valor:+7.2f} " + "".join(f"{d:12.4f}" for d in derivadas))
+
+# %% [markdown]
+# Fíjate también en $x = 0$: PyTorch toma $\mathrm{ReLU}'(0) = 0$ por convención.
+#
+# Una neurona está muerta cuando su preactivación es negativa para **todas** las muestras
+# del lote (*batch*). Entonces su gradiente es 0 y un paso de descenso de gradiente no la
+# mueve: con cualquier tasa de aprendizaje (*learning rate*) `lr`, se queda donde está para
+# siempre. Con Leaky ReLU, la misma neurona sí recibe gradiente.
+
+# %% tags=["demo"]
+x = torch.rand(100) * 4 - 2  # 100 entradas entre -2 y 2
+y = torch.ones(100)
+lr = 0.1
+for nombre in ("ReLU", "LeakyReLU"):
+    w = torch.tensor(0.5, requires_grad=True)
+    b = torch.tensor(-5.0, requires_grad=True)  # w*x + b < 0 para todo el lote
+    loss = ((ACTIVACIONES[nombre](w * x + b) - y) ** 2).mean()
+    loss.backward()
+    print(f"{nombre:>9}: dL/dw = {w.grad.item():+.4f}  dL/db = {b.grad.item():+.4f}  "
+          f"→ b tras un paso: {b.item() - lr * b.grad.item():+.4f}")
+
+# %% [markdown]
+# Mueve el deslizador para ver el valor y la derivada de cada activación en un punto. Busca
+# dónde el gradiente de la ReLU es exactamente 0.
+
+# %% tags=["demo"]
+import ipywidgets as widgets
+from IPython.display import display
+
+deslizador = widgets.FloatSlider(value=-1.0, min=-4.0, max=4.0, step=0.1, description="x")
+salida_widget = widgets.Output()
+
+
+def actualizar(cambio):
+    with salida_widget:
+        salida_widget.clear_output(wait=True)
+        for nombre, f in ACTIVACIONES.items():
+            valor, derivada = valor_y_derivada(f, cambio["new"])
+            print(f"{nombre:>9}: f(x) = {valor:+.4f}   f'(x) = {derivada:+.4f}")
+        if valor_y_derivada(F.relu, cambio["new"])[1] == 0.0:
+            print("ReLU: el gradiente es exactamente 0; nada vuelve hacia atrás.")
+
+
+deslizador.observe(actualizar, names="value")
+actualizar({"new": deslizador.value})
+display(widgets.VBox([deslizador, salida_widget]))
+
+# %% [markdown]
+# ## Ejercicio 1 · Retropropagación a mano (3 puntos)
+#
+# Tienes una red de dos capas con ReLU y una pérdida de error cuadrático medio:
+#
+# $$z = xW_1 + b_1,\quad h = \mathrm{ReLU}(z),\quad \hat y = hW_2 + b_2,\quad
+# L = \frac{1}{NK}\sum_{n,k} (\hat y_{nk} - y_{nk})^2$$
+#
+# Calcula **a mano**, con la regla de la cadena, los gradientes de $L$ respecto de
+# $W_1, b_1, W_2, b_2$. No uses autograd: la comprobación llama a tu función dentro de
+# `torch.no_grad()`. Pista: empieza por $\partial L/\partial \hat y$ y baja capa por capa;
+# cada gradiente tiene la forma del tensor respecto del cual derivas.
+
+# %% nbgrader={"grade": false, "grade_id": "ch01_manual_backward", "locked": false, "schema_version": 3, "solution": true, "task": false}
+def manual_backward(x, y, W1, b1, W2, b2):
+    """Gradients of L = mean((relu(x @ W1 + b1) @ W2 + b2 - y) ** 2), computed by hand.
+
+    Shapes: x (N, D), y (N, K), W1 (D, H), b1 (H,), W2 (H, K), b2 (K,); any float dtype.
+    Returns a dict {"W1", "b1", "W2", "b2"} of gradients with the shape and dtype of
+    each parameter. Must not use autograd (it is called under ``torch.no_grad()``) and
+    must leave every input unchanged.
+    """
+    ### BEGIN SOLUTION
+    z = x @ W1 + b1
+    h = torch.relu(z)
+    y_hat = h @ W2 + b2
+    d_y_hat = 2 * (y_hat - y) / y_hat.numel()
+    d_h = d_y_hat @ W2.T
+    d_z = d_h * (z > 0).to(z.dtype)
+    return {"W1": x.T @ d_z, "b1": d_z.sum(dim=0), "W2": h.T @ d_y_hat, "b2": d_y_hat.sum(dim=0)}
+    ### END SOLUTION
+
+
+# %% nbgrader={"grade": true, "grade_id": "ch01_manual_backward_test", "locked": true, "points": 3, "schema_version": 3, "solution": false, "task": false}
+comprobar_manual_backward(manual_backward)
+### BEGIN HIDDEN TESTS
+from autograder.checks.ch01 import check_manual_backward
+
+check_manual_backward(manual_backward)
+### END HIDDEN TESTS
+
+# %% [markdown]
+# ## 6 · `backward` sobre una salida que no es un escalar
+#
+# Hasta ahora la pérdida era un solo número. Si la salida es un vector, `backward()` no sabe
+# qué derivar: hay una derivada por cada par (salida, entrada), una matriz jacobiana entera.
+# PyTorch se niega a adivinar.
+
+# %% tags=["demo"]
+x = torch.tensor([1.0, -2.0, 3.0], requires_grad=True)
+cuadrados = x**2  # un vector de 3 salidas
+with muestra_error(RuntimeError):
+    cuadrados.backward()
+
+# %% [markdown]
+# La solución es decir cómo combinar las salidas con el argumento `gradient=`: un vector
+# $v$ de la forma de la salida. `backward(v)` calcula el producto vector-Jacobiano
+# (*vector-Jacobian product*) $v^\top J$, sin construir nunca $J$. Con $v$ lleno de unos,
+# eso es el gradiente de la suma de las salidas.
+
+# %% tags=["demo"]
+x = torch.tensor([1.0, -2.0, 3.0], requires_grad=True)
+(x**2).backward(torch.ones(3))
+print("backward(unos):     ", x.grad)
+
+x = torch.tensor([1.0, -2.0, 3.0], requires_grad=True)
+(x**2).sum().backward()
+print("sum().backward():   ", x.grad, " (2x)")
+
+# %% [markdown]
+# Otro $v$ da otra combinación. Con $v = (0, 1, 0)$ obtienes solo el gradiente de la
+# segunda salida: una fila del jacobiano.
+
+# %% tags=["demo"]
+x = torch.tensor([1.0, -2.0, 3.0], requires_grad=True)
+(x**2).backward(torch.tensor([0.0, 1.0, 0.0]))
+print("backward((0, 1, 0)):", x.grad)
+
+# %% [markdown]
+# ## 7 · El grafo se consume: `retain_graph=True`
+#
+# Para derivar, cada nodo guarda los tensores que necesita (el nodo de `w * x` guarda `x`,
+# por ejemplo). El pase hacia atrás libera esos tensores en cuanto los usa. Si dos pérdidas
+# comparten el mismo pase hacia adelante, la segunda ya no encuentra lo que necesita.
+
+# %% tags=["demo"]
+x = torch.linspace(-1.0, 2.0, 8)
+y = 2 * x - 1
+
+
+def nuevos_parametros():
+    return torch.tensor(0.5, requires_grad=True), torch.tensor(0.25, requires_grad=True)
+
+
+w, b = nuevos_parametros()
+y_hat = w * x + b
+loss_a = ((y_hat - y) ** 2).mean()  # error cuadrático medio
+loss_b = (y_hat**2).mean()  # penaliza salidas grandes
+loss_a.backward()
+with muestra_error(RuntimeError):
+    loss_b.backward()
+
+# %% [markdown]
+# Con `retain_graph=True` en el primer `backward`, el grafo se conserva y el segundo
+# funciona. Los dos gradientes se **suman** en `.grad`.
+
+# %% tags=["demo"]
+w, b = nuevos_parametros()
+y_hat = w * x + b
+loss_a = ((y_hat - y) ** 2).mean()
+loss_b = (y_hat**2).mean()
+loss_a.backward(retain_graph=True)
+loss_b.backward()
+grad_dos_pasadas = (w.grad.item(), b.grad.item())
+print("dos backward:       ", grad_dos_pasadas)
+
+# %% [markdown]
+# Si lo que quieres es la suma, no hace falta conservar nada: suma las pérdidas y haz un
+# solo pase hacia atrás. Como la derivada de una suma es la suma de las derivadas, el
+# resultado es el mismo.
+
+# %% tags=["demo"]
+w, b = nuevos_parametros()
+y_hat = w * x + b
+(((y_hat - y) ** 2).mean() + (y_hat**2).mean()).backward()
+grad_suma = (w.grad.item(), b.grad.item())
+print("un backward de suma:", grad_suma)
+iguales = all(math.isclose(p, q) for p, q in zip(grad_dos_pasadas, grad_suma, strict=True))
+print("¿iguales?", iguales)
+
+# %% [markdown]
+# Suele ser más simple y más barato: la parte compartida del grafo se recorre una vez, no
+# dos, y se libera enseguida. Cuéntalo con un gancho (*hook*) en `y_hat`, que se ejecuta
+# cada vez que un gradiente pasa por ese tensor.
+
+# %% tags=["demo"]
+pasos = []
+
+
+def contar_paso(grad):
+    pasos.append(1)  # solo cuenta; no cambia el gradiente
+
+
+for modo in ("dos backward", "un backward de suma"):
+    pasos.clear()
+    w, b = nuevos_parametros()
+    y_hat = w * x + b
+    y_hat.register_hook(contar_paso)
+    loss_a, loss_b = ((y_hat - y) ** 2).mean(), (y_hat**2).mean()
+    if modo == "dos backward":
+        loss_a.backward(retain_graph=True)
+        loss_b.backward()
+    else:
+        (loss_a + loss_b).backward()
+    print(f"{modo:>20}: el gradiente pasa {len(pasos)} {'vez' if len(pasos) == 1 else 'veces'} "
+          "por y_hat")
+
+# %% [markdown]
+# `retain_graph=True` sigue siendo necesario cuando quieres los gradientes **por separado**:
+# eso es lo que pide el ejercicio siguiente.
+
+# %% [markdown]
+# ## Ejercicio 2 · Dos pérdidas, un solo pase hacia adelante (2 puntos)
+#
+# Un modelo produce una salida y quieres los gradientes de **dos** pérdidas distintas,
+# cada una por separado: el error cuadrático medio (`F.mse_loss`) y el error absoluto
+# medio (`F.l1_loss`). Calcular dos veces el pase hacia adelante (*forward pass*) sería
+# tirar cómputo: haz **uno solo** y recorre su grafo dos veces.
+#
+# Devuelve dos listas de tensores, una por pérdida, con un gradiente por parámetro en el
+# orden de `model.parameters()`.
+
+# %% nbgrader={"grade": false, "grade_id": "ch01_two_losses", "locked": false, "schema_version": 3, "solution": true, "task": false}
+def two_loss_grads(model, x, y):
+    """Gradients of F.mse_loss(model(x), y) and of F.l1_loss(model(x), y), each on its own.
+
+    Calls ``model`` exactly once. Returns ``(grads_a, grads_b)``: two lists with one
+    tensor per parameter, in ``model.parameters()`` order (grads_a for MSE, grads_b for
+    L1). Leaves ``x``, ``y`` and the parameter values unchanged.
+    """
+    ### BEGIN SOLUTION
+    out = model(x)
+    params = list(model.parameters())
+    grads_a = torch.autograd.grad(F.mse_loss(out, y), params, retain_graph=True)
+    grads_b = torch.autograd.grad(F.l1_loss(out, y), params)
+    return list(grads_a), list(grads_b)
+    ### END SOLUTION
+
+
+# %% nbgrader={"grade": true, "grade_id": "ch01_two_losses_test", "locked": true, "points": 2, "schema_version": 3, "solution": false, "task": false}
+comprobar_two_loss_grads(two_loss_grads)
+### BEGIN HIDDEN TESTS
+from autograder.checks.ch01 import check_two_loss_grads
+
+check_two_loss_grads(two_loss_grads)
+### END HIDDEN TESTS
+
+# %% [markdown]
+# ## 8 · `torch.autograd.grad` y derivadas de orden superior
+#
+# `backward()` escribe en el `.grad` de las hojas. `torch.autograd.grad(salida, entradas)`
+# hace el mismo recorrido pero **devuelve** los gradientes como una tupla y no toca `.grad`.
+# Con $f(x) = x^3$ debe dar $f'(x) = 3x^2$.
+
+# %% tags=["demo"]
+x = torch.tensor([-1.0, 0.5, 2.0], requires_grad=True)
+(df_dx,) = torch.autograd.grad((x**3).sum(), x)
+print("autograd.grad:", df_dx, "  3x² =", 3 * x.detach() ** 2)
+print("x.grad sigue en", x.grad)
+
+# %% [markdown]
+# Ese gradiente es un tensor normal, sin historia: no tiene `grad_fn`. Si intentas
+# derivarlo otra vez, PyTorch protesta.
+
+# %% tags=["demo"]
+print("df_dx.grad_fn =", df_dx.grad_fn)
+with muestra_error(RuntimeError):
+    torch.autograd.grad(df_dx.sum(), x)
+
+# %% [markdown]
+# Con `create_graph=True`, el cálculo del gradiente también se registra en un grafo. El
+# resultado tiene `grad_fn` y puedes derivarlo: la segunda derivada debe ser $f''(x) = 6x$.
+
+# %% tags=["demo"]
+(df_dx,) = torch.autograd.grad((x**3).sum(), x, create_graph=True)
+print("df_dx.grad_fn =", df_dx.grad_fn)
+(d2f_dx2,) = torch.autograd.grad(df_dx.sum(), x)
+print("f'' con autograd:", d2f_dx2, "  6x =", 6 * x.detach())
+
+# %% [markdown]
+# Esto es lo que permite meter un gradiente dentro de una pérdida y seguir entrenando: el
+# gradiente forma parte del grafo, así que la pérdida se puede derivar respecto de los
+# parámetros.
+#
+# Para verlo en una curva, usa $f(x) = \tanh(x)$. Sus derivadas son
+# $f' = 1 - \tanh^2 x$ y $f'' = -2\tanh x\,(1 - \tanh^2 x)$. Las dos curvas de derivadas
+# salen de autograd; las fórmulas solo sirven para comprobar.
+
+# %% tags=["demo"]
+x = torch.linspace(-3, 3, 301, requires_grad=True)
+f = torch.tanh(x)
+(df,) = torch.autograd.grad(f.sum(), x, create_graph=True)
+(d2f,) = torch.autograd.grad(df.sum(), x)
+
+t = torch.tanh(x.detach())
+print("error máximo f': ", (df.detach() - (1 - t**2)).abs().max().item())
+print("error máximo f'':", (d2f - (-2 * t * (1 - t**2))).abs().max().item())
+
+plt.figure(figsize=(8, 3))
+plt.plot(x.detach(), f.detach(), label="f(x) = tanh(x)")
+plt.plot(x.detach(), df.detach(), label="f'(x)")
+plt.plot(x.detach(), d2f, label="f''(x)")
+plt.axhline(0, color="gray", lw=0.5)
+plt.xlabel("x")
+plt.title("tanh y sus dos primeras derivadas, con autograd")
+plt.legend()
+plt.tight_layout()
+plt.show()
+
+# %% [markdown]
+# ## Ejercicio 3 · Penalización del gradiente (3 puntos)
+#
+# Algunas pérdidas dependen del **gradiente** del modelo respecto de su entrada. La
+# penalización del gradiente de WGAN-GP pide que esa norma valga 1 en cada muestra:
+#
+# $$P = \frac{1}{N}\sum_{i=1}^{N}\Big(\big\lVert \nabla_{x_i} f(x)_i \big\rVert_2 - 1\Big)^2$$
+#
+# donde `model` lleva `x` de forma `(N, D)` a `(N, 1)` y cada salida depende solo de su
+# fila. $P$ se suma a la pérdida de entrenamiento, así que tiene que poder derivarse
+# respecto de los parámetros del modelo. Usa `torch.autograd.grad`; no modifiques `x`
+# (ni sus valores ni su `requires_grad`) y no dejes nada en el `.grad` de los parámetros.
+
+# %% nbgrader={"grade": false, "grade_id": "ch01_gradient_penalty", "locked": false, "schema_version": 3, "solution": true, "task": false}
+def gradient_penalty(model, x):
+    """WGAN-GP gradient penalty: mean over rows of (||d model(x)_i / d x_i||_2 - 1) ** 2.
+
+    ``model`` maps (N, D) to (N, 1); ``x`` has shape (N, D). Returns a 0-dim tensor
+    that is differentiable w.r.t. the model's parameters (it has a ``grad_fn``). Leaves
+    ``x`` unchanged (values and ``requires_grad``) and every parameter's ``.grad`` as it was.
+    """
+    ### BEGIN SOLUTION
+    x = x.detach().requires_grad_(True)
+    (grad_x,) = torch.autograd.grad(model(x).sum(), x, create_graph=True)
+    return ((grad_x.norm(dim=1) - 1) ** 2).mean()
+    ### END SOLUTION
+
+
+# %% nbgrader={"grade": true, "grade_id": "ch01_gradient_penalty_test", "locked": true, "points": 3, "schema_version": 3, "solution": false, "task": false}
+comprobar_gradient_penalty(gradient_penalty)
+### BEGIN HIDDEN TESTS
+from autograder.checks.ch01 import check_gradient_penalty
+
+check_gradient_penalty(gradient_penalty)
+### END HIDDEN TESTS
+
+# %% [markdown]
+# ## Resumen
+#
+# - Cada operación sobre tensores con `requires_grad=True` añade un nodo al grafo
+#   computacional; `grad_fn` y `next_functions` te dejan recorrerlo, y los nodos
+#   `AccumulateGrad` marcan las hojas.
+# - Solo las hojas con `requires_grad=True` reciben `.grad`; para ver el gradiente de un
+#   tensor intermedio, llama a `retain_grad()` antes del pase hacia atrás.
+# - El grafo se construye de nuevo en cada pase hacia adelante (*define-by-run*): un `if` o
+#   un bucle que dependen de los datos dan grafos distintos, y autograd deriva el camino
+#   que se ejecutó.
+# - `backward()` aplica la regla de la cadena: multiplica las derivadas locales a lo largo
+#   del grafo, igual que harías a mano.
+# - Una derivada local igual a 0 anula el producto entero: es la ReLU muerta. Leaky ReLU
+#   (pendiente fija en los negativos) y GELU (derivada suave) siguen dejando pasar señal.
+# - Una salida no escalar necesita `gradient=v` (un producto vector-Jacobiano); un segundo
+#   `backward` necesita `retain_graph=True`, aunque sumar las pérdidas suele ser mejor.
+# - `torch.autograd.grad` devuelve gradientes sin tocar `.grad`; con `create_graph=True`
+#   el gradiente se puede derivar otra vez.
