@@ -10,7 +10,12 @@ from autograder.course import BUILD_DIR, COURSE_DIR
 
 def cmd_build(args):
     from autograder.build import build, stale_notebooks
+    from autograder.pipeline import prepare_course
 
+    if args.course_only:
+        prepare_course(COURSE_DIR)
+        print(f"nbgrader course ready in {COURSE_DIR}")
+        return 0
     if args.check:
         stale = stale_notebooks()
         if stale:
@@ -55,6 +60,8 @@ def main(argv=None):
 
     build = sub.add_parser("build", help="build notebooks/ from solutions/")
     build.add_argument("--check", action="store_true", help="fail if notebooks/ is stale")
+    build.add_argument("--course-only", action="store_true",
+                       help="build the nbgrader course in build/course, leave notebooks/ alone")
     build.set_defaults(run=cmd_build)
 
     grade = sub.add_parser("grade", help="grade a class (default: the bundled sample class)")

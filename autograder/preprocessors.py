@@ -58,6 +58,10 @@ class RestoreHelperCell(NbGraderPreprocessor):
                         "grade_id": cell.name, "schema_version": 3,
                     }
                     nb.cells.insert(min(1, len(nb.cells)), restored)
+        # Cells that OverwriteCells.add_missing_cells put back come without an id.
+        for index, cell in enumerate(nb.cells):
+            if not cell.get("id"):
+                cell["id"] = f"restaurada-{index}"
         return nb, resources
 
 

@@ -15,7 +15,7 @@ from autograder.submissions import fill_solutions, solution_code
 TWO_LOSSES_WITHOUT_CLONE = '''def two_loss_grads(model, x, y):
     out = model(x)
     F.mse_loss(out, y).backward(retain_graph=True)
-    grads_a = [p.grad for p in model.parameters()]      # sin .clone(): el siguiente backward suma aquí
+    grads_a = [p.grad for p in model.parameters()]  # sin .clone(): el backward siguiente suma aquí
     F.l1_loss(out, y).backward()
     grads_b = [p.grad.clone() for p in model.parameters()]
     return grads_a, grads_b
@@ -44,6 +44,20 @@ KERNEL_KILLER = '''import os
 os._exit(1)
 '''
 
+# A correct answer that is noisy: a library warning and a print to stderr.
+NOISY_TWO_LOSSES = '''import sys
+import warnings
+
+def two_loss_grads(model, x, y):
+    warnings.warn("depurando: esto va a stderr")
+    print("depurando", file=sys.stderr)
+    out = model(x)
+    params = list(model.parameters())
+    grads_a = torch.autograd.grad(F.mse_loss(out, y), params, retain_graph=True)
+    grads_b = torch.autograd.grad(F.l1_loss(out, y), params)
+    return list(grads_a), list(grads_b)
+'''
+
 
 @dataclass(frozen=True)
 class SampleStudent:
@@ -53,6 +67,7 @@ class SampleStudent:
     description: str
     replacements: dict = field(default_factory=dict)  # grade_id -> cell code
     use_reference: bool = True
+    deleted: tuple = ()  # grade ids of cells the student deleted
     lost: tuple = ()  # grade ids of the exercises expected to score 0; ("*",) = all
     expected_status: str = "graded"
 
@@ -74,6 +89,9 @@ SAMPLE_CLASS = {
         SampleStudent("fede", "mata el kernel (os._exit)",
                       {"ch01_manual_backward": KERNEL_KILLER},
                       lost=("*",), expected_status="kernel died"),
+        SampleStudent("gabi", "correcta pero ruidosa (warnings, stderr) y con celdas borradas",
+                      {"ch01_two_losses": NOISY_TWO_LOSSES},
+                      deleted=("ch01_utilidades", "ch01_manual_backward_test")),
     ],
 }
 
@@ -82,7 +100,10 @@ def submission(student, source_nb, release_nb):
     """The notebook ``student`` hands in."""
     code = solution_code(source_nb) if student.use_reference else {}
     code.update(student.replacements)
-    return fill_solutions(release_nb, code)
+    nb = fill_solutions(release_nb, code)
+    nb.cells = [c for c in nb.cells
+                if c.metadata.get("nbgrader", {}).get("grade_id") not in student.deleted]
+    return nb
 
 
 def write_sample_class(course_dir, destination):

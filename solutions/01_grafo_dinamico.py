@@ -74,12 +74,22 @@ print(y_hat.grad_fn)
 # no continúa.
 
 # %% tags=["demo"]
+print(loss.grad_fn.next_functions)
+
+# %% [markdown]
+# Las direcciones de memoria estorban. Con una función pequeña que muestra solo los nombres,
+# baja tres niveles: potencia, resta, suma.
+
+# %% tags=["demo"]
+def hijos(nodo):
+    return [type(n).__name__ if n is not None else None for n, _ in nodo.next_functions]
+
+
 nodo_pow = loss.grad_fn
-print("nivel 0:", type(nodo_pow).__name__)
 nodo_sub = nodo_pow.next_functions[0][0]
-print("nivel 1:", nodo_sub.next_functions)
 nodo_add = nodo_sub.next_functions[0][0]
-print("nivel 2:", nodo_add.next_functions)
+for nodo in (nodo_pow, nodo_sub, nodo_add):
+    print(f"{type(nodo).__name__:>12} → {hijos(nodo)}")
 
 # %% [markdown]
 # Al final de cada camino hay un nodo `AccumulateGrad`. No calcula nada: guarda el gradiente
@@ -92,7 +102,8 @@ print(type(nodo_acc).__name__, "→ ¿es b?", nodo_acc.variable is b)
 # %% [markdown]
 # Recorrer el grafo a mano cansa pronto. `dibujar_grafo` (de la celda de utilidades) lo
 # dibuja entero: con graphviz si está instalado, como árbol de texto si no. Léelo de la
-# pérdida hacia las hojas: ese es el orden del pase hacia atrás (*backward pass*).
+# pérdida hacia las hojas: ese es el orden del pase hacia atrás (*backward pass*), la
+# retropropagación (*backpropagation*).
 
 # %% tags=["demo"]
 dibujar_grafo(loss)
@@ -146,13 +157,14 @@ print("y_hat.grad =", y_hat.grad.item(), "  2·(y_hat − y) =", 2 * (y_hat.item
 # bucles de Python que dependen de los datos.
 #
 # La función de abajo multiplica por 3 hasta que el valor supera 10 en valor absoluto (el
-# número de vueltas depende de `x`) y luego elige una rama según el signo.
+# número de vueltas depende de `x`; con `x = 0` no da ninguna) y luego elige una rama según
+# el signo.
 
 
 # %% tags=["demo"]
 def modelo_caprichoso(x):
     h = x
-    while h.abs() < 10:  # cuántas vueltas da depende del valor de x
+    while h != 0 and h.abs() < 10:  # cuántas vueltas da depende del valor de x
         h = h * 3
     if h > 0:  # la rama también depende del valor
         return h.sqrt()
@@ -168,7 +180,8 @@ for valor in (2.0, -0.5):
     x = torch.tensor(valor, requires_grad=True)
     salida = modelo_caprichoso(x)
     nombres = [etiqueta for _, etiqueta in recorrer_grafo(salida)]
-    print(f"x = {valor:+}: {len(nombres)} nodos: " + " ← ".join(n.split(" →")[0] for n in nombres))
+    camino = " ← ".join(n.split(" →")[0] for n in nombres)
+    print(f"x = {valor:+}: {len(nombres)} nodos: {camino}")
 
 # %% [markdown]
 # El gradiente es el del camino que se ejecutó. Con $x = 2$ hubo dos vueltas y la raíz:
@@ -243,27 +256,35 @@ def gradientes_autograd(w, b, x, y):
 # Prueba dos valores de `b`: uno deja la preactivación en $+0{,}5$ y el otro en $-1$.
 
 # %% tags=["demo"]
+def mostrar(par):
+    return "(" + ", ".join(f"{g + 0.0:+.1f}" for g in par) + ")"  # + 0.0: -0.0 pasa a 0.0
+
+
 for b_val in (-1.0, -2.5):
     pre = 0.5 * 3.0 + b_val
     mano = gradientes_a_mano(0.5, b_val, 3.0, 2.0)
     auto = gradientes_autograd(0.5, b_val, 3.0, 2.0)
-    print(f"preactivación {pre:+}: a mano (dL/dw, dL/db) = {mano}   autograd = {auto}")
+    print(f"preactivación {pre:+}: (dL/dw, dL/db) a mano {mostrar(mano)}  "
+          f"autograd {mostrar(auto)}")
 
 # %% [markdown]
 # Con la preactivación negativa, la derivada local de la ReLU es 0 y anula todo el
 # producto: ni `w` ni `b` reciben señal, aunque la pérdida no sea cero ($z = 0$ e $y = 2$).
 # Eso es una ReLU muerta.
-#
+
+# %% [markdown]
 # ## 5 · ReLU muerta, Leaky ReLU y GELU
 #
 # Comparemos tres activaciones y sus derivadas. Las derivadas no salen de fórmulas: las
-# calcula autograd con un solo `backward` sobre 401 puntos. Como cada salida depende solo
-# de su entrada, el gradiente de la **suma** de las salidas da la derivada en cada punto.
-# Para Leaky ReLU usamos pendiente 0,1 (PyTorch usa 0,01 por defecto) para que se vea.
+# calcula autograd, con un solo `backward` por activación sobre 401 puntos. Como cada
+# salida depende solo de su entrada, el gradiente de la **suma** de las salidas da la
+# derivada en cada punto. Para Leaky ReLU usamos pendiente 0,1 (PyTorch usa 0,01 por
+# defecto) para que se vea.
 
 # %% tags=["demo"]
 import matplotlib.pyplot as plt
 
+ESTILOS = {"ReLU": "-", "LeakyReLU": "--", "GELU": "-"}
 ACTIVACIONES = {
     "ReLU": F.relu,
     "LeakyReLU": lambda t: F.leaky_relu(t, negative_slope=0.1),
@@ -274,8 +295,8 @@ fig, (ax_f, ax_d) = plt.subplots(1, 2, figsize=(9, 3))
 for nombre, f in ACTIVACIONES.items():
     x = torch.linspace(-4, 4, 401, requires_grad=True)
     f(x).sum().backward()  # x.grad[i] = f'(x[i])
-    ax_f.plot(x.detach(), f(x.detach()), label=nombre)
-    ax_d.plot(x.detach(), x.grad, label=nombre)
+    ax_f.plot(x.detach(), f(x.detach()), ESTILOS[nombre], label=nombre)
+    ax_d.plot(x.detach(), x.grad, ESTILOS[nombre], label=nombre)
 ax_f.set_title("activación f(x)")
 ax_d.set_title("derivada f'(x), con autograd")
 for ax in (ax_f, ax_d):
@@ -288,8 +309,8 @@ plt.show()
 # %% [markdown]
 # La gráfica muestra la diferencia clave. La derivada de ReLU es exactamente 0 en toda la
 # mitad negativa. La de Leaky ReLU vale 0,1 ahí: siempre pasa algo de señal. La de GELU es
-# suave: solo vale 0 en un punto aislado (cerca de $x \approx -0{,}75$) y se hace pequeña,
-# pero no nula, para valores negativos moderados.
+# suave: a la izquierda toma valores pequeños (incluso negativos) y solo vale exactamente 0
+# en un punto aislado, cerca de $x \approx -0{,}75$.
 #
 # La misma comparación en números, por si tu entorno no muestra gráficas:
 
@@ -312,22 +333,26 @@ for valor in (-3.0, -0.75, -0.1, 0.0, 0.5, 2.0):
 #
 # Una neurona está muerta cuando su preactivación es negativa para **todas** las muestras
 # del lote (*batch*). Entonces su gradiente es 0 y un paso de descenso de gradiente no la
-# mueve: con cualquier tasa de aprendizaje (*learning rate*) `lr`, se queda donde está para
-# siempre. Con Leaky ReLU, la misma neurona sí recibe gradiente.
+# mueve, sea cual sea la tasa de aprendizaje (*learning rate*) `lr`. Si nada cambia sus
+# entradas, el paso siguiente es idéntico: queda muerta para siempre. Con Leaky ReLU y con
+# GELU, la misma neurona sí recibe gradiente y `b` sube.
 
 # %% tags=["demo"]
 x = torch.rand(100) * 4 - 2  # 100 entradas entre -2 y 2
 y = torch.ones(100)
 lr = 0.1
-for nombre in ("ReLU", "LeakyReLU"):
-    w = torch.tensor(0.5, requires_grad=True)
-    b = torch.tensor(-5.0, requires_grad=True)  # w*x + b < 0 para todo el lote
-    loss = ((ACTIVACIONES[nombre](w * x + b) - y) ** 2).mean()
+for nombre, f in ACTIVACIONES.items():
+    w = torch.tensor(0.1, requires_grad=True)
+    b = torch.tensor(-0.4, requires_grad=True)  # w*x + b va de -0.6 a -0.2: negativo siempre
+    loss = ((f(w * x + b) - y) ** 2).mean()
     loss.backward()
     print(f"{nombre:>9}: dL/dw = {w.grad.item():+.4f}  dL/db = {b.grad.item():+.4f}  "
           f"→ b tras un paso: {b.item() - lr * b.grad.item():+.4f}")
 
 # %% [markdown]
+# GELU no es inmune del todo: para preactivaciones muy negativas su derivada es diminuta
+# (mira la fila $-3$ de la tabla). Pero no tiene una zona entera donde valga exactamente 0.
+#
 # Mueve el deslizador para ver el valor y la derivada de cada activación en un punto. Busca
 # dónde el gradiente de la ReLU es exactamente 0.
 
@@ -434,9 +459,9 @@ print("backward((0, 1, 0)):", x.grad)
 # %% [markdown]
 # ## 7 · El grafo se consume: `retain_graph=True`
 #
-# Para derivar, cada nodo guarda los tensores que necesita (el nodo de `w * x` guarda `x`,
-# por ejemplo). El pase hacia atrás libera esos tensores en cuanto los usa. Si dos pérdidas
-# comparten el mismo pase hacia adelante, la segunda ya no encuentra lo que necesita.
+# Para derivar, cada nodo guarda los tensores que necesita. El nodo de `w * x`, por
+# ejemplo, guarda `x`, porque $\partial (wx)/\partial w = x$. Puedes mirarlo en su
+# atributo interno `_saved_other` (solo para mirar: no es API pública).
 
 # %% tags=["demo"]
 x = torch.linspace(-1.0, 2.0, 8)
@@ -449,6 +474,16 @@ def nuevos_parametros():
 
 w, b = nuevos_parametros()
 y_hat = w * x + b
+nodo_mul = y_hat.grad_fn.next_functions[0][0]
+print(type(nodo_mul).__name__, "guarda x:", torch.equal(nodo_mul._saved_other, x))
+
+# %% [markdown]
+# El pase hacia atrás libera esos tensores en cuanto los usa. Si dos pérdidas comparten el
+# mismo pase hacia adelante, tras el primer `backward` la segunda ya no encuentra lo que
+# necesita. El mensaje de error lo explica: los valores guardados se liberan al llamar a
+# `.backward()`.
+
+# %% tags=["demo"]
 loss_a = ((y_hat - y) ** 2).mean()  # error cuadrático medio
 loss_b = (y_hat**2).mean()  # penaliza salidas grandes
 loss_a.backward()
@@ -466,7 +501,7 @@ loss_a = ((y_hat - y) ** 2).mean()
 loss_b = (y_hat**2).mean()
 loss_a.backward(retain_graph=True)
 loss_b.backward()
-grad_dos_pasadas = (w.grad.item(), b.grad.item())
+grad_dos_pasadas = torch.stack([w.grad, b.grad])
 print("dos backward:       ", grad_dos_pasadas)
 
 # %% [markdown]
@@ -478,10 +513,9 @@ print("dos backward:       ", grad_dos_pasadas)
 w, b = nuevos_parametros()
 y_hat = w * x + b
 (((y_hat - y) ** 2).mean() + (y_hat**2).mean()).backward()
-grad_suma = (w.grad.item(), b.grad.item())
+grad_suma = torch.stack([w.grad, b.grad])
 print("un backward de suma:", grad_suma)
-iguales = all(math.isclose(p, q) for p, q in zip(grad_dos_pasadas, grad_suma, strict=True))
-print("¿iguales?", iguales)
+print("¿iguales (salvo redondeo)?", torch.allclose(grad_dos_pasadas, grad_suma))
 
 # %% [markdown]
 # Suele ser más simple y más barato: la parte compartida del grafo se recorre una vez, no
@@ -585,8 +619,27 @@ print("f'' con autograd:", d2f_dx2, "  6x =", 6 * x.detach())
 # %% [markdown]
 # Esto es lo que permite meter un gradiente dentro de una pérdida y seguir entrenando: el
 # gradiente forma parte del grafo, así que la pérdida se puede derivar respecto de los
-# parámetros.
-#
+# parámetros. Compruébalo con un parámetro `w`: la pérdida es el cuadrado de la derivada de
+# $\tanh(wx)$ respecto de $x$, y su gradiente respecto de `w` coincide con una diferencia
+# finita.
+
+# %% tags=["demo"]
+def penalizacion(w, x):
+    (df_dx,) = torch.autograd.grad(torch.tanh(w * x), x, create_graph=True)
+    return df_dx**2
+
+
+x = torch.tensor(0.7, dtype=torch.float64, requires_grad=True)
+w = torch.tensor(1.3, dtype=torch.float64, requires_grad=True)
+penalizacion(w, x).backward()
+
+h = 1e-6
+w_mas = torch.tensor(1.3 + h, dtype=torch.float64)
+w_menos = torch.tensor(1.3 - h, dtype=torch.float64)
+dif_finita = (penalizacion(w_mas, x) - penalizacion(w_menos, x)).item() / (2 * h)
+print(f"dP/dw con autograd: {w.grad.item():.6f}   diferencia finita: {dif_finita:.6f}")
+
+# %% [markdown]
 # Para verlo en una curva, usa $f(x) = \tanh(x)$. Sus derivadas son
 # $f' = 1 - \tanh^2 x$ y $f'' = -2\tanh x\,(1 - \tanh^2 x)$. Las dos curvas de derivadas
 # salen de autograd; las fórmulas solo sirven para comprobar.
@@ -598,8 +651,8 @@ f = torch.tanh(x)
 (d2f,) = torch.autograd.grad(df.sum(), x)
 
 t = torch.tanh(x.detach())
-print("error máximo f': ", (df.detach() - (1 - t**2)).abs().max().item())
-print("error máximo f'':", (d2f - (-2 * t * (1 - t**2))).abs().max().item())
+print(f"error máximo f':  {(df.detach() - (1 - t**2)).abs().max().item():.1e}")
+print(f"error máximo f'': {(d2f - (-2 * t * (1 - t**2))).abs().max().item():.1e}")
 
 plt.figure(figsize=(8, 3))
 plt.plot(x.detach(), f.detach(), label="f(x) = tanh(x)")

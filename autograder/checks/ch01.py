@@ -30,8 +30,8 @@ def _paso_red(dtype):
     def paso(manual_backward, generador):
         N, D, H, K = _forma_red(generador)
         entradas = datos_red(generador, N, D, H, K, dtype=dtype)
-        verificar_gradientes_manuales(manual_backward, entradas, reference.manual_backward(*entradas),
-                                      factores_red(N, K))
+        esperados = reference.manual_backward(*entradas)
+        verificar_gradientes_manuales(manual_backward, entradas, esperados, factores_red(N, K))
     return paso
 
 

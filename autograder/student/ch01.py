@@ -166,13 +166,13 @@ def _ok(mensaje):
 
 def _paso_red_publica(manual_backward, generador):
     N, D, H, K = 6, 4, 5, 3
-    entradas = datos_red(generador, N, D, H, K, dtype=torch.float32)
+    entradas = datos_red(generador, N, D, H, K)
     verificar_gradientes_manuales(manual_backward, entradas, _gradientes_autograd(*entradas),
                                   factores_red(N, K))
 
 
 def comprobar_manual_backward(manual_backward):
-    """Public check: your manual gradients against autograd on one small float32 network."""
+    """Public check: your manual gradients against autograd on one small network."""
     ejecutar_pasos([_paso_red_publica], manual_backward, semilla=1)
     _ok("Tus gradientes coinciden con los de autograd (en este ejemplo pequeño).")
 

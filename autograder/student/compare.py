@@ -19,9 +19,9 @@ MENSAJES = {
     "es_none": "`{nombre}` es None: no se calculó. ¿Falta un `return`, o el grafo se cortó "
     "(`detach`, `no_grad`, un tensor que no es hoja)?",
     "tipo": "`{nombre}` debería ser un `torch.Tensor`, pero es `{tipo}`.",
-    "forma_transpuesta": "`{nombre}` tiene forma {forma} pero se esperaba {forma_esperada}: "
-    "es la traspuesta del resultado correcto. Revisa el orden de los factores del producto "
-    "matricial (¿`A.T @ B` o `B.T @ A`?).",
+    "forma_transpuesta": "`{nombre}` es la traspuesta del resultado correcto (forma {forma}; "
+    "se esperaba {forma_esperada}). Revisa el orden de los factores del producto matricial "
+    "(¿`A.T @ B` o `B.T @ A`?).",
     "forma": "`{nombre}` tiene forma {forma}, se esperaba {forma_esperada}. Un gradiente "
     "siempre tiene la misma forma que el tensor respecto del cual derivas.",
     "dtype": "`{nombre}` tiene dtype {dtype}, se esperaba {dtype_esperado}. No cambies la "
@@ -129,6 +129,19 @@ def _diagnostico_de_escala(nombre, razon, factores):
     return "escala_desconocida", {}
 
 
+def _es_traspuesta(obtenido, esperado):
+    """A 2-D result whose transpose is the answer (square matrices included)."""
+    if obtenido.dim() != 2 or obtenido.T.shape != esperado.shape or not esperado.any():
+        return False
+    r_tol, a_tol = tolerancias(esperado.dtype)
+    traspuesta = obtenido.T.to(esperado.dtype)
+    if not torch.allclose(traspuesta, esperado, rtol=r_tol, atol=a_tol):
+        return False
+    # A symmetric answer equals its transpose: then nothing is wrong.
+    return obtenido.shape != esperado.shape or not torch.allclose(
+        obtenido.to(esperado.dtype), esperado, rtol=r_tol, atol=a_tol)
+
+
 def comparar(nombre, obtenido, esperado, factores=None, rtol=None, atol=None):
     """Check ``obtenido`` against ``esperado``; raise ComprobacionFallida naming the likely mistake.
 
@@ -140,13 +153,11 @@ def comparar(nombre, obtenido, esperado, factores=None, rtol=None, atol=None):
         fallar("es_none", nombre=nombre)
     if not isinstance(obtenido, torch.Tensor):
         fallar("tipo", nombre=nombre, tipo=type(obtenido).__name__)
+    hechos = {"nombre": nombre, "forma": tuple(obtenido.shape),
+              "forma_esperada": tuple(esperado.shape)}
+    if _es_traspuesta(obtenido, esperado):
+        fallar("forma_transpuesta", **hechos)
     if obtenido.shape != esperado.shape:
-        hechos = {"nombre": nombre, "forma": tuple(obtenido.shape),
-                  "forma_esperada": tuple(esperado.shape)}
-        if obtenido.dim() == 2 and obtenido.T.shape == esperado.shape:
-            r_tol, a_tol = tolerancias(esperado.dtype)
-            if torch.allclose(obtenido.T.to(esperado.dtype), esperado, rtol=r_tol, atol=a_tol):
-                fallar("forma_transpuesta", **hechos)
         fallar("forma", **hechos)
     if obtenido.dtype != esperado.dtype:
         fallar("dtype", nombre=nombre, dtype=obtenido.dtype, dtype_esperado=esperado.dtype)

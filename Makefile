@@ -1,0 +1,51 @@
+# Task runner. Every target creates the virtual environment first if it is missing.
+#   make grade   build the course and grade the bundled sample class
+#   make test    lint, stale-notebook check, unit tests, nbval, end-to-end grading
+#   make build   rebuild notebooks/ from solutions/
+#   make lab     JupyterLab on the course, with the nbgrader extension (formgrader)
+
+PYTHON ?= python3
+VENV ?= .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+
+.PHONY: env build check-build grade test lint nbval exercises lab clean
+
+TIMED := ci/timed.sh
+
+$(STAMP): requirements.txt pyproject.toml
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(TIMED) "install requirements" $(PY) -m pip install --quiet --disable-pip-version-check -r requirements.txt
+	$(PY) -m pip install --quiet --disable-pip-version-check --no-deps -e .
+	touch $(STAMP)
+
+env: $(STAMP)
+
+build: env
+	$(PY) -m autograder build
+
+check-build: env
+	$(TIMED) "notebooks in sync" $(PY) -m autograder build --check
+
+grade: env
+	$(PY) -m autograder grade
+
+exercises: env
+	$(PY) -m autograder exercises
+
+lint: env
+	$(TIMED) lint $(PY) -m ruff check .
+
+# nbval runs the instructor notebooks (solutions + hidden tests) built from solutions/.
+nbval: env
+	$(TIMED) "build course" $(PY) -m autograder build --course-only
+	$(TIMED) nbval $(PY) -m pytest --nbval-lax --nbval-current-env -p no:cacheprovider build/course/source
+
+test: lint check-build nbval
+	$(TIMED) pytest $(PY) -m pytest
+
+lab: build
+	cd build/course && ../../$(VENV)/bin/jupyter lab
+
+clean:
+	rm -rf build

@@ -1,0 +1,80 @@
+"""The exercise catalogue: every graded exercise, read from the chapter sources and checks."""
+
+import ast
+import importlib
+from dataclasses import dataclass
+
+import jupytext
+from nbgrader import utils
+
+from autograder.course import chapters
+
+
+@dataclass(frozen=True)
+class Exercise:
+    chapter: str
+    grade_id: str  # the graded (test) cell
+    function: str
+    signature: str
+    points: float
+    public_checks: int
+    hidden_checks: int
+
+    @property
+    def exercise_id(self):
+        """The exercise's stable id (``ch01_<slug>``): its solution cell's grade id."""
+        return self.grade_id.removesuffix("_test")
+
+
+def _defined_function(source):
+    """(name, signature) of the first function a solution cell defines."""
+    for node in ast.parse(source).body:
+        if isinstance(node, ast.FunctionDef):
+            return node.name, f"{node.name}({ast.unparse(node.args)})"
+    raise ValueError("solution cell defines no function")
+
+
+def _steps(module_name, table, exercise_id):
+    try:
+        module = importlib.import_module(module_name)
+    except ModuleNotFoundError:
+        return 0
+    return len(getattr(module, table, {}).get(exercise_id, ()))
+
+
+def exercises():
+    """Every graded exercise of every chapter, in notebook order."""
+    found = []
+    for chapter in chapters():
+        solutions = {}
+        for cell in jupytext.read(chapter.source).cells:
+            if cell.cell_type != "code" or "nbgrader" not in cell.metadata:
+                continue
+            grade_id = cell.metadata["nbgrader"]["grade_id"]
+            if utils.is_solution(cell):
+                solutions[grade_id] = _defined_function(cell.source)
+            elif utils.is_grade(cell):
+                exercise_id = grade_id.removesuffix("_test")
+                name, signature = solutions[exercise_id]
+                found.append(Exercise(
+                    chapter=chapter.name, grade_id=grade_id, function=name,
+                    signature=signature, points=float(cell.metadata["nbgrader"]["points"]),
+                    public_checks=_steps(f"autograder.student.{chapter.key}", "PASOS_PUBLICOS",
+                                         exercise_id),
+                    hidden_checks=_steps(f"autograder.checks.{chapter.key}", "HIDDEN_STEPS",
+                                         exercise_id),
+                ))
+    return found
+
+
+def catalogue_table(items=None):
+    """The catalogue as an aligned text table, with the total points."""
+    items = exercises() if items is None else items
+    rows = [("chapter", "grade_id", "function", "points", "public", "hidden")]
+    rows += [(e.chapter, e.grade_id, e.signature, f"{e.points:g}", str(e.public_checks),
+              str(e.hidden_checks)) for e in items]
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    lines = ["  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip() for row in rows]
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    lines.append(f"\n{len(items)} exercises, {sum(e.points for e in items):g} points.")
+    return "\n".join(lines)

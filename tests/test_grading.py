@@ -1,0 +1,74 @@
+"""End to end: the bundled sample class through the real nbgrader pipeline."""
+
+import csv
+import hashlib
+
+import pytest
+
+from autograder.pipeline import grade, prepare_course, summary_table
+from autograder.sample_class import SAMPLE_CLASS, write_sample_class
+
+pytestmark = pytest.mark.slow
+LEAKS = ("BEGIN HIDDEN TESTS", "check_manual_backward", "autograder.checks", "autograder.reference",
+         "HIDDEN_STEPS")
+
+
+def digest(folder):
+    return {p: hashlib.sha256(p.read_bytes()).hexdigest() for p in folder.rglob("*") if p.is_file()}
+
+
+@pytest.fixture(scope="module")
+def graded(tmp_path_factory):
+    root = tmp_path_factory.mktemp("class")
+    course = root / "course"
+    prepare_course(course)
+    submissions = write_sample_class(course, root / "submissions")
+    before = digest(submissions)
+    outcomes = grade(submissions, root / "out", course_dir=course, timeout=10,
+                     progress=lambda line: None)
+    return {"outcomes": {(o.student, o.assignment): o for o in outcomes}, "out": root / "out",
+            "submissions_unchanged": digest(submissions) == before}
+
+
+EXPECTED = [(assignment, s) for assignment, students in SAMPLE_CLASS.items() for s in students]
+
+
+@pytest.mark.parametrize("assignment,student", EXPECTED, ids=lambda x: getattr(x, "student_id", x))
+def test_each_student_gets_the_expected_points_and_status(graded, assignment, student):
+    outcome = graded["outcomes"][(student.student_id, assignment)]
+    assert outcome.status == student.expected_status, outcome.detail
+    assert outcome.max_score > 0
+    for cell, points in outcome.scores.items():
+        lost = "*" in student.lost or cell in student.lost
+        expected = 0 if lost else outcome.max_scores[cell]
+        assert points == expected, f"{student.student_id}: {cell} scored {points}"
+
+
+def test_feedback_for_everyone_without_hidden_tests(graded):
+    for assignment, student in EXPECTED:
+        page = graded["out"] / "feedback" / student.student_id / f"{assignment}.html"
+        text = page.read_text()
+        for leak in LEAKS:
+            assert leak not in text, f"{page} shows {leak!r}"
+
+
+def test_feedback_names_the_misconception(graded):
+    text = (graded["out"] / "feedback" / "carla" / "01_grafo_dinamico.html").read_text()
+    assert "sin <code>.clone()</code>" in text or "sin `.clone()`" in text
+
+
+def test_grades_csv_has_one_row_per_submission(graded):
+    with (graded["out"] / "grades.csv").open() as handle:
+        rows = list(csv.DictReader(handle))
+    assert {(r["student"], r["assignment"]) for r in rows} == set(graded["outcomes"])
+    assert all(float(r["score"]) <= float(r["max_score"]) for r in rows)
+
+
+def test_submissions_are_never_modified(graded):
+    assert graded["submissions_unchanged"]
+
+
+def test_summary_table_lists_everyone(graded):
+    table = summary_table(graded["outcomes"].values())
+    for student, _ in graded["outcomes"]:
+        assert student in table
