@@ -6,8 +6,8 @@ every check must give them full marks. Every other label is the diagnosis id (se
 """
 
 import importlib
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 CORRECT = "correcta"
 
