@@ -44,8 +44,9 @@ nbval: env
 test: lint check-build nbval
 	$(TIMED) pytest $(PY) -m pytest
 
+# As root (containers, CI) Jupyter needs --allow-root.
 lab: build
-	cd build/course && ../../$(VENV)/bin/jupyter lab
+	cd build/course && ../../$(VENV)/bin/jupyter lab $(if $(filter 0,$(shell id -u)),--allow-root)
 
 clean:
 	rm -rf build

@@ -91,7 +91,12 @@ def install_config(course_dir=COURSE_DIR):
     """Copy the configuration to the course root, for the nbgrader CLI and the formgrader."""
     course_dir.mkdir(parents=True, exist_ok=True)
     header = "# GENERATED from autograder/nbgrader_config.py by `python -m autograder build`.\n"
-    (course_dir / "nbgrader_config.py").write_text(header + CONFIG_FILE.read_text())
+    # A local exchange (release/fetch/submit) inside the course, writable without root;
+    # a shared exchange for a real class is set here by the instructor.
+    exchange = course_dir / "exchange"
+    exchange.mkdir(exist_ok=True)
+    footer = f"\nc.Exchange.root = {str(exchange)!r}\n"
+    (course_dir / "nbgrader_config.py").write_text(header + CONFIG_FILE.read_text() + footer)
 
 
 def reset_dir(path):
