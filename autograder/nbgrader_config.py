@@ -15,7 +15,6 @@ from nbgrader.preprocessors import (
     GetGrades,
     IgnorePattern,
     LimitOutput,
-    OverwriteCells,
     OverwriteKernelspec,
     SaveAutoGrades,
 )
@@ -23,6 +22,7 @@ from nbgrader.preprocessors import (
 from autograder.preprocessors import (
     DropStderrFromTests,
     HideHiddenTests,
+    OverwriteCellsWithIds,
     RestoreHelperCell,
     SkipDemoCells,
 )
@@ -49,12 +49,12 @@ c.Execute.timeout = 30
 c.Execute.interrupt_on_timeout = True
 
 # Order matters:
-# - RestoreHelperCell runs after OverwriteCells, which fixes the metadata it looks for.
+# - RestoreHelperCell runs after OverwriteCells(WithIds), which fixes the metadata it reads.
 c.Autograde.sanitize_preprocessors = [
     ClearOutput,
     DeduplicateIds,
     OverwriteKernelspec,
-    OverwriteCells,
+    OverwriteCellsWithIds,
     RestoreHelperCell,
     CheckCellMetadata,
 ]

@@ -9,7 +9,7 @@ import re
 import nbformat
 from nbgrader import utils
 from nbgrader.api import Gradebook, MissingEntry
-from nbgrader.preprocessors import NbGraderPreprocessor
+from nbgrader.preprocessors import NbGraderPreprocessor, OverwriteCells
 
 DEMO_TAG = "demo"
 HELPER_SUFFIX = "_utilidades"
@@ -31,6 +31,15 @@ def is_test_cell(cell):
 
 def is_helper_cell(cell):
     return cell.metadata.get("nbgrader", {}).get("grade_id", "").endswith(HELPER_SUFFIX)
+
+
+class OverwriteCellsWithIds(OverwriteCells):
+    """nbgrader's OverwriteCells, but the cells it restores get an id (nbformat 4.5 needs one)."""
+
+    def missing_cell_transform(self, source_cell, max_score, is_solution=False, is_task=False):
+        cell = super().missing_cell_transform(source_cell, max_score, is_solution, is_task)
+        cell["id"] = ("restaurada-" + source_cell.name.replace("_", "-"))[:64]
+        return cell
 
 
 class RestoreHelperCell(NbGraderPreprocessor):
@@ -58,10 +67,6 @@ class RestoreHelperCell(NbGraderPreprocessor):
                         "grade_id": cell.name, "schema_version": 3,
                     }
                     nb.cells.insert(min(1, len(nb.cells)), restored)
-        # Cells that OverwriteCells.add_missing_cells put back come without an id.
-        for index, cell in enumerate(nb.cells):
-            if not cell.get("id"):
-                cell["id"] = f"restaurada-{index}"
         return nb, resources
 
 
