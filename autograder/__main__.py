@@ -54,6 +54,14 @@ def cmd_exercises(args):
     return 0
 
 
+def cmd_fairness(args):
+    from autograder.fairness import fairness_rows, report, summary
+
+    rows = fairness_rows()
+    print(report(rows))
+    return 0 if summary(rows)["passed"] else 1
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(prog="python -m autograder")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -73,6 +81,9 @@ def main(argv=None):
 
     exercises = sub.add_parser("exercises", help="list every graded exercise")
     exercises.set_defaults(run=cmd_exercises)
+
+    fairness = sub.add_parser("fairness", help="grade the variant corpus; fail if unfair")
+    fairness.set_defaults(run=cmd_fairness)
 
     args = parser.parse_args(argv)
     return args.run(args)

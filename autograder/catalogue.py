@@ -17,8 +17,8 @@ class Exercise:
     function: str
     signature: str
     points: float
-    public_checks: int
-    hidden_checks: int
+    parts: int
+    hidden_cases: int
 
     @property
     def exercise_id(self):
@@ -34,12 +34,16 @@ def _defined_function(source):
     raise ValueError("solution cell defines no function")
 
 
-def _steps(module_name, table, exercise_id):
+def _parts_and_cases(chapter_key, exercise_id):
+    """How many scored parts the exercise has and on how many hidden cases they run."""
+    import torch
+
     try:
-        module = importlib.import_module(module_name)
-    except ModuleNotFoundError:
-        return 0
-    return len(getattr(module, table, {}).get(exercise_id, ()))
+        hidden = importlib.import_module(f"autograder.checks.{chapter_key}").HIDDEN[exercise_id]
+    except (ModuleNotFoundError, KeyError):
+        return 0, 0
+    cases = hidden.cases(lambda *args, **kwargs: None, torch.Generator().manual_seed(0))
+    return len(hidden.parts), len(cases)
 
 
 def exercises():
@@ -56,13 +60,11 @@ def exercises():
             elif utils.is_grade(cell):
                 exercise_id = grade_id.removesuffix("_test")
                 name, signature = solutions[exercise_id]
+                parts, cases = _parts_and_cases(chapter.key, exercise_id)
                 found.append(Exercise(
                     chapter=chapter.name, grade_id=grade_id, function=name,
                     signature=signature, points=float(cell.metadata["nbgrader"]["points"]),
-                    public_checks=_steps(f"autograder.student.{chapter.key}", "PASOS_PUBLICOS",
-                                         exercise_id),
-                    hidden_checks=_steps(f"autograder.checks.{chapter.key}", "HIDDEN_STEPS",
-                                         exercise_id),
+                    parts=parts, hidden_cases=cases,
                 ))
     return found
 
@@ -70,11 +72,13 @@ def exercises():
 def catalogue_table(items=None):
     """The catalogue as an aligned text table, with the total points."""
     items = exercises() if items is None else items
-    rows = [("chapter", "grade_id", "function", "points", "public", "hidden")]
-    rows += [(e.chapter, e.grade_id, e.signature, f"{e.points:g}", str(e.public_checks),
-              str(e.hidden_checks)) for e in items]
+    # Each part is checked on 1 public case (in the notebook) and on every hidden case.
+    rows = [("chapter", "grade_id", "function", "points", "parts", "public", "hidden")]
+    rows += [(e.chapter, e.grade_id, e.signature, f"{e.points:g}", str(e.parts),
+              str(e.parts), str(e.parts * e.hidden_cases)) for e in items]
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     lines = ["  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip() for row in rows]
     lines.insert(1, "  ".join("-" * w for w in widths))
-    lines.append(f"\n{len(items)} exercises, {sum(e.points for e in items):g} points.")
+    lines.append(f"\n{len(items)} exercises, {sum(e.points for e in items):g} points. "
+                 "public/hidden: checks run (parts × cases) in the notebook / at grading.")
     return "\n".join(lines)

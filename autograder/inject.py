@@ -9,7 +9,7 @@ intra-package imports, so the notebook defines the same functions the package do
 from pathlib import Path
 
 STUDENT_DIR = Path(__file__).parent / "student"
-COMMON_MODULES = ("notebook", "compare")
+COMMON_MODULES = ("notebook", "mensajes", "diagnostico", "compare")
 HEADER = (
     "#@title Utilidades del curso (celda generada: ejecútala y sigue; no hace falta leerla)\n"
     "# Generada por `python -m autograder build` desde autograder/student/{modules}.\n"

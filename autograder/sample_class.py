@@ -40,6 +40,12 @@ def gradient_penalty(model, x):
     return ((g.norm(dim=1) - 1) ** 2).mean()
 '''
 
+PENALTY_WITHOUT_CREATE_GRAPH = '''def gradient_penalty(model, x):
+    x = x.detach().requires_grad_(True)
+    (g,) = torch.autograd.grad(model(x).sum(), x)       # sin create_graph=True
+    return ((g.norm(dim=1) - 1) ** 2).mean()
+'''
+
 KERNEL_KILLER = '''import os
 os._exit(1)
 '''
@@ -69,6 +75,7 @@ class SampleStudent:
     use_reference: bool = True
     deleted: tuple = ()  # grade ids of cells the student deleted
     lost: tuple = ()  # grade ids of the exercises expected to score 0; ("*",) = all
+    partial: dict = field(default_factory=dict)  # grade id -> points expected (partial credit)
     expected_status: str = "graded"
 
 
@@ -89,6 +96,9 @@ SAMPLE_CLASS = {
         SampleStudent("fede", "mata el kernel (os._exit)",
                       {"ch01_manual_backward": KERNEL_KILLER},
                       lost=("*",), expected_status="kernel died"),
+        SampleStudent("hugo", "casi bien: penalización sin create_graph (crédito parcial)",
+                      {"ch01_gradient_penalty": PENALTY_WITHOUT_CREATE_GRAPH},
+                      partial={"ch01_gradient_penalty_test": 2.0}),
         SampleStudent("gabi", "correcta pero ruidosa (warnings, stderr) y con celdas borradas",
                       {"ch01_two_losses": NOISY_TWO_LOSSES},
                       deleted=("ch01_utilidades", "ch01_manual_backward_test")),

@@ -40,7 +40,7 @@ def test_each_student_gets_the_expected_points_and_status(graded, assignment, st
     assert outcome.max_score > 0
     for cell, points in outcome.scores.items():
         lost = "*" in student.lost or cell in student.lost
-        expected = 0 if lost else outcome.max_scores[cell]
+        expected = 0 if lost else student.partial.get(cell, outcome.max_scores[cell])
         assert points == expected, f"{student.student_id}: {cell} scored {points}"
 
 
@@ -52,9 +52,12 @@ def test_feedback_for_everyone_without_hidden_tests(graded):
             assert leak not in text, f"{page} shows {leak!r}"
 
 
-def test_feedback_names_the_misconception(graded):
+def test_feedback_names_the_misconception_and_the_parts(graded):
     text = (graded["out"] / "feedback" / "carla" / "01_grafo_dinamico.html").read_text()
-    assert "sin <code>.clone()</code>" in text or "sin `.clone()`" in text
+    assert "Error frecuente: p.grad guardado sin clone" in text
+    assert "sin `.clone()`" in text and "Pista:" in text
+    text = (graded["out"] / "feedback" / "hugo" / "01_grafo_dinamico.html").read_text()
+    assert "✓ valor de la penalización" in text and "✗ diferenciable" in text
 
 
 def test_grades_csv_has_one_row_per_submission(graded):

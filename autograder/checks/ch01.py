@@ -1,16 +1,16 @@
-"""Chapter 1 hidden tests: fresh random shapes and values per student, float64, vs the reference."""
+"""Chapter 1 hidden tests: fresh random shapes and values per student, vs the reference."""
 
 import torch
 
-from autograder.checks.runner import run_hidden
+from autograder.checks.runner import HiddenExercise, run_hidden
 from autograder.reference import ch01 as reference
 from autograder.student.ch01 import (
-    datos_red,
-    factores_red,
-    red_pequena,
-    verificar_dos_perdidas,
-    verificar_gradientes_manuales,
-    verificar_penalizacion,
+    PARTES_DOS_PERDIDAS,
+    PARTES_MANUAL_BACKWARD,
+    PARTES_PENALIZACION,
+    caso_dos_perdidas,
+    caso_penalizacion,
+    caso_red,
 )
 
 
@@ -19,56 +19,54 @@ def _entero(generador, bajo, alto):
 
 
 def _forma_red(generador):
-    """N, D, H, K with N, K and N·K distinct and ≠ 2, so every wrong scale has one name."""
+    """(N, D, H, K) with N, K and N·K distinct and ≠ 2, so every wrong scale has one name."""
     while True:
         N, K = _entero(generador, 5, 9), _entero(generador, 3, 4)
         if N != K:
             return N, _entero(generador, 2, 6), _entero(generador, 3, 8), K
 
 
-def _paso_red(dtype):
-    def paso(manual_backward, generador):
-        N, D, H, K = _forma_red(generador)
-        entradas = datos_red(generador, N, D, H, K, dtype=dtype)
-        esperados = reference.manual_backward(*entradas)
-        verificar_gradientes_manuales(manual_backward, entradas, esperados, factores_red(N, K))
-    return paso
+def _casos_red(manual_backward, generador):
+    # Two float64 networks and one float32: the dtype must follow the inputs.
+    return [caso_red(manual_backward, generador, _forma_red(generador), reference.manual_backward,
+                     dtype) for dtype in (torch.float64, torch.float64, torch.float32)]
 
 
-def _paso_dos_perdidas(two_loss_grads, generador):
-    D, H, K, N = (_entero(generador, 2, 6), _entero(generador, 3, 8), _entero(generador, 1, 4),
-                  _entero(generador, 3, 9))
-    modelo = red_pequena(generador, D, H, K)
-    x = torch.randn(N, D, generator=generador, dtype=torch.float64)
-    y = torch.randn(N, K, generator=generador, dtype=torch.float64)
-    esperados_a, esperados_b = reference.two_loss_grads(modelo, x, y)
-    verificar_dos_perdidas(two_loss_grads, modelo, x, y, esperados_a, esperados_b)
+def _casos_dos_perdidas(two_loss_grads, generador):
+    return [caso_dos_perdidas(two_loss_grads, generador,
+                              (_entero(generador, 3, 9), _entero(generador, 2, 6),
+                               _entero(generador, 3, 8), _entero(generador, 1, 4)),
+                              reference.two_loss_grads) for _ in range(2)]
 
 
-def _paso_penalizacion(gradient_penalty, generador):
-    D, H, N = _entero(generador, 2, 6), _entero(generador, 3, 8), _entero(generador, 3, 9)
-    modelo = red_pequena(generador, D, H, 1)
-    x = torch.randn(N, D, generator=generador, dtype=torch.float64)
-    esperado = reference.gradient_penalty(modelo, x)
-    grads = torch.autograd.grad(esperado, list(modelo.parameters()), materialize_grads=True)
-    verificar_penalizacion(gradient_penalty, modelo, x, esperado.detach(), grads)
+def _gradientes_de_la_penalizacion(modelo, x):
+    penalizacion = reference.gradient_penalty(modelo, x)
+    return list(torch.autograd.grad(penalizacion, list(modelo.parameters()),
+                                    materialize_grads=True))
 
 
-HIDDEN_STEPS = {
-    "ch01_manual_backward": [_paso_red(torch.float64), _paso_red(torch.float64),
-                             _paso_red(torch.float32)],
-    "ch01_two_losses": [_paso_dos_perdidas, _paso_dos_perdidas],
-    "ch01_gradient_penalty": [_paso_penalizacion, _paso_penalizacion],
+def _casos_penalizacion(gradient_penalty, generador):
+    return [caso_penalizacion(gradient_penalty, generador,
+                              (_entero(generador, 3, 9), _entero(generador, 2, 6),
+                               _entero(generador, 3, 8)),
+                              lambda m, x: reference.gradient_penalty(m, x).detach(),
+                              _gradientes_de_la_penalizacion) for _ in range(2)]
+
+
+HIDDEN = {
+    "ch01_manual_backward": HiddenExercise(PARTES_MANUAL_BACKWARD, _casos_red),
+    "ch01_two_losses": HiddenExercise(PARTES_DOS_PERDIDAS, _casos_dos_perdidas),
+    "ch01_gradient_penalty": HiddenExercise(PARTES_PENALIZACION, _casos_penalizacion),
 }
 
 
 def check_manual_backward(manual_backward):
-    run_hidden("ch01_manual_backward", HIDDEN_STEPS, manual_backward)
+    return run_hidden("ch01_manual_backward", HIDDEN, manual_backward)
 
 
 def check_two_loss_grads(two_loss_grads):
-    run_hidden("ch01_two_losses", HIDDEN_STEPS, two_loss_grads)
+    return run_hidden("ch01_two_losses", HIDDEN, two_loss_grads)
 
 
 def check_gradient_penalty(gradient_penalty):
-    run_hidden("ch01_gradient_penalty", HIDDEN_STEPS, gradient_penalty)
+    return run_hidden("ch01_gradient_penalty", HIDDEN, gradient_penalty)

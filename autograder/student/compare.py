@@ -1,77 +1,35 @@
-"""Tensor comparison and diagnosis with Spanish messages a student can act on.
+"""Checks: call student code safely, compare, and score an exercise by its parts.
 
-The build injects this module verbatim into every student notebook (see
-``autograder/build.py``), so it may import only the standard library and torch:
-students on Colab have no ``autograder`` package. Hidden tests import the very
-same code from the package, so public checks and grading say the same thing.
+Injected verbatim into every student notebook by the build (standard library and
+torch only: students on Colab have no ``autograder`` package). Hidden tests import
+the very same code, so public checks and grading say the same thing.
+
+An exercise is a list of ``Parte`` (a named check worth some points) run over one or
+more ``Caso`` (one call of the student's function on one input, with what was
+observed). A public check stops at the first failing part and explains it; grading
+scores every part and prints what failed.
 """
 
 import contextlib
 import io
-import math
+import os
 import traceback
 import warnings
+from dataclasses import dataclass, field
 
 import torch
 
-# Misconception catalogue: id -> Spanish text (placeholders filled from the facts).
-MENSAJES = {
-    "es_none": "`{nombre}` es None: no se calculó. ¿Falta un `return`, o el grafo se cortó "
-    "(`detach`, `no_grad`, un tensor que no es hoja)?",
-    "tipo": "`{nombre}` debería ser un `torch.Tensor`, pero es `{tipo}`.",
-    "forma_transpuesta": "`{nombre}` es la traspuesta del resultado correcto (forma {forma}; "
-    "se esperaba {forma_esperada}). Revisa el orden de los factores del producto matricial "
-    "(¿`A.T @ B` o `B.T @ A`?).",
-    "forma": "`{nombre}` tiene forma {forma}, se esperaba {forma_esperada}. Un gradiente "
-    "siempre tiene la misma forma que el tensor respecto del cual derivas.",
-    "dtype": "`{nombre}` tiene dtype {dtype}, se esperaba {dtype_esperado}. No cambies la "
-    "precisión de las entradas (evita `.float()` o constantes de otro tipo).",
-    "no_finito": "`{nombre}` contiene NaN o infinitos.",
-    "ceros": "`{nombre}` es todo ceros, pero el valor correcto no lo es. ¿Se anuló la "
-    "cadena de derivadas (una máscara de ReLU al revés, un gradiente que no llega)?",
-    "signo": "`{nombre}` tiene el signo invertido (es −1 × el valor correcto). Revisa "
-    "la derivada de la pérdida: d/dŷ (ŷ − y)² = 2(ŷ − y), no 2(y − ŷ).",
-    "factor_2": "`{nombre}` es {razon:.3g} × el valor correcto. ¿Olvidaste (o duplicaste) "
-    "el factor 2 de la derivada de un cuadrado?",
-    "escala": "`{nombre}` es exactamente {razon:.3g} × el valor correcto, y {razon:.3g} es "
-    "{explicacion}.",
-    "escala_desconocida": "`{nombre}` es proporcional al valor correcto pero {razon:.4g} "
-    "veces más grande. Busca un factor constante de más o de menos.",
-    "valor": "`{nombre}` no coincide con el valor de referencia.",
-    "modificada": "Tu función modificó su entrada `{nombre}`. Trabaja sobre copias o "
-    "tensores nuevos: quien llama espera encontrar sus tensores como los dejó.",
-    "excepcion": "Tu función lanzó una excepción:\n{detalle}",
-    "sin_grafo": "`{nombre}` no tiene `grad_fn`: no se puede derivar. ¿Olvidaste "
-    "`create_graph=True` en `torch.autograd.grad`?",
-    "segundo_backward": "Recorriste el mismo grafo dos veces y la primera pasada ya había "
-    "liberado sus tensores intermedios. Pasa `retain_graph=True` a la primera pasada "
-    "(`backward` o `torch.autograd.grad`).",
-    "acumulado_sin_clone": "`{nombre}` es la suma de los gradientes de las dos pérdidas. "
-    "¿Guardaste `p.grad` sin `.clone()`? El segundo `backward()` suma sobre ese mismo tensor.",
-    "acumulado_sin_zero": "`{nombre}` es la suma de los gradientes de las dos pérdidas: "
-    "`.grad` acumula entre llamadas a `backward()`. Pon los gradientes a cero (o a None) "
-    "entre una pérdida y la otra.",
-    "forward_repetido": "Llamaste al modelo {llamadas} veces; el ejercicio pide un único pase "
-    "hacia adelante compartido por las dos pérdidas.",
-    "grad_poblado": "Tu función dejó valores en `.grad` de los parámetros. Usa "
-    "`torch.autograd.grad`, que devuelve los gradientes sin acumularlos en `.grad`.",
-    "longitud": "`{nombre}` tiene {longitud} elementos, se esperaban {longitud_esperada} "
-    "(uno por parámetro, en el orden de `model.parameters()`).",
-}
-
-# Known error texts from PyTorch -> the misconception they reveal.
-ERRORES_CONOCIDOS = {
-    "backward through the graph a second time": "segundo_backward",
-}
+from autograder.student.diagnostico import Diagnostico, diagnosticar_tensor
+from autograder.student.mensajes import texto
 
 
 class ComprobacionFallida(AssertionError):
     """A failed check. IPython shows only its message, never a traceback into the checks."""
 
-    def __init__(self, mensaje, diagnostico="valor", hechos=None):
-        super().__init__(mensaje)
-        self.diagnostico = diagnostico
-        self.hechos = dict(hechos or {})
+    def __init__(self, diagnostico):
+        super().__init__(texto(diagnostico.id, diagnostico.hechos))
+        self.diagnostico = diagnostico.id
+        self.hechos = dict(diagnostico.hechos)
 
     def _render_traceback_(self):
         # IPython calls this instead of formatting the stack: a student sees the
@@ -80,103 +38,37 @@ class ComprobacionFallida(AssertionError):
 
 
 def fallar(diagnostico, **hechos):
-    """Raise a ComprobacionFallida with the catalogue text for ``diagnostico``."""
-    texto = MENSAJES[diagnostico].format(**hechos)
-    detalles = hechos.get("detalles")
-    if detalles:
-        texto += "\n  " + detalles
-    raise ComprobacionFallida(texto, diagnostico, hechos)
+    raise ComprobacionFallida(Diagnostico(diagnostico, hechos))
 
 
-def tolerancias(dtype):
-    """(rtol, atol) loose enough for any valid order of operations in ``dtype``."""
-    if dtype == torch.float64:
-        return 1e-6, 1e-9
-    if dtype in (torch.float16, torch.bfloat16):
-        return 1e-2, 1e-3
-    return 1e-4, 1e-6
+def exigir(diagnostico):
+    """Raise if a diagnosis function found a mistake."""
+    if diagnostico is not None:
+        raise ComprobacionFallida(diagnostico)
 
 
-def diferencias(obtenido, esperado):
-    """Plain facts about a numeric mismatch, for messages and feedback."""
-    g, e = obtenido.detach().double(), esperado.detach().double()
-    abs_diff = (g - e).abs()
-    rel = abs_diff / e.abs().clamp_min(1e-12)
-    return {"max_abs": abs_diff.max().item(), "max_rel": rel.max().item()}
+def comparar(nombre, obtenido, esperado, factores=None, rtol=None, atol=None, alternativas=None):
+    exigir(diagnosticar_tensor(nombre, obtenido, esperado, factores, alternativas, rtol, atol))
 
 
-def razon_ajustada(obtenido, esperado):
-    """Best scalar r with obtenido ≈ r·esperado, and the relative residual of that fit."""
-    g, e = obtenido.detach().double().flatten(), esperado.detach().double().flatten()
-    ee = torch.dot(e, e).item()
-    if ee == 0.0:
-        return None, math.inf
-    r = torch.dot(g, e).item() / ee
-    residuo = torch.linalg.vector_norm(g - r * e).item() / math.sqrt(ee)
-    return r, residuo
+# Known error texts from PyTorch -> the misconception they reveal.
+ERRORES_CONOCIDOS = {
+    "backward through the graph a second time": "segundo_backward",
+}
 
 
-def _diagnostico_de_escala(nombre, razon, factores):
-    """Name a constant factor: −1, 2, ½, or one of the exercise's known sizes."""
-    if abs(razon + 1) < 1e-3:
-        return "signo", {}
-    if abs(razon - 2) < 1e-3 or abs(razon - 0.5) < 1e-3:
-        return "factor_2", {}
-    for explicacion, valor in factores.items():
-        for candidato, forma in ((valor, "{}"), (1 / valor, "1/({})")):
-            if valor not in (0, 1) and abs(razon / candidato - 1) < 1e-3:
-                return "escala", {"explicacion": forma.format(explicacion)}
-    return "escala_desconocida", {}
-
-
-def _es_traspuesta(obtenido, esperado):
-    """A 2-D result whose transpose is the answer (square matrices included)."""
-    if obtenido.dim() != 2 or obtenido.T.shape != esperado.shape or not esperado.any():
-        return False
-    r_tol, a_tol = tolerancias(esperado.dtype)
-    traspuesta = obtenido.T.to(esperado.dtype)
-    if not torch.allclose(traspuesta, esperado, rtol=r_tol, atol=a_tol):
-        return False
-    # A symmetric answer equals its transpose: then nothing is wrong.
-    return obtenido.shape != esperado.shape or not torch.allclose(
-        obtenido.to(esperado.dtype), esperado, rtol=r_tol, atol=a_tol)
-
-
-def comparar(nombre, obtenido, esperado, factores=None, rtol=None, atol=None):
-    """Check ``obtenido`` against ``esperado``; raise ComprobacionFallida naming the likely mistake.
-
-    ``factores`` maps an explanation ("el tamaño del lote N = 8: ¿sumaste en vez de
-    promediar?") to a number; a result that is exactly that many times the
-    reference (or its inverse) is reported with that explanation.
-    """
-    if obtenido is None:
-        fallar("es_none", nombre=nombre)
-    if not isinstance(obtenido, torch.Tensor):
-        fallar("tipo", nombre=nombre, tipo=type(obtenido).__name__)
-    hechos = {"nombre": nombre, "forma": tuple(obtenido.shape),
-              "forma_esperada": tuple(esperado.shape)}
-    if _es_traspuesta(obtenido, esperado):
-        fallar("forma_transpuesta", **hechos)
-    if obtenido.shape != esperado.shape:
-        fallar("forma", **hechos)
-    if obtenido.dtype != esperado.dtype:
-        fallar("dtype", nombre=nombre, dtype=obtenido.dtype, dtype_esperado=esperado.dtype)
-    r_tol, a_tol = tolerancias(esperado.dtype)
-    r_tol, a_tol = rtol if rtol is not None else r_tol, atol if atol is not None else a_tol
-    if torch.allclose(obtenido, esperado, rtol=r_tol, atol=a_tol):
-        return
-    if not torch.isfinite(obtenido).all():
-        fallar("no_finito", nombre=nombre)
-    hechos = {"nombre": nombre, **diferencias(obtenido, esperado)}
-    hechos["detalles"] = "(máx. diferencia absoluta {max_abs:.3g}, relativa {max_rel:.3g})".format(
-        **hechos)
-    if not obtenido.any():
-        fallar("ceros", **hechos)
-    razon, residuo = razon_ajustada(obtenido, esperado)
-    if razon is not None and residuo < 1e-4:
-        diagnostico, extra = _diagnostico_de_escala(nombre, razon, factores or {})
-        fallar(diagnostico, razon=razon, **extra, **hechos)
-    fallar("valor", **hechos)
+def _error_del_estudiante(error):
+    """A ComprobacionFallida describing an exception raised by student code."""
+    if isinstance(error, NotImplementedError):
+        return ComprobacionFallida(Diagnostico("sin_implementar", {}))
+    # Only the student's frames: not the checks', not torch's internals.
+    marcos = [m for m in traceback.extract_tb(error.__traceback__)[1:]
+              if "autograder" not in m.filename and "site-packages" not in m.filename]
+    detalle = "".join(traceback.format_list(marcos[-3:])) + f"{type(error).__name__}: {error}"
+    for fragmento, diagnostico in ERRORES_CONOCIDOS.items():
+        if fragmento in str(error):
+            return ComprobacionFallida(Diagnostico(diagnostico, {"detalles": detalle}))
+    return ComprobacionFallida(Diagnostico("excepcion", {"detalle": detalle}))
 
 
 def llamar(funcion, *args, **kwargs):
@@ -191,18 +83,7 @@ def llamar(funcion, *args, **kwargs):
         except ComprobacionFallida:
             raise
         except Exception as error:  # noqa: BLE001 - any student error is reported, not raised
-            # Only the student's frames: not the checks', not torch's internals.
-            marcos = [m for m in traceback.extract_tb(error.__traceback__)[1:]
-                      if "autograder" not in m.filename and "site-packages" not in m.filename]
-            pila = "".join(traceback.format_list(marcos[-3:]))
-            detalle = pila + f"{type(error).__name__}: {error}"
-            texto = MENSAJES["excepcion"].format(detalle=detalle)
-            diagnostico = "excepcion"
-            for fragmento, conocido in ERRORES_CONOCIDOS.items():
-                if fragmento in str(error):
-                    diagnostico = conocido
-                    texto = MENSAJES[conocido] + "\n" + texto
-            raise ComprobacionFallida(texto, diagnostico, {"tipo": type(error).__name__}) from None
+            raise _error_del_estudiante(error) from None
 
 
 def instantanea(tensor):
@@ -217,10 +98,121 @@ def sin_modificar(nombre, foto, tensor):
         fallar("modificada", nombre=nombre)
 
 
-def ejecutar_pasos(pasos, funcion, semilla):
-    """Run each check step on ``funcion`` with its own generator derived from ``semilla``.
+# ------------------------------------------------------------------------ exercises by parts
+@dataclass
+class Caso:
+    """One call of the student's function: its result (or error) and what the checks need."""
 
-    The first failing step raises; a step is ``paso(funcion, generador)``.
+    resultado: object = None
+    error: ComprobacionFallida = None
+    datos: dict = field(default_factory=dict)
+
+
+def ejecutar(funcion, *args, **kwargs):
+    """Call ``funcion`` like ``llamar``; return (result, None) or (None, ComprobacionFallida)."""
+    try:
+        return llamar(funcion, *args, **kwargs), None
+    except ComprobacionFallida as error:
+        return None, error
+
+
+@dataclass(frozen=True)
+class Parte:
+    """A part of an exercise worth ``puntos``.
+
+    A ``requisito`` (no side effects, one forward pass...) is only awarded when at least
+    one value part passed: doing nothing must not earn points.
     """
-    for i, paso in enumerate(pasos):
-        paso(funcion, torch.Generator().manual_seed(semilla + 1000 * i))
+
+    nombre: str
+    puntos: float
+    verificar: object  # callable(Caso) -> None, raises ComprobacionFallida
+    requisito: bool = False
+
+
+def huella(objeto):
+    """A hashable summary of a result, to tell whether two results are the same."""
+    if isinstance(objeto, torch.Tensor):
+        valores = objeto.detach().double().flatten()
+        return ("tensor", tuple(objeto.shape), tuple(round(v, 9) for v in valores.tolist()))
+    if isinstance(objeto, dict):
+        return tuple(sorted((str(k), huella(v)) for k, v in objeto.items()))
+    if isinstance(objeto, (list, tuple)):
+        return tuple(huella(v) for v in objeto)
+    return repr(objeto)
+
+
+def _resultado_fijo(casos):
+    """Two cases with different expected answers but the same result: hard-coded."""
+    validos = [c for c in casos if c.error is None and "esperado" in c.datos]
+    for a, b in zip(validos, validos[1:]):
+        if (huella(a.resultado) == huella(b.resultado)
+                and huella(a.datos["esperado"]) != huella(b.datos["esperado"])):
+            return ComprobacionFallida(Diagnostico("resultado_fijo", {}))
+    return None
+
+
+def _verificar(parte, caso):
+    try:
+        parte.verificar(caso)
+    except ComprobacionFallida as fallo:
+        return fallo
+    except Exception as error:  # noqa: BLE001 - an odd result must fail its part, not crash
+        return _error_del_estudiante(error)
+    return None
+
+
+@dataclass
+class Resultado:
+    puntos: float
+    maximo: float
+    fallos: list  # (Parte, ComprobacionFallida or None), one per part
+
+    def informe(self, titulo):
+        lineas = [f"{titulo}: {self.puntos:g} / {self.maximo:g} puntos"]
+        for parte, fallo in self.fallos:
+            ganados = 0 if fallo else parte.puntos
+            marca = "✗" if fallo else "✓"
+            lineas.append(f"  {marca} {parte.nombre} ({ganados:g}/{parte.puntos:g})")
+            if fallo:
+                lineas.append("      " + str(fallo).replace("\n", "\n      "))
+        return "\n".join(lineas)
+
+    @property
+    def diagnostico(self):
+        """The first failing part's diagnosis id (None when everything passed)."""
+        return next((f.diagnostico for _, f in self.fallos if f is not None), None)
+
+
+def puntuar(partes, casos):
+    """Score every part over every case; a part passes only if it passes on all cases."""
+    fijo = _resultado_fijo(casos)
+    fallos = []
+    for parte in partes:
+        fallo = None
+        for caso in casos:
+            fallo = caso.error or (None if parte.requisito else fijo) or _verificar(parte, caso)
+            if fallo is not None:
+                break
+        fallos.append((parte, fallo))
+    algun_valor = any(f is None and not p.requisito for p, f in fallos)
+    puntos = sum(p.puntos for p, f in fallos if f is None and (algun_valor or not p.requisito))
+    return Resultado(round(puntos, 6), sum(p.puntos for p in partes), fallos)
+
+
+def calificando():
+    """True while nbgrader autogrades (then hidden tests replace the public checks)."""
+    return os.environ.get("NBGRADER_EXECUTION") == "autograde"
+
+
+def comprobar(partes, caso, exito):
+    """Public check: explain the first failing part, or print ``exito``."""
+    if calificando():
+        return
+    if caso.error is not None:
+        raise caso.error
+    for parte in partes:
+        fallo = _verificar(parte, caso)
+        if fallo is not None:
+            raise fallo
+    print("✓ " + exito)

@@ -3,6 +3,8 @@
 import torch
 import torch.nn.functional as F
 
+from autograder.reference import ch01 as reference
+from autograder.student.ch01 import datos_red, gradientes_por_separado, red_pequena
 from autograder.variants import CORRECT, Registry
 
 registry = Registry()
@@ -59,12 +61,12 @@ def manual_backward_sign_flipped(x, y, W1, b1, W2, b2):
     return _manual(x, y, W1, b1, W2, b2, scale=-1.0)  # 2 (y - y_hat) instead of 2 (y_hat - y)
 
 
-@variant(MB, "escala")
+@variant(MB, "media_solo_sobre_lote")
 def manual_backward_divides_by_batch_only(x, y, W1, b1, W2, b2):
     return _manual(x, y, W1, b1, W2, b2, scale=y.shape[1])  # / N instead of / (N K)
 
 
-@variant(MB, "escala")
+@variant(MB, "suma_en_vez_de_media")
 def manual_backward_sum_not_mean(x, y, W1, b1, W2, b2):
     return _manual(x, y, W1, b1, W2, b2, scale=y.numel())
 
@@ -88,9 +90,15 @@ def manual_backward_float32_accumulators(x, y, W1, b1, W2, b2):
     return _manual(x, y, W1, b1, W2, b2, dtype=torch.float32)
 
 
-@variant(MB, "excepcion")
+@variant(MB, "sin_implementar")
 def manual_backward_stub(x, y, W1, b1, W2, b2):
     raise NotImplementedError()
+
+
+@variant(MB, "resultado_fijo")
+def manual_backward_hardcoded(x, y, W1, b1, W2, b2):
+    # The answer to the public check's example, returned whatever the input.
+    return reference.manual_backward(*datos_red(torch.Generator().manual_seed(1), 6, 4, 5, 3))
 
 
 # ---------------------------------------------------------------- two_loss_grads
@@ -151,9 +159,18 @@ def two_loss_grads_two_forwards(model, x, y):
     return list(grads_a), list(grads_b)
 
 
-@variant(TL, "excepcion")
+@variant(TL, "sin_implementar")
 def two_loss_grads_stub(model, x, y):
     raise NotImplementedError()
+
+
+@variant(TL, "resultado_fijo")
+def two_loss_grads_hardcoded(model, x, y):
+    generator = torch.Generator().manual_seed(2)
+    example = red_pequena(generator, 3, 4, 2)
+    x0 = torch.randn(5, 3, generator=generator, dtype=torch.float64)
+    y0 = torch.randn(5, 2, generator=generator, dtype=torch.float64)
+    return gradientes_por_separado(example, x0, y0)
 
 
 # ---------------------------------------------------------------- gradient_penalty
@@ -195,6 +212,14 @@ def gradient_penalty_with_backward(model, x):
     return ((x_in.grad.norm(dim=1) - 1) ** 2).mean()
 
 
-@variant(GP, "excepcion")
+@variant(GP, "sin_implementar")
 def gradient_penalty_stub(model, x):
     raise NotImplementedError()
+
+
+@variant(GP, "resultado_fijo")
+def gradient_penalty_hardcoded(model, x):
+    generator = torch.Generator().manual_seed(3)
+    example = red_pequena(generator, 3, 6, 1)
+    x0 = torch.randn(4, 3, generator=generator, dtype=torch.float64)
+    return reference.gradient_penalty(example, x0)

@@ -1,0 +1,85 @@
+"""The fairness report: every variant of the corpus through the hidden tests, in process.
+
+Correct variants must get full marks, wrong ones must lose points on their exercise,
+and the diagnosis must match the variant's label for at least ``MIN_DIAGNOSED`` of
+the wrong ones. Each variant is graded as two different students (different inputs).
+"""
+
+import importlib
+from dataclasses import dataclass
+
+from autograder.checks.runner import grade_hidden
+from autograder.course import chapters
+from autograder.variants import all_variants
+
+MIN_DIAGNOSED = 0.90
+STUDENTS = ("ana", "bruno")
+SECRET = "informe-de-justicia"
+
+
+@dataclass(frozen=True)
+class Row:
+    exercise: str
+    variant: str
+    expected: str
+    correct: bool
+    points: float  # worst case over STUDENTS: min if correct, max if wrong
+    max_points: float
+    diagnosis: str  # of the first student
+
+    @property
+    def points_ok(self):
+        return self.points == self.max_points if self.correct else self.points < self.max_points
+
+    @property
+    def diagnosed(self):
+        return self.correct or self.diagnosis == self.expected
+
+
+def fairness_rows(keys=None):
+    keys = keys or [c.key for c in chapters()]
+    rows = []
+    for key in keys:
+        hidden = importlib.import_module(f"autograder.checks.{key}").HIDDEN
+        for v in all_variants((key,)):
+            results = [grade_hidden(v.exercise, hidden, v.function, student, SECRET)
+                       for student in STUDENTS]
+            scores = [r.puntos for r in results]
+            rows.append(Row(v.exercise, v.name, v.expected, v.correct,
+                            min(scores) if v.correct else max(scores), results[0].maximo,
+                            results[0].diagnostico or "—"))
+    return rows
+
+
+def summary(rows):
+    correct = [r for r in rows if r.correct]
+    wrong = [r for r in rows if not r.correct]
+    diagnosed = sum(r.diagnosed for r in wrong) / len(wrong) if wrong else 1.0
+    return {
+        "correct_full": (sum(r.points_ok for r in correct), len(correct)),
+        "wrong_below_full": (sum(r.points_ok for r in wrong), len(wrong)),
+        "diagnosed": diagnosed,
+        "passed": all(r.points_ok for r in rows) and diagnosed >= MIN_DIAGNOSED,
+    }
+
+
+def report(rows):
+    header = ("exercise", "variant", "points", "diagnosis", "expected", "")
+    lines = [header]
+    for r in rows:
+        verdict = "ok" if r.points_ok and r.diagnosed else (
+            "WRONG POINTS" if not r.points_ok else "other diagnosis")
+        lines.append((r.exercise, r.variant, f"{r.points:g}/{r.max_points:g}",
+                      "—" if r.correct and r.diagnosis == "—" else r.diagnosis, r.expected,
+                      verdict))
+    widths = [max(len(line[i]) for line in lines) for i in range(len(header))]
+    text = ["  ".join(c.ljust(w) for c, w in zip(line, widths)).rstrip() for line in lines]
+    text.insert(1, "  ".join("-" * w for w in widths))
+    s = summary(rows)
+    text.append("")
+    text.append("correct variants at full marks: {}/{}".format(*s["correct_full"]))
+    text.append("wrong variants below full marks: {}/{}".format(*s["wrong_below_full"]))
+    text.append(f"wrong variants diagnosed as labelled: {s['diagnosed']:.0%} "
+                f"(required: {MIN_DIAGNOSED:.0%})")
+    text.append("FAIRNESS: " + ("PASS" if s["passed"] else "FAIL"))
+    return "\n".join(text)

@@ -1,0 +1,275 @@
+"""The catalogue of misconceptions: one entry per diagnosis id, Spanish and English.
+
+The one source of every message a student sees, in the notebook (public checks)
+and in the graded feedback (hidden tests). Injected into student notebooks by the
+build, so: standard library only. Placeholders are filled from the diagnosis facts.
+"""
+
+# id -> (title, Spanish explanation, Spanish hint, English explanation)
+CATALOGO = {
+    # --- values --------------------------------------------------------------------------
+    "no_reconocido": (
+        "Valor incorrecto",
+        "`{nombre}` no coincide con el valor de referencia y no reconozco un error frecuente.",
+        "Compara tu cálculo paso a paso con la fórmula; prueba con entradas pequeñas a mano.",
+        "`{nombre}` does not match the reference and no known mistake explains it."),
+    "signo": (
+        "Signo invertido",
+        "`{nombre}` es −1 × el valor correcto.",
+        "Revisa la derivada de la pérdida: d/dŷ (ŷ − y)² = 2(ŷ − y), no 2(y − ŷ).",
+        "`{nombre}` is −1 × the expected value: a sign error."),
+    "factor_2": (
+        "Factor 2",
+        "`{nombre}` es {razon:.3g} × el valor correcto.",
+        "¿Olvidaste (o duplicaste) el 2 de la derivada de un cuadrado?",
+        "`{nombre}` is off by a factor of 2: the derivative of a square."),
+    "suma_en_vez_de_media": (
+        "Suma en vez de media",
+        "`{nombre}` es {razon:.3g} × el valor correcto, y {razon:.3g} es el número de elementos "
+        "que promedia la pérdida.",
+        "La pérdida es una media: su derivada lleva un 1/n. ¿Sumaste sin dividir?",
+        "`{nombre}` is n times too large: a sum where the loss is a mean."),
+    "media_en_vez_de_suma": (
+        "Media en vez de suma",
+        "`{nombre}` es 1/{inversa:.3g} del valor correcto.",
+        "Dividiste por el número de elementos una vez de más.",
+        "`{nombre}` is n times too small: divided once too often."),
+    "media_solo_sobre_lote": (
+        "Media solo sobre el lote",
+        "`{nombre}` es {razon:.3g} × el valor correcto: K = {razon:.3g} es el número de salidas.",
+        "`mse_loss` promedia sobre los N·K elementos de ŷ, no solo sobre las N filas del lote.",
+        "`{nombre}` is K times too large: averaged over the batch only, not over all outputs."),
+    "media_solo_sobre_salidas": (
+        "Media solo sobre las salidas",
+        "`{nombre}` es {razon:.3g} × el valor correcto: N = {razon:.3g} es el tamaño del lote.",
+        "La media recorre también las N filas del lote: divide por N·K.",
+        "`{nombre}` is N times too large: averaged over the outputs only."),
+    "sin_dividir_por_accum": (
+        "Pérdida sin dividir por accum",
+        "`{nombre}` es {razon:.3g} × el valor correcto, exactamente el número de micro-lotes "
+        "acumulados.",
+        "Divide la pérdida de cada micro-lote por `accum` antes de `backward()`: así la suma "
+        "de los gradientes es el gradiente del lote completo.",
+        "`{nombre}` is accum times too large: the loss was not divided by accum."),
+    "dividido_de_mas_por_accum": (
+        "Dividido dos veces por accum",
+        "`{nombre}` es 1/{inversa:.3g} del valor correcto.",
+        "Divide la pérdida por `accum` una sola vez (no también los gradientes).",
+        "`{nombre}` is accum times too small: divided by accum twice."),
+    "zero_grad_olvidado": (
+        "Falta zero_grad",
+        "`{nombre}` es {razon:.3g} × el valor correcto: los gradientes de {razon:.3g} pasos se "
+        "sumaron en `.grad`.",
+        "`.grad` acumula en cada `backward()`. Llama a `optimizer.zero_grad()` en cada paso.",
+        "`{nombre}` is N times too large: gradients of N steps accumulated (no zero_grad)."),
+    "gradiente_aun_escalado": (
+        "Gradiente todavía escalado",
+        "`{nombre}` es {razon:.4g} × el valor correcto: el factor de escala del `GradScaler`.",
+        "Llama a `scaler.unscale_(optimizer)` antes de recortar o de leer los gradientes.",
+        "`{nombre}` still carries the GradScaler's scale: unscale_ before clipping or reading."),
+    "escala_desconocida": (
+        "Factor constante",
+        "`{nombre}` es proporcional al valor correcto pero {razon:.4g} veces más grande.",
+        "Busca un factor constante de más o de menos (una media, un 2, un número de pasos).",
+        "`{nombre}` is a constant multiple ({razon:.4g}) of the expected value."),
+    "ceros": (
+        "Todo ceros",
+        "`{nombre}` es todo ceros, pero el valor correcto no lo es.",
+        "¿Se anuló la cadena de derivadas (una máscara al revés, un gradiente que no llega)?",
+        "`{nombre}` is all zeros but the expected value is not."),
+    "no_finito": (
+        "NaN o infinito",
+        "`{nombre}` contiene NaN o infinitos.",
+        "Busca divisiones por cero, `log` de 0 o desbordamientos en 16 bits.",
+        "`{nombre}` contains NaN or infinite values."),
+    "resultado_fijo": (
+        "Resultado fijo",
+        "Tu función devuelve lo mismo para entradas distintas.",
+        "¿Copiaste el resultado del ejemplo de la comprobación? Calcula a partir de las entradas.",
+        "Your function returns the same result for different inputs (hard-coded?)."),
+    "tensor_equivocado": (
+        "Gradiente de otro tensor",
+        "`{nombre}` es el valor esperado para {otro}.",
+        "Revisa el orden: un gradiente por parámetro, en el orden de `model.parameters()`.",
+        "`{nombre}` holds the value expected for {otro}."),
+    # --- types and shapes ----------------------------------------------------------------
+    "es_none": (
+        "Gradiente ausente (None)",
+        "`{nombre}` es None.",
+        "¿Falta un `return`, o el grafo se cortó (`detach`, `no_grad`, un tensor que no es hoja)?",
+        "`{nombre}` is None."),
+    "none_no_hoja": (
+        "Gradiente de un tensor intermedio",
+        "`{nombre}` es None porque el tensor no es una hoja del grafo: `.grad` solo se guarda en "
+        "las hojas.",
+        "Llama a `retain_grad()` antes de `backward()`, o usa `torch.autograd.grad`.",
+        "`{nombre}` is None: the tensor is not a leaf."),
+    "none_sin_requires_grad": (
+        "Tensor sin requires_grad",
+        "`{nombre}` es None porque el tensor no tiene `requires_grad=True`: el grafo no lo "
+        "registró (¿se creó bajo `torch.no_grad()` o con `.detach()`?).",
+        "Marca el tensor con `requires_grad_(True)` antes del pase hacia adelante.",
+        "`{nombre}` is None: the tensor does not require grad (no_grad or detach?)."),
+    "none_sin_backward": (
+        "Falta backward",
+        "`{nombre}` es None: el tensor es una hoja que requiere gradiente, pero ningún "
+        "`backward()` llegó hasta él.",
+        "¿Llamaste a `backward()` sobre la pérdida correcta, o el camino pasa por un `detach()`?",
+        "`{nombre}` is None: no backward reached this leaf."),
+    "tipo": (
+        "Tipo incorrecto",
+        "`{nombre}` debería ser {esperado}, pero es `{tipo}`.",
+        "Lee el docstring: dice qué debe devolver la función.",
+        "`{nombre}` should be {esperado}, got `{tipo}`."),
+    "forma": (
+        "Forma incorrecta",
+        "`{nombre}` tiene forma {forma}, se esperaba {forma_esperada}.",
+        "Un gradiente tiene siempre la misma forma que el tensor respecto del cual derivas.",
+        "`{nombre}` has shape {forma}, expected {forma_esperada}."),
+    "forma_transpuesta": (
+        "Resultado traspuesto",
+        "`{nombre}` es la traspuesta del resultado correcto (forma {forma}; se esperaba "
+        "{forma_esperada}).",
+        "Revisa el orden de los factores del producto matricial (¿`A.T @ B` o `B.T @ A`?).",
+        "`{nombre}` is the transpose of the expected result."),
+    "dtype": (
+        "dtype incorrecto",
+        "`{nombre}` tiene dtype {dtype}, se esperaba {dtype_esperado}.",
+        "No cambies la precisión: evita `.float()` o tensores nuevos sin `dtype=`/`zeros_like`.",
+        "`{nombre}` has dtype {dtype}, expected {dtype_esperado}."),
+    "longitud": (
+        "Número de elementos",
+        "`{nombre}` tiene {longitud} elementos, se esperaban {longitud_esperada}.",
+        "Devuelve uno por parámetro, en el orden de `model.parameters()`.",
+        "`{nombre}` has {longitud} items, expected {longitud_esperada}."),
+    # --- side effects and graph ------------------------------------------------------------
+    "modificada": (
+        "Entrada modificada",
+        "Tu función modificó su entrada `{nombre}` (sus valores o su `requires_grad`).",
+        "Trabaja sobre copias (`x.detach().clone()`) o tensores nuevos: quien llama espera "
+        "encontrar sus tensores como los dejó.",
+        "Your function modified its input `{nombre}`."),
+    "sin_grafo": (
+        "Sin grafo (create_graph)",
+        "`{nombre}` no tiene `grad_fn`: no se puede derivar.",
+        "Pasa `create_graph=True` a `torch.autograd.grad` para que el gradiente quede en el grafo.",
+        "`{nombre}` has no grad_fn: it cannot be differentiated (create_graph=True?)."),
+    "segundo_backward": (
+        "Segundo backward sin retain_graph",
+        "Recorriste el mismo grafo dos veces y la primera pasada ya había liberado sus tensores "
+        "intermedios.",
+        "Pasa `retain_graph=True` a la primera pasada (`backward` o `torch.autograd.grad`).",
+        "A second backward through a graph already freed (retain_graph=True)."),
+    "acumulado_sin_clone": (
+        "p.grad guardado sin clone",
+        "`{nombre}` es la suma de los gradientes de las dos pérdidas.",
+        "¿Guardaste `p.grad` sin `.clone()`? El segundo `backward()` suma sobre ese mismo tensor.",
+        "`{nombre}` aliases p.grad, which the next backward accumulated into (clone it)."),
+    "acumulado_sin_zero": (
+        "Gradientes acumulados entre pérdidas",
+        "`{nombre}` es la suma de los gradientes de las dos pérdidas: `.grad` acumula.",
+        "Pon los gradientes a cero (o a None) entre una pérdida y la otra.",
+        "`{nombre}` is the sum of both losses' gradients: zero .grad in between."),
+    "forward_repetido": (
+        "Pase hacia adelante repetido",
+        "Llamaste al modelo {llamadas} veces; el ejercicio pide un único pase hacia adelante.",
+        "Calcula la salida una vez y deriva las dos pérdidas desde ella (`retain_graph=True`).",
+        "The model was called {llamadas} times; one forward pass was expected."),
+    "grad_poblado": (
+        ".grad modificado",
+        "Tu función dejó valores en el `.grad` de los parámetros.",
+        "Usa `torch.autograd.grad`, que devuelve los gradientes sin acumularlos en `.grad`.",
+        "Your function left values in the parameters' .grad."),
+    "grafo_vivo": (
+        "Grafo retenido al registrar",
+        "El valor registrado `{nombre}` es un tensor con `grad_fn`: mantiene vivo el grafo de "
+        "cada iteración y la memoria crece paso a paso.",
+        "Registra `loss.item()` (un float de Python), no el tensor `loss`.",
+        "The logged value `{nombre}` is a tensor with grad_fn: it keeps every graph alive."),
+    "registro_tensor": (
+        "Tensor en vez de número",
+        "El valor registrado `{nombre}` es un tensor; se esperaba un número de Python.",
+        "Usa `.item()` para registrar un escalar.",
+        "The logged value `{nombre}` is a tensor, not a Python number."),
+    # --- the training loop -----------------------------------------------------------------
+    "sin_step": (
+        "Parámetros sin actualizar",
+        "Los parámetros no cambiaron: no se aplicó ningún paso del optimizador.",
+        "Después de `backward()`, llama a `optimizer.step()`.",
+        "The parameters did not change: optimizer.step() was never applied."),
+    "scheduler_antes_que_optimizer": (
+        "Planificador antes que el optimizador",
+        "`scheduler.step()` se llamó antes que `optimizer.step()`.",
+        "El planificador va después del paso del optimizador: `optimizer.step()` y luego "
+        "`scheduler.step()`.",
+        "scheduler.step() was called before optimizer.step()."),
+    "scheduler_veces": (
+        "Planificador: número de pasos",
+        "`scheduler.step()` se llamó {veces} veces; se esperaban {veces_esperadas} (una por cada "
+        "paso real del optimizador).",
+        "Con acumulación de gradientes, llama al planificador dentro del mismo `if` que "
+        "`optimizer.step()`.",
+        "scheduler.step() ran {veces} times, expected {veces_esperadas}."),
+    "clip_antes_de_unscale": (
+        "Recorte antes de unscale_",
+        "Recortaste los gradientes antes de `scaler.unscale_(optimizer)`: recortaste gradientes "
+        "todavía multiplicados por la escala.",
+        "Orden: `scaler.scale(loss).backward()`, `scaler.unscale_(optimizer)`, "
+        "`clip_grad_norm_`, `scaler.step(optimizer)`, `scaler.update()`.",
+        "Gradients were clipped before scaler.unscale_(optimizer)."),
+    "zero_grad_ausente": (
+        "Falta zero_grad",
+        "No se llamó a `optimizer.zero_grad()` en cada paso: los gradientes de un paso se suman "
+        "a los del siguiente.",
+        "Llama a `optimizer.zero_grad()` una vez por paso del optimizador (al principio o al "
+        "final).",
+        "optimizer.zero_grad() was not called on every step."),
+    "orden_llamadas": (
+        "Orden del bucle",
+        "El orden de las llamadas fue {orden}; se esperaba {orden_esperado}.",
+        "El paso de entrenamiento tiene un orden fijo; revisa dónde va cada llamada.",
+        "Calls ran in the order {orden}; expected {orden_esperado}."),
+    "modelo_en_eval": (
+        "Modelo en modo evaluación",
+        "El modelo quedó en modo evaluación (`model.training` es False).",
+        "Después de evaluar, vuelve a `model.train()` (o restaura el modo que tenía).",
+        "The model was left in eval mode."),
+    "modelo_en_train": (
+        "Modelo en modo entrenamiento",
+        "El modelo estaba en modo entrenamiento durante la evaluación.",
+        "Llama a `model.eval()` antes de evaluar: Dropout y BatchNorm cambian de comportamiento.",
+        "The model was in train mode during evaluation."),
+    "buffers_cambiados": (
+        "BatchNorm modificada al evaluar",
+        "Las estadísticas acumuladas de BatchNorm ({nombre}) cambiaron durante la evaluación.",
+        "Evalúa con `model.eval()`: en modo entrenamiento BatchNorm actualiza "
+        "`running_mean`/`running_var` con cada lote.",
+        "BatchNorm running statistics ({nombre}) changed during evaluation."),
+    # --- errors --------------------------------------------------------------------------
+    "excepcion": (
+        "Error al ejecutar",
+        "Tu función lanzó una excepción:\n{detalle}",
+        "Lee el mensaje de error: suele decir qué línea y qué forma fallaron.",
+        "Your function raised an exception."),
+    "sin_implementar": (
+        "Sin implementar",
+        "La función todavía lanza `NotImplementedError`.",
+        "Borra `raise NotImplementedError()` y escribe tu solución.",
+        "The function still raises NotImplementedError."),
+}
+
+
+# Diagnoses that name no misconception: shown without the "Error frecuente" title.
+SIN_NOMBRE = {"no_reconocido", "excepcion"}
+
+
+def texto(diagnostico, hechos, idioma="es"):
+    """The message for ``diagnostico`` with its facts, as shown to a student."""
+    titulo, es, pista, en = CATALOGO[diagnostico]
+    if idioma == "en":
+        return en.format(**hechos)
+    cabecera = "" if diagnostico in SIN_NOMBRE else f"Error frecuente: {titulo}. "
+    lineas = [cabecera + es.format(**hechos), "Pista: " + pista]
+    if hechos.get("detalles"):
+        lineas.append(hechos["detalles"])
+    return "\n  ".join(lineas)
