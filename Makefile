@@ -3,13 +3,14 @@
 #   make test    lint, stale-notebook check, unit tests, nbval, end-to-end grading
 #   make build   rebuild notebooks/ from solutions/
 #   make lab     JupyterLab on the course, with the nbgrader extension (formgrader)
+#   make fairness  grade the variant corpus through the hidden tests (table; fails if unfair)
 
 PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: env build check-build grade test lint nbval exercises lab clean
+.PHONY: env build check-build grade test lint nbval exercises fairness lab clean
 
 TIMED := ci/timed.sh
 
@@ -32,6 +33,9 @@ grade: env
 
 exercises: env
 	$(PY) -m autograder exercises
+
+fairness: env
+	$(PY) -m autograder fairness
 
 lint: env
 	$(TIMED) lint $(PY) -m ruff check .
