@@ -15,6 +15,12 @@ HEADER = (
     "# Generada por `python -m autograder build` desde autograder/student/{modules}.\n"
     "# No la edites: al calificar se restaura su versión original.\n"
 )
+# Everything runs inside one function so that the helpers see each other through its
+# scope, not through the notebook's globals: a student (or a demo) who defines a
+# function with the same name as an internal helper cannot break the checks.
+WRAPPER = ("def _utilidades_del_curso():\n{body}\n"
+           "    return {{n: v for n, v in locals().items() if n in {exports!r}}}\n")
+FOOTER = "globals().update(_utilidades_del_curso())\ndel _utilidades_del_curso\ninfo_entorno()\n"
 
 
 def _strip_package_imports(source):
@@ -39,12 +45,26 @@ def helper_modules(chapter):
     return modules
 
 
+def exported_names(module_source):
+    """The names a student module offers the notebook: its ``__all__`` (none if absent)."""
+    import ast
+
+    for node in ast.parse(module_source).body:
+        if isinstance(node, ast.Assign) and any(
+                isinstance(t, ast.Name) and t.id == "__all__" for t in node.targets):
+            return list(ast.literal_eval(node.value))
+    return []
+
+
 def helper_source(chapter):
     """Source of the injected helper cell for ``chapter``."""
     modules = helper_modules(chapter)
-    parts = [HEADER.format(modules=", ".join(f"{m}.py" for m in modules))]
+    bodies, exports = [], []
     for module in modules:
-        body = _strip_package_imports((STUDENT_DIR / f"{module}.py").read_text())
-        parts.append(f"# ---- {module}.py ----\n{body.strip()}\n")
-    parts.append("info_entorno()\n")
-    return "\n".join(parts)
+        source = (STUDENT_DIR / f"{module}.py").read_text()
+        exports += exported_names(source)
+        body = f"# ---- {module}.py ----\n{_strip_package_imports(source).strip()}\n"
+        bodies.append("\n".join(("    " + line) if line.strip() else "" for line in
+                                 body.splitlines()))
+    header = HEADER.format(modules=", ".join(f"{m}.py" for m in modules))
+    return header + WRAPPER.format(body="\n\n".join(bodies), exports=sorted(exports)) + FOOTER

@@ -22,3 +22,15 @@ def test_helper_cell_has_no_package_imports():
     source = helper_source("ch01")
     assert "from autograder" not in source and "import autograder" not in source
     assert source.startswith("#@title")
+
+
+def test_notebook_names_cannot_break_the_helpers():
+    from autograder.reference import ch01 as reference
+
+    namespace = {}
+    exec(helper_source("ch01"), namespace)
+    # A demo or a student defining names the helpers use internally changes nothing.
+    for name in ("gradientes_autograd", "comparar", "torch", "fallar", "Parte", "caso_red"):
+        namespace[name] = None
+    namespace["comprobar_manual_backward"](reference.manual_backward)
+

@@ -21,6 +21,8 @@ from autograder.student.compare import (
 )
 from autograder.student.diagnostico import diagnosticar_lista
 
+__all__ = ["comprobar_manual_backward", "comprobar_two_loss_grads", "comprobar_gradient_penalty"]
+
 NOMBRES_PARAMETROS = ("W1", "b1", "W2", "b2")
 
 

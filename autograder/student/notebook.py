@@ -12,6 +12,8 @@ import sys
 
 import torch
 
+__all__ = ["info_entorno", "muestra_error", "recorrer_grafo", "dibujar_grafo"]
+
 
 def info_entorno():
     """Print where the notebook runs: Colab or not, CPU/GPU, Python and torch versions."""
