@@ -88,7 +88,11 @@ def nbgrader_api(course_dir=COURSE_DIR, timeout=None):
 
 
 def install_config(course_dir=COURSE_DIR):
-    """Copy the configuration to the course root, for the nbgrader CLI and the formgrader."""
+    """Copy the configuration to the course root, for the nbgrader CLI and the formgrader,
+    and register the hardened grading kernel it names."""
+    from autograder.kernel import install_kernelspec
+
+    install_kernelspec()
     course_dir.mkdir(parents=True, exist_ok=True)
     header = "# GENERATED from autograder/nbgrader_config.py by `python -m autograder build`.\n"
     # A local exchange (release/fetch/submit) inside the course, writable without root;

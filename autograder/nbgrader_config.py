@@ -11,7 +11,6 @@ from nbgrader.preprocessors import (
     CheckCellMetadata,
     ClearOutput,
     DeduplicateIds,
-    Execute,
     GetGrades,
     IgnorePattern,
     LimitOutput,
@@ -19,6 +18,7 @@ from nbgrader.preprocessors import (
     SaveAutoGrades,
 )
 
+from autograder.execute import GradingExecute
 from autograder.preprocessors import (
     DropStderrFromTests,
     HideHiddenTests,
@@ -48,6 +48,10 @@ c.OverwriteCells.missing_cell_notification = (
 c.Execute.timeout = 30
 c.Execute.interrupt_on_timeout = True
 
+# Submissions run in the hardened kernel (autograder/kernel.py: resource limits, audit
+# guard); `python -m autograder build` registers it in this environment.
+c.GradingExecute.kernel_name = "autograder-hardened"
+
 # Order matters:
 # - RestoreHelperCell runs after OverwriteCells(WithIds), which fixes the metadata it reads.
 c.Autograde.sanitize_preprocessors = [
@@ -58,11 +62,12 @@ c.Autograde.sanitize_preprocessors = [
     RestoreHelperCell,
     CheckCellMetadata,
 ]
-# - SkipDemoCells must run before Execute; DropStderrFromTests after it and
-#   before SaveAutoGrades, which reads stderr as a failure.
+# - SkipDemoCells must run before GradingExecute (nbgrader's Execute, scoring hidden
+#   tests in this process); DropStderrFromTests after it and before SaveAutoGrades,
+#   which reads stderr as a failure.
 c.Autograde.autograde_preprocessors = [
     SkipDemoCells,
-    Execute,
+    GradingExecute,
     DropStderrFromTests,
     IgnorePattern,
     ClearMetadataPreprocessor,

@@ -12,6 +12,7 @@ The steps run in this order; each is a small function tested alone:
 
 import csv
 import html
+import re
 import secrets
 import shutil
 import warnings
@@ -24,10 +25,14 @@ from nbgrader.api import Gradebook, MissingEntry
 from autograder.build import generate, write_source
 from autograder.checks.seeds import SECRET_FILE
 from autograder.course import COURSE_DIR, chapters, install_config, nbgrader_api
+from autograder.execute import KERNEL_DIED
 
 STATUS_TEXT = {
     "graded": "calificada",
     "timed out": "una celda superó el tiempo límite y se interrumpió",
+    "crashed": "una celda terminó el proceso de Python; se omitió y se calificó el resto",
+    "tampering detected": "se detectó una manipulación; los ejercicios afectados no puntúan",
+    "unreadable": "el cuaderno entregado no se pudo leer",
     "kernel died": "el kernel se cerró durante la ejecución: la entrega no pudo calificarse",
     "grader error": "error al calificar",
 }
@@ -81,10 +86,23 @@ def _autograded_path(course_dir, student, assignment):
     return course_dir / "autograded" / student / assignment / f"{assignment}.ipynb"
 
 
-def _timed_out_cells(nb):
+def _cells_with_error(nb, ename):
     return [i for i, cell in enumerate(nb.cells) if cell.cell_type == "code"
             for out in cell.get("outputs", [])
-            if out.output_type == "error" and out.ename == "CellTimeoutError"]
+            if out.output_type == "error" and out.ename == ename]
+
+
+TAMPERING_RE = re.compile(r"Manipulación detectada\. Durante la calificación se detectó: (.*?)\. "
+                          r"Este ejercicio")
+
+
+def _tampering(nb):
+    found = []
+    for cell in nb.cells:
+        for out in cell.get("outputs", []):
+            if out.output_type == "stream":
+                found += TAMPERING_RE.findall(out.text)
+    return found
 
 
 def autograde_student(api, course_dir, student, assignment):
@@ -98,10 +116,15 @@ def autograde_student(api, course_dir, student, assignment):
             "grader error")
         outcome.detail = log.strip().splitlines()[-1] if log.strip() else ""
         return outcome
-    timed_out = _timed_out_cells(nbformat.read(path, as_version=4))
-    if timed_out:
-        outcome.status = "timed out"
-        outcome.detail = f"celda {timed_out[0]}"
+    nb = nbformat.read(path, as_version=4)
+    tampering, crashed = _tampering(nb), _cells_with_error(nb, KERNEL_DIED)
+    timed_out = _cells_with_error(nb, "CellTimeoutError")
+    if tampering:
+        outcome.status, outcome.detail = "tampering detected", "; ".join(sorted(set(tampering)))
+    elif crashed:
+        outcome.status, outcome.detail = "crashed", f"celda {crashed[0]}"
+    elif timed_out:
+        outcome.status, outcome.detail = "timed out", f"celda {timed_out[0]}"
     return outcome
 
 
@@ -128,7 +151,7 @@ def feedback_student(api, course_dir, outcome, out_dir):
     """Step 4: feedback HTML into out_dir/feedback/<student>/<assignment>.html."""
     target = out_dir / "feedback" / outcome.student / f"{outcome.assignment}.html"
     target.parent.mkdir(parents=True, exist_ok=True)
-    if outcome.status in ("graded", "timed out"):
+    if outcome.status in ("graded", "timed out", "crashed", "tampering detected"):
         api.generate_feedback(outcome.assignment, outcome.student, force=True)
         produced = (course_dir / "feedback" / outcome.student / outcome.assignment
                     / f"{outcome.assignment}.html")
@@ -162,7 +185,8 @@ def summary_table(outcomes):
     """A plain-text table: student, assignment, points, status."""
     rows = [("student", "assignment", "points", "status")]
     for o in outcomes:
-        status = o.status + (f" ({o.detail})" if o.detail and o.status == "timed out" else "")
+        status = o.status + (f" ({o.detail})" if o.detail and o.status not in (
+            "kernel died", "grader error") else "")
         rows.append((o.student, o.assignment, f"{o.score:g} / {o.max_score:g}", status))
     widths = [max(len(r[i]) for r in rows) for i in range(4)]
     lines = ["  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip() for row in rows]

@@ -157,6 +157,7 @@ def test_messages_render_with_their_facts():
              "forma_esperada": (3, 2), "dtype": "float32", "dtype_esperado": "float64",
              "tipo": "list", "esperado": "un tensor", "longitud": 1, "longitud_esperada": 2,
              "otro": "`b`", "llamadas": 2, "veces": 3, "veces_esperadas": 2, "orden": "a → b",
-             "orden_esperado": "b → a", "detalle": "Error"}
+             "orden_esperado": "b → a", "detalle": "Error", "que": "torch.allclose",
+             "motivo": "tiempo agotado"}
     for key in CATALOGO:
         assert texto(key, facts) and texto(key, facts, idioma="en")

@@ -1,35 +1,68 @@
-"""Run an exercise's hidden cases on a student's function with that student's seed."""
+"""Hidden tests, split so that the grader never runs student code.
 
+1. ``plan``: the hidden cases (shape and seed of each) from the course secret, the
+   student id and the exercise. Only the shapes and seeds leave the grader.
+2. ``observar_casos`` (student side): build each case's inputs from its seed, call the
+   student's function, return plain data. At grading time this runs in the student's
+   kernel (``autograder.harness``); in tests it runs here.
+3. ``score`` (grader side): rebuild the same inputs, compute the reference, compare
+   with the observations, and score the exercise part by part.
+"""
+
+import io
 from dataclasses import dataclass
 
 import torch
 
 from autograder.checks.seeds import seed_for
-from autograder.student.compare import puntuar
+from autograder.student.compare import armar_caso, fotografiar, observar_casos, puntuar
 
 
 @dataclass(frozen=True)
 class HiddenExercise:
-    """The parts of an exercise and how to build its hidden cases from a generator."""
-
-    parts: list
-    cases: object  # callable(function, torch.Generator) -> list[Caso]
+    exercise: object  # autograder.student.compare.Ejercicio
+    draw: object  # callable(torch.Generator) -> list of (shape, seed)
+    expect: object  # the reference: callable(*inputs) -> expected result
 
     @property
     def points(self):
-        return sum(part.puntos for part in self.parts)
+        return sum(part.puntos for part in self.exercise.partes)
+
+
+def plan(exercise_id, table, student=None, secret=None):
+    generator = torch.Generator().manual_seed(seed_for(exercise_id, student=student,
+                                                       secret=secret))
+    return [(tuple(shape), int(seed)) for shape, seed in table[exercise_id].draw(generator)]
+
+
+def score(hidden, cases, observations):
+    """Grader side: the Resultado of the observations against the reference."""
+    built = []
+    for (shape, seed), observation in zip(cases, observations):
+        inputs = hidden.exercise.construir(torch.Generator().manual_seed(seed), shape)
+        expected = hidden.expect(*inputs.values())
+        built.append(armar_caso(hidden.exercise, observation, expected, fotografiar(inputs),
+                                shape))
+    return puntuar(hidden.exercise.partes, built)
+
+
+def roundtrip(observations):
+    """What crossing from the kernel to the grader does: torch.save, then a safe load."""
+    buffer = io.BytesIO()
+    torch.save(observations, buffer)
+    buffer.seek(0)
+    return torch.load(buffer, weights_only=True)
 
 
 def grade_hidden(exercise_id, table, function, student=None, secret=None):
-    """Score ``function`` on the hidden cases of ``exercise_id``: a ``Resultado``."""
-    exercise = table[exercise_id]
-    generator = torch.Generator().manual_seed(seed_for(exercise_id, student=student,
-                                                       secret=secret))
-    return puntuar(exercise.parts, exercise.cases(function, generator))
+    """The whole hidden test in this process (tests, fairness report, stock nbgrader)."""
+    cases = plan(exercise_id, table, student, secret)
+    observations = roundtrip(observar_casos(table[exercise_id].exercise, function, cases))
+    return score(table[exercise_id], cases, observations)
 
 
 def run_hidden(exercise_id, table, function, student=None, secret=None):
-    """What a graded cell calls: print the per-part report and return the points.
+    """What a graded cell calls when it runs in process: print the report, return the points.
 
     The return value is the cell's last expression, which nbgrader reads as the
     (partial) score; it never exceeds the cell's points (a test checks they agree).

@@ -1,47 +1,32 @@
-"""Chapter 1: the parts of each exercise, the cases they run on, and the public checks.
+"""Chapter 1: how each exercise is built, observed and scored, and its public checks.
 
-Injected into the chapter 1 student notebook by the build; the hidden tests import
-the same parts and case builders and run them on other inputs against the reference.
-The public oracles are autograd or finite differences, never the reference
-implementation, so reading this code does not give the answers away.
+Injected into the chapter 1 student notebook by the build; the hidden tests use the
+same exercises on other inputs against the reference (at grading time the student's
+function is observed in the student's kernel and scored in the grader's process).
+The public oracles are autograd or finite differences, never the reference, so
+reading this code does not give the answers away.
 """
 
 import torch
 
 from autograder.student.compare import (
-    Caso,
+    Ejercicio,
     Parte,
+    caso_en_proceso,
     comparar,
     comprobar,
-    ejecutar,
     exigir,
     fallar,
-    instantanea,
-    sin_modificar,
+    fotografiar,
+    llamar,
+    observar_llamada,
+    verificar_intactas,
 )
 from autograder.student.diagnostico import diagnosticar_lista
 
 __all__ = ["comprobar_manual_backward", "comprobar_two_loss_grads", "comprobar_gradient_penalty"]
 
 NOMBRES_PARAMETROS = ("W1", "b1", "W2", "b2")
-
-
-# ---------------------------------------------------------------- inputs
-def datos_red(generador, N, D, H, K, dtype=torch.float64):
-    """Inputs of ``manual_backward``: x, y, W1, b1, W2, b2, with unit 0 dead on purpose."""
-    def normal(*forma):
-        return torch.randn(*forma, generator=generador, dtype=dtype)
-
-    x, y = normal(N, D), normal(N, K)
-    W1, b1, W2, b2 = normal(D, H), normal(H), normal(H, K), normal(K)
-    b1[0] = -50.0  # dead for every sample: its gradient must be exactly 0
-    return x, y, W1, b1, W2, b2
-
-
-def factores_red(N, K):
-    """The constant factor each wrong MSE derivative introduces, by diagnosis id."""
-    return {"suma_en_vez_de_media": N * K, "media_solo_sobre_lote": K,
-            "media_solo_sobre_salidas": N}
 
 
 def red_pequena(generador, D, H, K, dtype=torch.float64):
@@ -54,57 +39,59 @@ def red_pequena(generador, D, H, K, dtype=torch.float64):
     return modelo
 
 
-class ContadorDeLlamadas:
-    """Counts forward passes of a module (a forward pre-hook), removed on exit."""
-
-    def __init__(self, modulo):
-        self.llamadas = 0
-        self._gancho = modulo.register_forward_pre_hook(self._contar)
-
-    def _contar(self, modulo, entradas):
-        self.llamadas += 1
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self._gancho.remove()
+def _tipo(nombre, objeto, esperado):
+    fallar("tipo", nombre=nombre, esperado=esperado,
+           tipo=objeto.get("__objeto__", "dict") if isinstance(objeto, dict) else
+           type(objeto).__name__)
 
 
 # ---------------------------------------------------------------- exercise 1: manual_backward
-def caso_red(manual_backward, generador, forma, esperar, dtype=torch.float64):
-    """Call ``manual_backward`` under no_grad on a fresh network of ``forma`` = (N, D, H, K)."""
-    N, D, H, K = forma
-    entradas = datos_red(generador, N, D, H, K, dtype)
-    esperado = esperar(*entradas)
-    fotos = [instantanea(t) for t in entradas]
-    with torch.no_grad():
-        resultado, error = ejecutar(manual_backward, *entradas)
-    return Caso(resultado, error, {"entradas": entradas, "fotos": fotos, "esperado": esperado,
-                                   "factores": factores_red(N, K)})
+def construir_red(generador, forma):
+    """x, y, W1, b1, W2, b2 for ``forma`` = (N, D, H, K[, dtype]), with unit 0 dead on purpose."""
+    N, D, H, K = forma[:4]
+    dtype = getattr(torch, forma[4]) if len(forma) > 4 else torch.float64
+
+    def normal(*dimensiones):
+        return torch.randn(*dimensiones, generator=generador, dtype=dtype)
+
+    entradas = {"x": normal(N, D), "y": normal(N, K), "W1": normal(D, H), "b1": normal(H),
+                "W2": normal(H, K), "b2": normal(K)}
+    entradas["b1"][0] = -50.0  # dead for every sample: its gradient must be exactly 0
+    return entradas
+
+
+def observar_red(manual_backward, entradas):
+    with torch.no_grad():  # the contract: no autograd inside manual_backward
+        observacion = observar_llamada(manual_backward, *entradas.values())
+    observacion["despues"] = fotografiar(entradas)
+    return observacion
+
+
+def contexto_red(forma):
+    """The constant factor each wrong MSE derivative introduces, by diagnosis id."""
+    N, K = forma[0], forma[3]
+    return {"factores": {"suma_en_vez_de_media": N * K, "media_solo_sobre_lote": K,
+                         "media_solo_sobre_salidas": N}}
 
 
 def _gradientes(caso, nombres):
-    if not isinstance(caso.resultado, dict):
-        fallar("tipo", nombre="el resultado", esperado="un dict {'W1', 'b1', 'W2', 'b2'}",
-               tipo=type(caso.resultado).__name__)
+    resultado = caso.resultado
+    if type(resultado) is not dict or "__objeto__" in resultado:
+        _tipo("el resultado", resultado, "un dict {'W1', 'b1', 'W2', 'b2'}")
     for nombre in nombres:
-        comparar(f"grads['{nombre}']", caso.resultado.get(nombre), caso.datos["esperado"][nombre],
+        comparar(f"grads['{nombre}']", resultado.get(nombre), caso.datos["esperado"][nombre],
                  caso.datos["factores"])
 
 
-def _entradas_intactas(caso):
-    for nombre, foto, tensor in zip(("x", "y", *NOMBRES_PARAMETROS), caso.datos["fotos"],
-                                    caso.datos["entradas"]):
-        sin_modificar(nombre, foto, tensor)
-
-
-PARTES_MANUAL_BACKWARD = [
-    Parte("capa de salida: W2 y b2", 1.5, lambda caso: _gradientes(caso, ("W2", "b2"))),
-    Parte("capa oculta: W1 y b1 (la derivada de la ReLU)", 1.0,
-          lambda caso: _gradientes(caso, ("W1", "b1"))),
-    Parte("entradas intactas", 0.5, _entradas_intactas, requisito=True),
-]
+MANUAL_BACKWARD = Ejercicio(
+    funcion="manual_backward",
+    partes=[
+        Parte("capa de salida: W2 y b2", 1.5, lambda caso: _gradientes(caso, ("W2", "b2"))),
+        Parte("capa oculta: W1 y b1 (la derivada de la ReLU)", 1.0,
+              lambda caso: _gradientes(caso, ("W1", "b1"))),
+        Parte("entradas intactas", 0.5, verificar_intactas, requisito=True),
+    ],
+    construir=construir_red, observar=observar_red, contexto=contexto_red)
 
 
 def gradientes_autograd(x, y, W1, b1, W2, b2):
@@ -118,36 +105,43 @@ def gradientes_autograd(x, y, W1, b1, W2, b2):
 
 def comprobar_manual_backward(manual_backward):
     """Public check: your manual gradients against autograd on one small network."""
-    caso = caso_red(manual_backward, torch.Generator().manual_seed(1), (6, 4, 5, 3),
-                    gradientes_autograd)
-    comprobar(PARTES_MANUAL_BACKWARD, caso,
+    caso = caso_en_proceso(MANUAL_BACKWARD, manual_backward, 1, (6, 4, 5, 3), gradientes_autograd)
+    comprobar(MANUAL_BACKWARD.partes, caso,
               "Tus gradientes coinciden con los de autograd (en este ejemplo pequeño).")
 
 
 # ---------------------------------------------------------------- exercise 2: two_loss_grads
-def caso_dos_perdidas(two_loss_grads, generador, forma, esperar):
-    """Call ``two_loss_grads`` on a fresh model of ``forma`` = (N, D, H, K), counting forwards."""
+def construir_dos_perdidas(generador, forma):
+    """model, x, y for ``forma`` = (N, D, H, K)."""
     N, D, H, K = forma
     modelo = red_pequena(generador, D, H, K)
-    x = torch.randn(N, D, generator=generador, dtype=torch.float64)
-    y = torch.randn(N, K, generator=generador, dtype=torch.float64)
-    esperado = esperar(modelo, x, y)
-    fotos = [instantanea(t) for t in (x, y, *modelo.parameters())]
-    with ContadorDeLlamadas(modelo) as contador:
-        resultado, error = ejecutar(two_loss_grads, modelo, x, y)
-    return Caso(resultado, error, {"modelo": modelo, "x": x, "y": y, "fotos": fotos,
-                                   "llamadas": contador.llamadas, "esperado": esperado})
+    return {"model": modelo,
+            "x": torch.randn(N, D, generator=generador, dtype=torch.float64),
+            "y": torch.randn(N, K, generator=generador, dtype=torch.float64)}
+
+
+def observar_dos_perdidas(two_loss_grads, entradas):
+    """The result, the inputs afterwards, and how many forward passes the model ran."""
+    llamadas = []
+    gancho = entradas["model"].register_forward_pre_hook(lambda modulo, args: llamadas.append(1))
+    try:
+        observacion = observar_llamada(two_loss_grads, *entradas.values())
+    finally:
+        gancho.remove()
+    observacion.update(despues=fotografiar(entradas), llamadas=len(llamadas))
+    return observacion
 
 
 def _lista_de_gradientes(caso, indice):
     resultado = caso.resultado
-    if not isinstance(resultado, (tuple, list)) or len(resultado) != 2:
-        fallar("tipo", nombre="el resultado", esperado="una tupla (grads_a, grads_b)",
-               tipo=type(resultado).__name__)
+    if type(resultado) not in (tuple, list) or len(resultado) != 2:
+        _tipo("el resultado", resultado, "una tupla (grads_a, grads_b)")
     etiqueta = ("grads_a", "grads_b")[indice]
     esperados_a, esperados_b = caso.datos["esperado"]
     sumas = [a + b for a, b in zip(esperados_a, esperados_b)]
     obtenidos = resultado[indice]
+    if type(obtenidos) not in (tuple, list):
+        _tipo(etiqueta, obtenidos, "una lista de tensores")
     if diagnosticar_lista(etiqueta, obtenidos, sumas) is None:
         fallar(("acumulado_sin_clone", "acumulado_sin_zero")[indice], nombre=etiqueta)
     exigir(diagnosticar_lista(etiqueta, obtenidos, caso.datos["esperado"][indice]))
@@ -156,93 +150,104 @@ def _lista_de_gradientes(caso, indice):
 def _un_forward_sin_efectos(caso):
     if caso.datos["llamadas"] != 1:
         fallar("forward_repetido", llamadas=caso.datos["llamadas"])
-    modelo = caso.datos["modelo"]
-    nombres = ["x", "y"] + [f"parámetro {i} del modelo" for i, _ in enumerate(modelo.parameters())]
-    for nombre, foto, tensor in zip(nombres, caso.datos["fotos"],
-                                    (caso.datos["x"], caso.datos["y"], *modelo.parameters())):
-        sin_modificar(nombre, (foto[0], tensor.requires_grad) if "parámetro" in nombre else foto,
-                      tensor)
+    verificar_intactas(caso)
 
 
-PARTES_DOS_PERDIDAS = [
-    Parte("gradientes de la MSE (grads_a)", 0.75, lambda caso: _lista_de_gradientes(caso, 0)),
-    Parte("gradientes de la L1 (grads_b)", 0.75, lambda caso: _lista_de_gradientes(caso, 1)),
-    Parte("un solo pase hacia adelante; entradas y parámetros intactos", 0.5,
-          _un_forward_sin_efectos, requisito=True),
-]
+TWO_LOSSES = Ejercicio(
+    funcion="two_loss_grads",
+    partes=[
+        Parte("gradientes de la MSE (grads_a)", 0.75, lambda caso: _lista_de_gradientes(caso, 0)),
+        Parte("gradientes de la L1 (grads_b)", 0.75, lambda caso: _lista_de_gradientes(caso, 1)),
+        Parte("un solo pase hacia adelante; entradas y parámetros intactos", 0.5,
+              _un_forward_sin_efectos, requisito=True),
+    ],
+    construir=construir_dos_perdidas, observar=observar_dos_perdidas)
 
 
-def gradientes_por_separado(modelo, x, y):
+def gradientes_por_separado(model, x, y):
     """The public oracle: one forward pass per loss."""
-    params = list(modelo.parameters())
+    params = list(model.parameters())
     with torch.enable_grad():
-        a = torch.autograd.grad(torch.nn.functional.mse_loss(modelo(x), y), params)
-        b = torch.autograd.grad(torch.nn.functional.l1_loss(modelo(x), y), params)
+        a = torch.autograd.grad(torch.nn.functional.mse_loss(model(x), y), params)
+        b = torch.autograd.grad(torch.nn.functional.l1_loss(model(x), y), params)
     return list(a), list(b)
 
 
 def comprobar_two_loss_grads(two_loss_grads):
     """Public check: one forward, the gradients of each loss on its own."""
-    caso = caso_dos_perdidas(two_loss_grads, torch.Generator().manual_seed(2), (5, 3, 4, 2),
-                             gradientes_por_separado)
-    comprobar(PARTES_DOS_PERDIDAS, caso,
+    caso = caso_en_proceso(TWO_LOSSES, two_loss_grads, 2, (5, 3, 4, 2), gradientes_por_separado)
+    comprobar(TWO_LOSSES.partes, caso,
               "Un solo forward y los gradientes de cada pérdida por separado: correcto.")
 
 
 # ---------------------------------------------------------------- exercise 3: gradient_penalty
-def caso_penalizacion(gradient_penalty, generador, forma, esperar, esperar_gradientes=None):
-    """Call ``gradient_penalty`` on a fresh (N, D) batch and a D–H–1 model."""
+def construir_penalizacion(generador, forma):
+    """model (D–H–1) and x (N, D) for ``forma`` = (N, D, H)."""
     N, D, H = forma
     modelo = red_pequena(generador, D, H, 1)
-    x = torch.randn(N, D, generator=generador, dtype=torch.float64)
-    esperado = esperar(modelo, x)
-    gradientes = esperar_gradientes(modelo, x) if esperar_gradientes else None
-    foto = instantanea(x)
-    for p in modelo.parameters():
-        p.grad = None
-    resultado, error = ejecutar(gradient_penalty, modelo, x)
-    return Caso(resultado, error, {
-        "modelo": modelo, "x": x, "foto": foto, "esperado": esperado,
-        "gradientes": gradientes,
-        "grad_poblado": any(p.grad is not None for p in modelo.parameters()),
-    })
+    return {"model": modelo, "x": torch.randn(N, D, generator=generador, dtype=torch.float64)}
+
+
+def observar_penalizacion(gradient_penalty, entradas):
+    """The value, whether it has a graph, its gradient w.r.t. the parameters, side effects."""
+    parametros = list(entradas["model"].parameters())
+    penalizacion = None
+
+    def guardar(*args):
+        nonlocal penalizacion
+        penalizacion = gradient_penalty(*args)
+        return penalizacion
+
+    observacion = observar_llamada(guardar, *entradas.values())
+    observacion["grad_poblado"] = any(p.grad is not None for p in parametros)
+    observacion["despues"] = fotografiar(entradas)
+    observacion["tiene_grafo"] = (type(penalizacion) is torch.Tensor
+                                  and penalizacion.grad_fn is not None)
+    observacion["gradientes"] = None
+    if observacion["tiene_grafo"]:
+        try:
+            gradientes = llamar(torch.autograd.grad, penalizacion, parametros, allow_unused=True)
+            observacion["gradientes"] = [torch.zeros_like(p) if g is None else g.detach().clone()
+                                         for g, p in zip(gradientes, parametros)]
+        except Exception:  # noqa: BLE001 - a graph that cannot be differentiated: no gradients
+            observacion["gradientes"] = None
+    return observacion
 
 
 def _valor_penalizacion(caso):
-    comparar("la penalización", caso.resultado, caso.datos["esperado"], rtol=1e-5, atol=1e-8)
+    comparar("la penalización", caso.resultado, caso.datos["esperado"]["valor"],
+             rtol=1e-5, atol=1e-8)
 
 
 def _diferenciable(caso):
-    penalizacion = caso.resultado
-    if not isinstance(penalizacion, torch.Tensor) or penalizacion.grad_fn is None:
+    if not caso.datos["tiene_grafo"] or caso.datos["gradientes"] is None:
         fallar("sin_grafo", nombre="la penalización")
-    parametros = list(caso.datos["modelo"].parameters())
-    obtenidos = torch.autograd.grad(penalizacion, parametros, retain_graph=True,
-                                    allow_unused=True)
-    if caso.datos["gradientes"] is None:
-        if all(g is None or not g.any() for g in obtenidos):
-            fallar("sin_grafo", nombre="la penalización")
+    esperados = caso.datos["esperado"]["gradientes"]
+    if esperados is None:  # the public check has no reference gradients: any graph will do
         return
-    obtenidos = [torch.zeros_like(p) if g is None else g for g, p in zip(obtenidos, parametros)]
-    exigir(diagnosticar_lista("d penalización / d parámetros", obtenidos,
-                              caso.datos["gradientes"]))
+    exigir(diagnosticar_lista("d penalización / d parámetros", caso.datos["gradientes"],
+                              esperados))
 
 
 def _sin_efectos_penalizacion(caso):
-    sin_modificar("x", caso.datos["foto"], caso.datos["x"])
+    verificar_intactas(caso)
     if caso.datos["grad_poblado"]:
         fallar("grad_poblado")
 
 
-PARTES_PENALIZACION = [
-    Parte("valor de la penalización", 1.5, _valor_penalizacion),
-    Parte("diferenciable respecto de los parámetros (create_graph=True)", 1.0, _diferenciable),
-    Parte("sin efectos secundarios: x intacto, .grad sin tocar", 0.5,
-          _sin_efectos_penalizacion, requisito=True),
-]
+GRADIENT_PENALTY = Ejercicio(
+    funcion="gradient_penalty",
+    partes=[
+        Parte("valor de la penalización", 1.5, _valor_penalizacion),
+        Parte("diferenciable respecto de los parámetros (create_graph=True)", 1.0,
+              _diferenciable),
+        Parte("sin efectos secundarios: x intacto, .grad sin tocar", 0.5,
+              _sin_efectos_penalizacion, requisito=True),
+    ],
+    construir=construir_penalizacion, observar=observar_penalizacion)
 
 
-def penalizacion_por_diferencias(modelo, x, h=1e-6):
+def penalizacion_por_diferencias(model, x, h=1e-6):
     """The public oracle: the gradient of the model w.r.t. x by central differences."""
     with torch.no_grad():
         grad_x = torch.zeros_like(x)
@@ -250,20 +255,21 @@ def penalizacion_por_diferencias(modelo, x, h=1e-6):
             for j in range(x.shape[1]):
                 paso = torch.zeros_like(x)
                 paso[i, j] = h
-                grad_x[i, j] = (modelo(x + paso)[i, 0] - modelo(x - paso)[i, 0]) / (2 * h)
-        return ((torch.linalg.vector_norm(grad_x, dim=1) - 1) ** 2).mean()
+                grad_x[i, j] = (model(x + paso)[i, 0] - model(x - paso)[i, 0]) / (2 * h)
+        valor = ((torch.linalg.vector_norm(grad_x, dim=1) - 1) ** 2).mean()
+    return {"valor": valor, "gradientes": None}
 
 
 def comprobar_gradient_penalty(gradient_penalty):
     """Public check: value against finite differences, differentiable, no side effects."""
-    caso = caso_penalizacion(gradient_penalty, torch.Generator().manual_seed(3), (4, 3, 6),
-                             penalizacion_por_diferencias)
-    comprobar(PARTES_PENALIZACION, caso,
+    caso = caso_en_proceso(GRADIENT_PENALTY, gradient_penalty, 3, (4, 3, 6),
+                           penalizacion_por_diferencias)
+    comprobar(GRADIENT_PENALTY.partes, caso,
               "La penalización coincide con diferencias finitas y se puede derivar.")
 
 
-PARTES = {
-    "ch01_manual_backward": PARTES_MANUAL_BACKWARD,
-    "ch01_two_losses": PARTES_DOS_PERDIDAS,
-    "ch01_gradient_penalty": PARTES_PENALIZACION,
+EJERCICIOS = {
+    "ch01_manual_backward": MANUAL_BACKWARD,
+    "ch01_two_losses": TWO_LOSSES,
+    "ch01_gradient_penalty": GRADIENT_PENALTY,
 }

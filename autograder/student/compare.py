@@ -86,16 +86,62 @@ def llamar(funcion, *args, **kwargs):
             raise _error_del_estudiante(error) from None
 
 
-def instantanea(tensor):
-    """What a caller expects to find unchanged: values and the ``requires_grad`` flag."""
-    return tensor.detach().clone(), tensor.requires_grad
+# ------------------------------------------------------------------------ observations
+# What the student's code produced is turned into plain data (tensors, numbers, strings,
+# lists, dicts) before any check looks at it: at grading time it crosses from the
+# student's kernel to the grader, which never runs student code and never unpickles
+# anything but plain data.
+PRIMITIVOS = (bool, int, float, str, type(None))
 
 
-def sin_modificar(nombre, foto, tensor):
-    """Raise if ``tensor`` no longer matches its ``instantanea`` taken before the call."""
-    valores, requiere_grad = foto
-    if tensor.requires_grad != requiere_grad or not torch.equal(tensor.detach(), valores):
-        fallar("modificada", nombre=nombre)
+def sanear(objeto, profundidad=0):
+    """Plain-data copy of a student's result; anything else becomes a type marker."""
+    if type(objeto) in PRIMITIVOS:
+        return objeto
+    if type(objeto) in (torch.Tensor, torch.nn.Parameter):
+        return objeto.detach().clone()
+    if profundidad < 4 and type(objeto) in (list, tuple):
+        return type(objeto)(sanear(v, profundidad + 1) for v in objeto)
+    if profundidad < 4 and type(objeto) is dict:
+        return {str(k): sanear(v, profundidad + 1) for k, v in objeto.items()}
+    return {"__objeto__": type(objeto).__name__}
+
+
+def fotografiar(entradas):
+    """Values and ``requires_grad`` of every input tensor and model parameter, by name."""
+    foto = {}
+    for nombre, valor in entradas.items():
+        if isinstance(valor, torch.nn.Module):
+            tensores = {f"{nombre}.{p}": t for p, t in valor.named_parameters()}
+        elif isinstance(valor, torch.Tensor):
+            tensores = {nombre: valor}
+        else:
+            continue
+        for clave, tensor in tensores.items():
+            foto[clave] = {"valores": tensor.detach().clone(),
+                           "requires_grad": tensor.requires_grad}
+    return foto
+
+
+def error_a_datos(error):
+    if error is None:
+        return None
+    hechos = {k: v if type(v) in PRIMITIVOS else str(v) for k, v in error.hechos.items()}
+    return {"diagnostico": error.diagnostico, "hechos": hechos}
+
+
+def datos_a_error(datos):
+    if datos is None:
+        return None
+    return ComprobacionFallida(Diagnostico(datos["diagnostico"], dict(datos["hechos"])))
+
+
+def observar_llamada(funcion, *args):
+    """Call the student's function; plain data: its result, or the error it raised."""
+    try:
+        return {"resultado": sanear(llamar(funcion, *args)), "error": None}
+    except ComprobacionFallida as error:
+        return {"resultado": None, "error": error_a_datos(error)}
 
 
 # ------------------------------------------------------------------------ exercises by parts
@@ -108,12 +154,58 @@ class Caso:
     datos: dict = field(default_factory=dict)
 
 
-def ejecutar(funcion, *args, **kwargs):
-    """Call ``funcion`` like ``llamar``; return (result, None) or (None, ComprobacionFallida)."""
-    try:
-        return llamar(funcion, *args, **kwargs), None
-    except ComprobacionFallida as error:
-        return None, error
+@dataclass(frozen=True)
+class Ejercicio:
+    """How to build an exercise's inputs, observe a student's call, and score it.
+
+    ``construir(generador, forma)`` returns the inputs (a dict); it runs on both sides
+    of grading from the same seed. ``observar(funcion, entradas)`` runs the student's
+    function and returns plain data. ``contexto(forma)`` adds facts the parts need.
+    """
+
+    funcion: str
+    partes: list
+    construir: object
+    observar: object
+    contexto: object = None
+
+
+def observar_casos(ejercicio, funcion, casos):
+    """Student side of a hidden test: one observation per (shape, seed)."""
+    observaciones = []
+    for forma, semilla in casos:
+        entradas = ejercicio.construir(torch.Generator().manual_seed(semilla), forma)
+        observaciones.append(ejercicio.observar(funcion, entradas))
+    return observaciones
+
+
+def armar_caso(ejercicio, observacion, esperado, originales, forma):
+    """A Caso from a (possibly remote) observation and the trusted side's data."""
+    datos = dict(observacion)
+    datos.update(esperado=esperado, originales=originales)
+    if ejercicio.contexto is not None:
+        datos.update(ejercicio.contexto(forma))
+    return Caso(observacion.get("resultado"), datos_a_error(observacion.get("error")), datos)
+
+
+def caso_en_proceso(ejercicio, funcion, semilla, forma, esperar):
+    """Build, expect, observe and assemble one case in this process (public checks, tests)."""
+    entradas = ejercicio.construir(torch.Generator().manual_seed(semilla), forma)
+    esperado = esperar(*entradas.values())
+    originales = fotografiar(entradas)
+    copia = ejercicio.construir(torch.Generator().manual_seed(semilla), forma)
+    return armar_caso(ejercicio, ejercicio.observar(funcion, copia), esperado, originales, forma)
+
+
+def verificar_intactas(caso, nombres=None):
+    """Every input (or those in ``nombres``) left as it was: values and ``requires_grad``."""
+    for nombre, antes in caso.datos["originales"].items():
+        if nombres is not None and nombre.split(".")[0] not in nombres:
+            continue
+        despues = caso.datos["despues"].get(nombre)
+        if (despues is None or despues["requires_grad"] != antes["requires_grad"]
+                or not torch.equal(despues["valores"], antes["valores"])):
+            fallar("modificada", nombre=nombre)
 
 
 @dataclass(frozen=True)

@@ -251,6 +251,22 @@ CATALOGO = {
         "Tu función lanzó una excepción:\n{detalle}",
         "Lee el mensaje de error: suele decir qué línea y qué forma fallaron.",
         "Your function raised an exception."),
+    "sin_definir": (
+        "Función sin definir",
+        "La función `{nombre}` no está definida cuando llega su prueba.",
+        "Ejecuta su celda sin errores y no le cambies el nombre.",
+        "The function `{nombre}` is not defined when its test runs."),
+    "manipulacion": (
+        "Manipulación detectada",
+        "Durante la calificación se detectó: {que}. Este ejercicio no puntúa.",
+        "No modifiques torch, numpy, los builtins ni las utilidades del curso, y no leas "
+        "archivos del curso: resuelve el ejercicio con tu propio código.",
+        "Tampering detected during grading: {que}. This exercise scores zero."),
+    "sin_observacion": (
+        "Prueba interrumpida",
+        "La prueba oculta no pudo terminar: {motivo}.",
+        "¿Tu función tarda demasiado, entra en un bucle infinito o termina el proceso?",
+        "The hidden test could not finish: {motivo}."),
     "sin_implementar": (
         "Sin implementar",
         "La función todavía lanza `NotImplementedError`.",

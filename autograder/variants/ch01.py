@@ -4,7 +4,12 @@ import torch
 import torch.nn.functional as F
 
 from autograder.reference import ch01 as reference
-from autograder.student.ch01 import datos_red, gradientes_por_separado, red_pequena
+from autograder.student.ch01 import (
+    construir_dos_perdidas,
+    construir_penalizacion,
+    construir_red,
+    gradientes_por_separado,
+)
 from autograder.variants import CORRECT, Registry
 
 registry = Registry()
@@ -98,7 +103,8 @@ def manual_backward_stub(x, y, W1, b1, W2, b2):
 @variant(MB, "resultado_fijo")
 def manual_backward_hardcoded(x, y, W1, b1, W2, b2):
     # The answer to the public check's example, returned whatever the input.
-    return reference.manual_backward(*datos_red(torch.Generator().manual_seed(1), 6, 4, 5, 3))
+    example = construir_red(torch.Generator().manual_seed(1), (6, 4, 5, 3))
+    return reference.manual_backward(*example.values())
 
 
 # ---------------------------------------------------------------- two_loss_grads
@@ -166,11 +172,8 @@ def two_loss_grads_stub(model, x, y):
 
 @variant(TL, "resultado_fijo")
 def two_loss_grads_hardcoded(model, x, y):
-    generator = torch.Generator().manual_seed(2)
-    example = red_pequena(generator, 3, 4, 2)
-    x0 = torch.randn(5, 3, generator=generator, dtype=torch.float64)
-    y0 = torch.randn(5, 2, generator=generator, dtype=torch.float64)
-    return gradientes_por_separado(example, x0, y0)
+    example = construir_dos_perdidas(torch.Generator().manual_seed(2), (5, 3, 4, 2))
+    return gradientes_por_separado(*example.values())
 
 
 # ---------------------------------------------------------------- gradient_penalty
@@ -219,7 +222,5 @@ def gradient_penalty_stub(model, x):
 
 @variant(GP, "resultado_fijo")
 def gradient_penalty_hardcoded(model, x):
-    generator = torch.Generator().manual_seed(3)
-    example = red_pequena(generator, 3, 6, 1)
-    x0 = torch.randn(4, 3, generator=generator, dtype=torch.float64)
-    return reference.gradient_penalty(example, x0)
+    example = construir_penalizacion(torch.Generator().manual_seed(3), (4, 3, 6))
+    return reference.gradient_penalty(*example.values())

@@ -1,0 +1,133 @@
+"""nbgrader's Execute, made safe for hostile notebooks.
+
+Two changes to how a submission is executed:
+
+- **Hidden tests run in the grader, not in the student's kernel.** At a graded test
+  cell, whatever its source (students can edit or fake it), the grader asks the kernel
+  to observe the student's function on the hidden cases (``autograder.harness``),
+  loads the plain-data observations with ``torch.load(weights_only=True)``, and scores
+  them here against the reference. Monkeypatching torch, numpy, builtins or the
+  course's helpers inside the notebook cannot change a comparison that happens in
+  another process; the reference and the course secret never enter the kernel.
+- **A kernel that dies does not lose the submission.** The cell that killed it
+  (``os._exit``, a segfault, a memory limit) is marked, the notebook runs again in a
+  fresh kernel without it, and everything else is graded.
+"""
+
+import importlib
+import secrets
+from pathlib import Path
+
+import nbformat
+import torch
+from nbclient.exceptions import DeadKernelError
+from nbgrader.preprocessors import Execute
+from traitlets import Integer
+
+from autograder.checks.runner import plan, score
+from autograder.checks.seeds import course_secret
+from autograder.preprocessors import is_test_cell
+from autograder.student.compare import ComprobacionFallida
+from autograder.student.diagnostico import Diagnostico
+
+KERNEL_DIED = "KernelMuerto"
+KERNEL_DIED_TEXT = ("El proceso de Python terminó durante esta celda (os._exit, un fallo de "
+                    "segmentación o falta de memoria). Se omitió y se calificó el resto.")
+
+
+def _stream(text):
+    return nbformat.v4.new_output("stream", name="stdout", text=text + "\n")
+
+
+def _error(ename, evalue):
+    return nbformat.v4.new_output("error", ename=ename, evalue=evalue,
+                                  traceback=[f"{ename}: {evalue}"])
+
+
+def hidden_table(exercise_id):
+    """The HIDDEN table of the chapter an exercise id belongs to (``ch01_...``)."""
+    try:
+        return importlib.import_module(f"autograder.checks.{exercise_id[:4]}").HIDDEN
+    except ModuleNotFoundError:
+        return {}
+
+
+class GradingExecute(Execute):
+    """Execute with hidden tests scored grader-side and recovery from dead kernels."""
+
+    max_kernel_deaths = Integer(3, help="Cells that may kill the kernel before giving up.").tag(
+        config=True)
+
+    def preprocess(self, nb, resources=None, km=None):
+        self._killers = set()
+        self._index = None
+        while True:
+            try:
+                return super().preprocess(nb, resources, km)
+            except DeadKernelError:
+                if self._index is None or self._index in self._killers or (
+                        len(self._killers) >= self.max_kernel_deaths):
+                    raise
+                self.log.warning("Kernel died in cell %s: skipping it and running again",
+                                 self._index)
+                self._killers.add(self._index)
+
+    def preprocess_cell(self, cell, resources, index):
+        self._index = index
+        if index in self._killers:
+            cell.outputs = [_error(KERNEL_DIED, KERNEL_DIED_TEXT)]
+            return cell, resources
+        if cell.cell_type == "code" and is_test_cell(cell):
+            exercise_id = cell.metadata["nbgrader"]["grade_id"].removesuffix("_test")
+            table = hidden_table(exercise_id)
+            if exercise_id in table:
+                self._hidden_test(cell, resources, index, exercise_id, table)
+                return cell, resources
+        return super().preprocess_cell(cell, resources, index)
+
+    def _observe(self, index, exercise_id, function, cases, path):
+        """Run the harness in the student's kernel; its observations, or why there are none."""
+        target = path / f".observacion-{secrets.token_hex(8)}.pt"
+        code = ("import autograder.harness as _arnes\n"
+                f"_arnes.observar({exercise_id[:4]!r}, {exercise_id!r}, {function!r}, "
+                f"{cases!r}, {str(target)!r})\n")
+        probe = nbformat.v4.new_code_cell(code)
+        original = self.nb.cells[index]
+        try:
+            self.execute_cell(probe, index, store_history=False)
+        finally:
+            self.nb.cells[index] = original  # nbclient stores the executed cell at ``index``
+        if target.exists():
+            try:
+                return torch.load(target, weights_only=True), None
+            except Exception as error:  # noqa: BLE001 - a forged file is a failed test, not a crash
+                return None, f"observaciones ilegibles ({type(error).__name__})"
+            finally:
+                target.unlink(missing_ok=True)
+        errors = [o for o in probe.outputs if o.output_type == "error"]
+        if errors:
+            return None, f"{errors[-1].ename}: {errors[-1].evalue}".strip(": ")
+        return None, "no produjo resultados"
+
+    def _hidden_test(self, cell, resources, index, exercise_id, table):
+        path = Path(resources.get("metadata", {}).get("path") or ".")
+        student = resources.get("nbgrader", {}).get("student")
+        hidden = table[exercise_id]
+        cases = plan(exercise_id, table, student=student, secret=course_secret(cwd=path))
+        data, problem = self._observe(index, exercise_id, hidden.exercise.funcion, cases, path)
+        title = f"Pruebas ocultas de {exercise_id}"
+        if data is None:
+            failure = ComprobacionFallida(Diagnostico("sin_observacion", {"motivo": problem}))
+            cell.outputs = [_stream(f"{title}: 0 / {hidden.points:g} puntos\n  {failure}")]
+            cell.outputs.append(nbformat.v4.new_output(
+                "execute_result", data={"text/plain": "0.0"}, execution_count=None))
+            return
+        result = score(hidden, cases, data["observaciones"])
+        report, points = result.informe(title), result.puntos
+        if data["manipulaciones"]:
+            tampering = ComprobacionFallida(Diagnostico(
+                "manipulacion", {"que": "; ".join(data["manipulaciones"])}))
+            report = f"{title}: 0 / {hidden.points:g} puntos\n  {tampering}"
+            points = 0.0
+        cell.outputs = [_stream(report), nbformat.v4.new_output(
+            "execute_result", data={"text/plain": repr(float(points))}, execution_count=None)]

@@ -1,0 +1,161 @@
+"""The hardened grading kernel: ``python -m autograder.kernel -f {connection_file}``.
+
+Before any student code runs, the launcher
+1. sets resource limits (address space, file size, CPU time) and ignores SIGXFSZ, so a
+   50 GB allocation or a huge file fails inside the cell instead of the machine;
+2. imports what the harness needs and photographs what checks and students share
+   (torch functions, ``torch.Tensor``, numpy, builtins, ``autograder.student``);
+3. installs an audit hook (it cannot be removed) that refuses to open the course's
+   private files (gradebook, secret, sources, other students' work, the references and
+   hidden tests), to list their folders, and to start processes or load native libraries;
+4. starts ipykernel.
+
+The hidden tests themselves are scored in the grader's process (``autograder.execute``);
+this kernel adds defence in depth and reports what it saw: refused reads and changed
+attributes ("manipulaciones"), which zero the exercise being graded.
+"""
+
+import os
+import resource
+import signal
+import sys
+from pathlib import Path
+
+KERNEL_NAME = "autograder-hardened"
+PACKAGE_DIR = Path(__file__).resolve().parent
+REPO_DIR = PACKAGE_DIR.parent
+LIMITS = {"memoria_mb": 6144, "archivo_mb": 64, "cpu_s": 900}
+# Builtins that IPython and ipykernel themselves set or swap while running cells.
+IGNORED_BUILTINS = {"exit", "quit", "help", "copyright", "credits", "license", "display",
+                    "get_ipython", "_", "__", "___", "__IPYTHON__", "__builtins__", "input",
+                    "raw_input", "getpass"}
+BLOCKED_EVENTS = ("subprocess.Popen", "os.system", "os.exec", "os.posix_spawn", "os.spawn",
+                  "os.fork", "os.forkpty", "pty.spawn", "ctypes.dlopen")
+
+
+def protected_paths(cwd):
+    """What student code may not read while it is graded in ``cwd``."""
+    paths = [REPO_DIR / "solutions", PACKAGE_DIR / "reference", PACKAGE_DIR / "checks",
+             PACKAGE_DIR / "variants", REPO_DIR / "build" / "sample_class"]
+    if cwd.parent.parent.name == "autograded":  # autograded/<student>/<assignment>
+        course = cwd.parents[2]
+        paths += [course / name for name in ("gradebook.db", "course_secret.txt", "source",
+                                             "submitted", "autograded", "feedback",
+                                             "nbgrader_config.py")]
+    return [p.resolve() for p in paths]
+
+
+def apply_limits(limits=LIMITS):
+    """Set the resource limits this platform allows; return a description of each."""
+    active = []
+    for name, kind, scale in (("memoria_mb", "RLIMIT_AS", 2**20),
+                              ("archivo_mb", "RLIMIT_FSIZE", 2**20),
+                              ("cpu_s", "RLIMIT_CPU", 1)):
+        try:
+            value = limits[name] * scale
+            resource.setrlimit(getattr(resource, kind), (value, value))
+            active.append(f"{kind}={limits[name]}")
+        except (ValueError, OSError, AttributeError):
+            pass
+    if hasattr(signal, "SIGXFSZ"):
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a too-big write raises, not kills
+    return active
+
+
+def watched_namespaces():
+    """The namespaces whose attributes grading relies on, by label."""
+    import builtins
+
+    import numpy
+    import torch
+    import torch.nn.functional
+
+    import autograder.harness
+    import autograder.student.compare
+    import autograder.student.diagnostico
+    import autograder.student.mensajes
+
+    spaces = {"builtins": vars(builtins), "torch": vars(torch), "torch.Tensor": vars(torch.Tensor),
+              "torch.nn.functional": vars(torch.nn.functional),
+              "torch.autograd": vars(torch.autograd), "torch.testing": vars(torch.testing),
+              "torch.nn.Module": vars(torch.nn.Module), "numpy": vars(numpy),
+              "autograder.harness": vars(autograder.harness)}
+    for module in (autograder.student.compare, autograder.student.diagnostico,
+                   autograder.student.mensajes):
+        spaces[module.__name__] = vars(module)
+    for chapter in sorted((PACKAGE_DIR / "student").glob("ch*.py")):
+        module = __import__(f"autograder.student.{chapter.stem}", fromlist=["_"])
+        spaces[module.__name__] = vars(module)
+    return spaces
+
+
+class Guard:
+    """The audit hook and the record of what it refused or found changed."""
+
+    def __init__(self, cwd):
+        self.cwd = cwd.resolve()
+        self.protected = protected_paths(self.cwd)
+        self.refused = []
+        self.spaces = watched_namespaces()
+        self.snapshot = {label: dict(space) for label, space in self.spaces.items()}
+
+    def _is_protected(self, path):
+        try:
+            resolved = Path(os.fsdecode(path)).resolve()
+        except (TypeError, ValueError, OSError):
+            return False
+        if resolved == self.cwd or self.cwd in resolved.parents:
+            return False
+        return any(resolved == p or p in resolved.parents for p in self.protected)
+
+    def changed(self):
+        """Attributes of the watched namespaces that are not what they were at launch."""
+        found = []
+        for label, before in self.snapshot.items():
+            now = self.spaces[label]
+            for name, value in before.items():
+                if label == "builtins" and name in IGNORED_BUILTINS:
+                    continue
+                if now.get(name, value) is not value or name not in now:
+                    found.append(f"{label}.{name} reemplazado")
+            if label == "torch.Tensor":  # copyreg caches __slotnames__ when pickling
+                found += [f"torch.Tensor.{n} añadido" for n in set(now) - set(before)
+                          if n != "__slotnames__"]
+        return found
+
+    def hook(self, event, args):
+        if event == "autograder.manipulaciones":
+            args[0].extend(self.refused + self.changed())
+        elif event in ("open", "os.listdir", "os.scandir", "sqlite3.connect") and args:
+            if args[0] is not None and not isinstance(args[0], int) and self._is_protected(
+                    args[0]):
+                self.refused.append(f"intento de leer {os.fsdecode(args[0])}")
+                raise PermissionError(f"Bloqueado al calificar: {os.fsdecode(args[0])}")
+        elif event.startswith(BLOCKED_EVENTS):
+            raise PermissionError(f"Bloqueado al calificar: {event}")
+
+
+def install_kernelspec(prefix=sys.prefix):
+    """Register this launcher as the Jupyter kernel ``autograder-hardened`` in ``prefix``."""
+    import json
+
+    folder = Path(prefix) / "share" / "jupyter" / "kernels" / KERNEL_NAME
+    folder.mkdir(parents=True, exist_ok=True)
+    spec = {"argv": [sys.executable, "-m", "autograder.kernel", "-f", "{connection_file}"],
+            "display_name": "Python 3 (calificación protegida)", "language": "python"}
+    (folder / "kernel.json").write_text(json.dumps(spec, indent=1) + "\n")
+    return folder
+
+
+def main():
+    os.environ.pop("COURSE_SECRET", None)  # the kernel never needs it
+    apply_limits()
+    guard = Guard(Path.cwd())
+    sys.addaudithook(guard.hook)
+    from ipykernel import kernelapp
+
+    kernelapp.launch_new_instance()
+
+
+if __name__ == "__main__":
+    main()
