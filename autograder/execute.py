@@ -20,7 +20,7 @@ from pathlib import Path
 
 import nbformat
 import torch
-from nbclient.exceptions import DeadKernelError
+from nbclient.exceptions import CellTimeoutError, DeadKernelError
 from nbgrader.preprocessors import Execute
 from traitlets import Integer
 
@@ -31,8 +31,9 @@ from autograder.student.compare import ComprobacionFallida
 from autograder.student.diagnostico import Diagnostico
 
 KERNEL_DIED = "KernelMuerto"
-KERNEL_DIED_TEXT = ("El proceso de Python terminó durante esta celda (os._exit, un fallo de "
-                    "segmentación o falta de memoria). Se omitió y se calificó el resto.")
+KERNEL_DIED_TEXT = ("Esta celda terminó el proceso de Python o lo dejó sin responder (os._exit, "
+                    "un fallo de segmentación, falta de memoria, builtins rotos). Se omitió y "
+                    "se calificó el resto.")
 
 
 def _stream(text):
@@ -62,9 +63,12 @@ class GradingExecute(Execute):
         self._killers = set()
         self._index = None
         while True:
+            self._refusals_seen = 0  # a fresh kernel has refused nothing yet
             try:
                 return super().preprocess(nb, resources, km)
-            except DeadKernelError:
+            except (DeadKernelError, CellTimeoutError):
+                # A cell that kills the kernel, or breaks it so that it stops answering
+                # (CellTimeoutError is only raised for that: ordinary time-outs interrupt).
                 if self._index is None or self._index in self._killers or (
                         len(self._killers) >= self.max_kernel_deaths):
                     raise
@@ -104,29 +108,42 @@ class GradingExecute(Execute):
                 return None, f"observaciones ilegibles ({type(error).__name__})"
             finally:
                 target.unlink(missing_ok=True)
-        errors = [o for o in probe.outputs if o.output_type == "error"]
-        if errors:
-            return None, f"{errors[-1].ename}: {errors[-1].evalue}".strip(": ")
+        self._probe_errors = [o for o in probe.outputs if o.output_type == "error"]
+        if self._probe_errors:
+            last = self._probe_errors[-1]
+            return None, f"{last.ename}: {last.evalue}".strip(": ")
         return None, "no produjo resultados"
+
+    def _tampering(self, reported):
+        """What counts against this exercise: attributes changed now, and files refused
+        since the previous hidden test (an old refusal belongs to an earlier exercise)."""
+        refusals = [r for r in reported if r.startswith("intento de leer")]
+        changed = [r for r in reported if not r.startswith("intento de leer")]
+        new_refusals = refusals[self._refusals_seen:]
+        self._refusals_seen = len(refusals)
+        return "; ".join(changed + new_refusals)
 
     def _hidden_test(self, cell, resources, index, exercise_id, table):
         path = Path(resources.get("metadata", {}).get("path") or ".")
         student = resources.get("nbgrader", {}).get("student")
         hidden = table[exercise_id]
         cases = plan(exercise_id, table, student=student, secret=course_secret(cwd=path))
+        self._probe_errors = []
         data, problem = self._observe(index, exercise_id, hidden.exercise.funcion, cases, path)
         title = f"Pruebas ocultas de {exercise_id}"
         if data is None:
             failure = ComprobacionFallida(Diagnostico("sin_observacion", {"motivo": problem}))
             cell.outputs = [_stream(f"{title}: 0 / {hidden.points:g} puntos\n  {failure}")]
+            # A time-out stays visible as such (the summary reports it); 0 points either way.
+            cell.outputs += [o for o in self._probe_errors if o.ename == "CellTimeoutError"]
             cell.outputs.append(nbformat.v4.new_output(
                 "execute_result", data={"text/plain": "0.0"}, execution_count=None))
             return
         result = score(hidden, cases, data["observaciones"])
         report, points = result.informe(title), result.puntos
-        if data["manipulaciones"]:
-            tampering = ComprobacionFallida(Diagnostico(
-                "manipulacion", {"que": "; ".join(data["manipulaciones"])}))
+        tampering = self._tampering(data["manipulaciones"])
+        if tampering:
+            tampering = ComprobacionFallida(Diagnostico("manipulacion", {"que": tampering}))
             report = f"{title}: 0 / {hidden.points:g} puntos\n  {tampering}"
             points = 0.0
         cell.outputs = [_stream(report), nbformat.v4.new_output(

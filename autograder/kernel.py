@@ -125,7 +125,8 @@ class Guard:
 
     def hook(self, event, args):
         if event == "autograder.manipulaciones":
-            args[0].extend(self.refused + self.changed())
+            args[0].extend(dict.fromkeys(self.refused))  # each refused path once, in order
+            args[0].extend(self.changed())
         elif event in ("open", "os.listdir", "os.scandir", "sqlite3.connect") and args:
             if args[0] is not None and not isinstance(args[0], int) and self._is_protected(
                     args[0]):
@@ -133,6 +134,23 @@ class Guard:
                 raise PermissionError(f"Bloqueado al calificar: {os.fsdecode(args[0])}")
         elif event.startswith(BLOCKED_EVENTS):
             raise PermissionError(f"Bloqueado al calificar: {event}")
+
+
+def protections():
+    """Which protections a grading kernel gets on this machine, in words (for the summary)."""
+    import subprocess
+
+    probe = subprocess.run([sys.executable, "-c",
+                            "from autograder.kernel import apply_limits; print(apply_limits())"],
+                           capture_output=True, text=True, timeout=60)
+    limits = probe.stdout.strip() or "ninguno (la plataforma no los admite)"
+    return [
+        "pruebas ocultas calificadas en el proceso del calificador (fuera del kernel)",
+        f"límites de recursos del kernel: {limits}",
+        "guardián de auditoría: lecturas privadas, procesos y bibliotecas nativas bloqueados; "
+        "cambios en torch/numpy/builtins/utilidades detectados",
+        "usuario del sistema sin privilegios: no (el kernel corre con el usuario del calificador)",
+    ]
 
 
 def install_kernelspec(prefix=sys.prefix):

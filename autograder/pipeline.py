@@ -26,6 +26,8 @@ from autograder.build import generate, write_source
 from autograder.checks.seeds import SECRET_FILE
 from autograder.course import COURSE_DIR, chapters, install_config, nbgrader_api
 from autograder.execute import KERNEL_DIED
+from autograder.intake import read_submission
+from autograder.kernel import protections
 
 STATUS_TEXT = {
     "graded": "calificada",
@@ -48,6 +50,7 @@ class Outcome:
     detail: str = ""
     scores: dict = field(default_factory=dict)  # grade cell id -> points
     max_scores: dict = field(default_factory=dict)
+    notes: list = field(default_factory=list)  # repairs made on intake, in Spanish
 
     @property
     def score(self):
@@ -70,16 +73,32 @@ def prepare_course(course_dir=COURSE_DIR, selected=None):
 
 
 def collect(submissions_dir, course_dir=COURSE_DIR):
-    """Step 2: copy <submissions>/<student>/<assignment>/ into submitted/; list the pairs."""
+    """Step 2: read every <submissions>/<student>/<assignment>/ (repairing what can be
+    repaired, see ``autograder.intake``) into submitted/. One Outcome per submission:
+    status "unreadable" when there is nothing to grade."""
     submitted = course_dir / "submitted"
     if submitted.exists():
         shutil.rmtree(submitted)
-    pairs = []
+    outcomes = []
     for student_dir in sorted(p for p in Path(submissions_dir).iterdir() if p.is_dir()):
         for assignment_dir in sorted(p for p in student_dir.iterdir() if p.is_dir()):
-            shutil.copytree(assignment_dir, submitted / student_dir.name / assignment_dir.name)
-            pairs.append((student_dir.name, assignment_dir.name))
-    return pairs
+            outcome = Outcome(student_dir.name, assignment_dir.name)
+            release = course_dir / "release" / outcome.assignment / f"{outcome.assignment}.ipynb"
+            if not release.exists():
+                outcome.status, outcome.detail = "unreadable", "tarea desconocida"
+                outcomes.append(outcome)
+                continue
+            intake = read_submission(assignment_dir, outcome.assignment,
+                                     nbformat.read(release, as_version=4))
+            outcome.notes = intake.notes
+            if intake.nb is None:
+                outcome.status, outcome.detail = "unreadable", intake.problem
+            else:
+                target = submitted / outcome.student / outcome.assignment
+                target.mkdir(parents=True)
+                nbformat.write(intake.nb, target / f"{outcome.assignment}.ipynb")
+            outcomes.append(outcome)
+    return outcomes
 
 
 def _autograded_path(course_dir, student, assignment):
@@ -105,9 +124,9 @@ def _tampering(nb):
     return found
 
 
-def autograde_student(api, course_dir, student, assignment):
+def autograde_student(api, course_dir, outcome):
     """Step 3 for one submission: run nbgrader autograde and classify what happened."""
-    outcome = Outcome(student, assignment)
+    student, assignment = outcome.student, outcome.assignment
     result = api.autograde(assignment, student, force=True, create=True)
     path = _autograded_path(course_dir, student, assignment)
     if not result["success"] or not path.exists():
@@ -131,11 +150,14 @@ def autograde_student(api, course_dir, student, assignment):
 def read_scores(course_dir, outcome):
     """Points per graded cell from the gradebook (0 where grading produced none)."""
     with Gradebook(f"sqlite:///{course_dir / 'gradebook.db'}") as gradebook:
-        notebook = gradebook.find_notebook(outcome.assignment, outcome.assignment)
+        try:
+            notebook = gradebook.find_notebook(outcome.assignment, outcome.assignment)
+        except MissingEntry:
+            return outcome
         for cell in notebook.grade_cells:
             outcome.max_scores[cell.name] = cell.max_score
             outcome.scores[cell.name] = 0.0
-        if outcome.status in ("kernel died", "grader error"):
+        if outcome.status in ("kernel died", "grader error", "unreadable"):
             return outcome
         try:
             submission = gradebook.find_submission_notebook(
@@ -157,14 +179,38 @@ def feedback_student(api, course_dir, outcome, out_dir):
                     / f"{outcome.assignment}.html")
         if produced.exists():
             shutil.copyfile(produced, target)
+            _add_notes_to_feedback(target, outcome)
             return target
+    reason = STATUS_TEXT.get(outcome.status, outcome.status)
+    if outcome.detail:
+        reason += f": {outcome.detail}"
     target.write_text(
         "<!DOCTYPE html><html lang='es'><meta charset='utf-8'>"
         f"<title>{html.escape(outcome.assignment)}</title><body>"
         f"<h1>{html.escape(outcome.assignment)} · {html.escape(outcome.student)}</h1>"
-        f"<p>{html.escape(STATUS_TEXT.get(outcome.status, outcome.status))}.</p>"
+        f"<p>{html.escape(reason)}.</p>{_notes_html(outcome)}"
         f"<p>Puntos: {outcome.score:g} / {outcome.max_score:g}</p></body></html>\n")
     return target
+
+
+def _notes_html(outcome):
+    if not outcome.notes:
+        return ""
+    items = "".join(f"<li>{html.escape(n)}</li>" for n in outcome.notes)
+    return f"<p>Al recibir tu entrega:</p><ul>{items}</ul>"
+
+
+def _add_notes_to_feedback(page, outcome):
+    """nbgrader's feedback page, with the intake notes and the status at the top."""
+    if not outcome.notes and outcome.status == "graded":
+        return
+    text = page.read_text()
+    reason = STATUS_TEXT.get(outcome.status, outcome.status)
+    banner = (f"<div class='alert alert-info' lang='es'><p>Estado: {html.escape(reason)}"
+              f"{html.escape(': ' + outcome.detail) if outcome.detail else ''}.</p>"
+              f"{_notes_html(outcome)}</div>")
+    page.write_text(text.replace("<body>", "<body>" + banner, 1) if "<body>" in text
+                    else banner + text)
 
 
 def export(outcomes, csv_path):
@@ -173,10 +219,10 @@ def export(outcomes, csv_path):
     csv_path.parent.mkdir(parents=True, exist_ok=True)
     with csv_path.open("w", newline="") as handle:
         writer = csv.writer(handle)
-        writer.writerow(["student", "assignment", "status", "detail", *cells, "score",
+        writer.writerow(["student", "assignment", "status", "detail", "notes", *cells, "score",
                          "max_score"])
         for o in outcomes:
-            writer.writerow([o.student, o.assignment, o.status, o.detail,
+            writer.writerow([o.student, o.assignment, o.status, o.detail, "; ".join(o.notes),
                              *(o.scores.get(c, "") for c in cells), o.score, o.max_score])
     return csv_path
 
@@ -187,6 +233,8 @@ def summary_table(outcomes):
     for o in outcomes:
         status = o.status + (f" ({o.detail})" if o.detail and o.status not in (
             "kernel died", "grader error") else "")
+        if o.notes:
+            status += "; " + "; ".join(o.notes)
         rows.append((o.student, o.assignment, f"{o.score:g} / {o.max_score:g}", status))
     widths = [max(len(r[i]) for r in rows) for i in range(4)]
     lines = ["  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip() for row in rows]
@@ -200,14 +248,16 @@ def grade(submissions_dir, out_dir, course_dir=COURSE_DIR, timeout=None, progres
     # nbgrader 0.9.6 trips SQLAlchemy's autoflush warnings on every submission: noise only.
     warnings.filterwarnings("ignore", message=".*not in session.*")
     prepare_course(course_dir)
-    pairs = collect(submissions_dir, course_dir)
+    progress("Protecciones: " + "; ".join(protections()))
     api = nbgrader_api(course_dir, timeout=timeout)
     outcomes = []
-    for student, assignment in pairs:
-        outcome = read_scores(course_dir, autograde_student(api, course_dir, student, assignment))
+    for outcome in collect(submissions_dir, course_dir):
+        if outcome.status != "unreadable":
+            autograde_student(api, course_dir, outcome)
+        read_scores(course_dir, outcome)
         feedback_student(api, course_dir, outcome, out_dir)
-        progress(f"  {student}/{assignment}: {outcome.score:g}/{outcome.max_score:g} "
-                 f"({outcome.status})")
+        progress(f"  {outcome.student}/{outcome.assignment}: "
+                 f"{outcome.score:g}/{outcome.max_score:g} ({outcome.status})")
         outcomes.append(outcome)
     export(outcomes, out_dir / "grades.csv")
     return outcomes

@@ -75,3 +75,32 @@ def test_summary_table_lists_everyone(graded):
     table = summary_table(graded["outcomes"].values())
     for student, _ in graded["outcomes"]:
         assert student in table
+
+
+def test_a_run_killed_half_way_then_rerun_gives_the_same_grades(tmp_path):
+    import subprocess
+    import sys
+
+    root = tmp_path
+    course = root / "course"
+    prepare_course(course)
+    everyone = write_sample_class(course, root / "all")
+    small = root / "small"
+    for student in ("ana", "carla", "hugo"):
+        (small / student).mkdir(parents=True)
+        (everyone / student).rename(small / student)
+    command = [sys.executable, "-c",
+               "import sys; from pathlib import Path; from autograder.pipeline import grade; "
+               f"grade(Path({str(small)!r}), Path(sys.argv[1]), course_dir=Path({str(course)!r}),"
+               " timeout=10)"]
+    subprocess.run(command + [str(root / "first")], check=True, capture_output=True, timeout=600)
+    killed = subprocess.Popen(command + [str(root / "killed")], stdout=subprocess.PIPE, text=True)
+    for line in killed.stdout:  # kill it as soon as one student is graded
+        if line.startswith("  ana/"):
+            killed.kill()
+            break
+    killed.wait(timeout=60)
+    subprocess.run(command + [str(root / "rerun")], check=True, capture_output=True, timeout=600)
+    first = (root / "first" / "grades.csv").read_text()
+    assert first == (root / "rerun" / "grades.csv").read_text()
+    assert first.count("\n") == 4

@@ -1,0 +1,250 @@
+"""The adversarial corpus: hostile and broken submissions, each with its expected outcome.
+
+Every case starts from the reference solution of chapter 1 and changes one thing. The
+end-to-end test grades them all in one batch, together with an honest student, through
+the real pipeline, and checks: no undeserved points, no grader crash, the honest student
+graded correctly, and every case reported with its reason.
+"""
+
+import copy
+import json
+from dataclasses import dataclass, field
+
+import nbformat
+from nbgrader import utils
+
+from autograder.submissions import fill_solutions, solution_code
+
+ASSIGNMENT = "01_grafo_dinamico"
+MB, TL, GP = "ch01_manual_backward", "ch01_two_losses", "ch01_gradient_penalty"
+ALL = (MB + "_test", TL + "_test", GP + "_test")
+
+# A plausible wrong answer, to prove that a trick, not the answer, would earn the points.
+WRONG_MB = '''def manual_backward(x, y, W1, b1, W2, b2):
+    return {k: torch.zeros_like(v) for k, v in dict(W1=W1, b1=b1, W2=W2, b2=b2).items()}
+'''
+
+
+def patched(prefix, body=WRONG_MB):
+    """A manual_backward cell that first runs ``prefix`` (the trick), then a wrong answer."""
+    return prefix.strip() + "\n\n" + body
+
+
+@dataclass(frozen=True)
+class Case:
+    student_id: str
+    description: str
+    cells: dict = field(default_factory=dict)  # grade_id -> replacement code
+    transform: object = None  # callable(nb) -> nb or bytes, after the cells are filled
+    filename: str = f"{ASSIGNMENT}.ipynb"
+    max_points: dict = field(default_factory=dict)  # grade id -> most points allowed
+    status: str = "graded"
+    reason: str = ""  # a fragment the detail or notes must contain
+
+
+def _zero(*cells):
+    return {cell: 0.0 for cell in cells}
+
+
+def _strip_metadata(nb):
+    for cell in nb.cells:
+        cell.metadata.pop("nbgrader", None)
+    return nb
+
+
+def _duplicate_test(nb):
+    index = next(i for i, c in enumerate(nb.cells)
+                 if c.metadata.get("nbgrader", {}).get("grade_id") == MB + "_test")
+    nb.cells.insert(index + 1, copy.deepcopy(nb.cells[index]))
+    nb.cells[index + 1]["id"] = "duplicada"
+    return nb
+
+
+def _test_before_solution(nb):
+    test = next(i for i, c in enumerate(nb.cells)
+                if c.metadata.get("nbgrader", {}).get("grade_id") == TL + "_test")
+    cell = nb.cells.pop(test)
+    solution = next(i for i, c in enumerate(nb.cells)
+                    if c.metadata.get("nbgrader", {}).get("grade_id") == TL)
+    nb.cells.insert(solution, cell)
+    return nb
+
+
+def _edit_tests(nb, source="print('todo correcto')\n3.0"):
+    for cell in nb.cells:
+        if utils.is_grade(cell) and not utils.is_solution(cell):
+            cell.source = source
+    return nb
+
+
+def _edit_points(nb):
+    for cell in nb.cells:
+        if utils.is_grade(cell):
+            cell.metadata["nbgrader"]["points"] = 100
+    return nb
+
+
+def _as_nbformat3(nb):
+    return nbformat.writes(nbformat.convert(nb, 3)).encode()
+
+
+CASES = [
+    # --- monkeypatching what checks could rely on
+    Case("mono_allclose", "torch.allclose siempre True y una respuesta mal",
+         {MB: patched("torch.allclose = lambda *a, **k: True")},
+         max_points=_zero(*ALL), status="tampering detected", reason="torch.allclose"),
+    Case("mono_assert_close", "torch.testing.assert_close que no falla nunca",
+         {MB: patched("torch.testing.assert_close = lambda *a, **k: None")},
+         max_points=_zero(*ALL), status="tampering detected", reason="assert_close"),
+    Case("mono_tensor_eq", "torch.Tensor.__eq__ siempre True",
+         {MB: patched("torch.Tensor.__eq__ = lambda self, other: True")},
+         max_points=_zero(*ALL), status="tampering detected", reason="torch.Tensor.__eq__"),
+    Case("mono_numpy", "numpy.allclose siempre True",
+         {MB: patched("import numpy\nnumpy.allclose = lambda *a, **k: True")},
+         max_points=_zero(*ALL), status="tampering detected", reason="numpy.allclose"),
+    Case("mono_ayudantes", "reemplaza la puntuación de las utilidades del curso",
+         {MB: patched("import autograder.student.compare as c\n"
+                      "c.puntuar = lambda partes, casos: None")},
+         max_points=_zero(*ALL), status="tampering detected", reason="puntuar"),
+    Case("mono_builtins", "isinstance siempre True (deja el kernel sin responder)",
+         {MB: patched("import builtins\nbuiltins.isinstance = lambda *a: True")},
+         max_points=_zero(MB + "_test"), status="crashed"),
+    Case("mono_builtins_abs", "abs devuelve siempre 0",
+         {MB: patched("import builtins\nbuiltins.abs = lambda x: 0")},
+         max_points=_zero(*ALL), status="tampering detected", reason="builtins.abs"),
+    # --- odd return values
+    Case("eq_siempre_true", "devuelve objetos cuyo __eq__ siempre es True",
+         {MB: "class Todo:\n    def __eq__(self, other):\n        return True\n\n\n"
+              "def manual_backward(x, y, W1, b1, W2, b2):\n"
+              "    return {k: Todo() for k in ('W1', 'b1', 'W2', 'b2')}\n"},
+         max_points=_zero(MB + "_test")),
+    Case("subclase_tensor", "una subclase de Tensor que dice ser igual a todo",
+         {MB: "class Mentira(torch.Tensor):\n"
+              "    @classmethod\n"
+              "    def __torch_function__(cls, func, types, args=(), kwargs=None):\n"
+              "        return True\n\n\n"
+              "def manual_backward(x, y, W1, b1, W2, b2):\n"
+              "    falso = torch.zeros(1).as_subclass(Mentira)\n"
+              "    return {k: falso for k in ('W1', 'b1', 'W2', 'b2')}\n"},
+         max_points=_zero(MB + "_test")),
+    Case("tipo_equivocado", "devuelve cadenas y listas",
+         {MB: "def manual_backward(x, y, W1, b1, W2, b2):\n    return 'W1, b1, W2, b2'\n",
+          TL: "def two_loss_grads(model, x, y):\n    return [[0.0], [0.0]]\n"},
+         max_points=_zero(MB + "_test", TL + "_test")),
+    Case("codificada", "respuesta copiada del ejemplo público",
+         {MB: "_EJEMPLO = None\n\n\ndef manual_backward(x, y, W1, b1, W2, b2):\n"
+              "    g = torch.Generator().manual_seed(1)\n"
+              "    n = lambda *s: torch.randn(*s, generator=g, dtype=torch.float64)\n"
+              "    x, y, W1, b1, W2, b2 = n(6, 4), n(6, 3), n(4, 5), n(5), n(5, 3), n(3)\n"
+              "    b1[0] = -50.0\n"
+              "    z = x @ W1 + b1\n    h = torch.relu(z)\n"
+              "    d = 2 * (h @ W2 + b2 - y) / y.numel()\n"
+              "    dz = (d @ W2.T) * (z > 0)\n"
+              "    return {'W1': x.T @ dz, 'b1': dz.sum(0), 'W2': h.T @ d, 'b2': d.sum(0)}\n"},
+         max_points=_zero(MB + "_test")),
+    # --- calling the reference or reading what is not theirs
+    Case("referencia_import", "importa la implementación de referencia",
+         {MB: "def manual_backward(x, y, W1, b1, W2, b2):\n"
+              "    from autograder.reference.ch01 import manual_backward as ref\n"
+              "    return ref(x, y, W1, b1, W2, b2)\n"},
+         max_points=_zero(MB + "_test"), status="tampering detected", reason="reference"),
+    Case("referencia_sys_modules", "busca la referencia en sys.modules",
+         {MB: "import sys\n\n\ndef manual_backward(x, y, W1, b1, W2, b2):\n"
+              "    return sys.modules['autograder.reference.ch01'].manual_backward(\n"
+              "        x, y, W1, b1, W2, b2)\n"},
+         max_points=_zero(MB + "_test")),
+    Case("referencia_gc", "busca la referencia con gc",
+         {MB: "import gc\n\n\ndef manual_backward(x, y, W1, b1, W2, b2):\n"
+              "    for f in gc.get_objects():\n"
+              "        if getattr(f, '__module__', '') == 'autograder.reference.ch01' and \\\n"
+              "                getattr(f, '__name__', '') == 'manual_backward':\n"
+              "            return f(x, y, W1, b1, W2, b2)\n"
+              "    return {}\n"},
+         max_points=_zero(MB + "_test")),
+    Case("lee_gradebook", "lee el gradebook (que guarda las pruebas ocultas)",
+         {MB: patched("try:\n    open('../../../gradebook.db', 'rb').read()\n"
+                      "except OSError:\n    pass")},
+         max_points=_zero(MB + "_test"), status="tampering detected", reason="gradebook.db"),
+    Case("lee_soluciones", "lee el fuente del capítulo con las soluciones",
+         {MB: patched("import pathlib, autograder\n"
+                      "raiz = pathlib.Path(autograder.__file__).parent.parent\n"
+                      "try:\n    (raiz / 'solutions' / '01_grafo_dinamico.py').read_text()\n"
+                      "except OSError:\n    pass")},
+         max_points=_zero(MB + "_test"), status="tampering detected", reason="solutions"),
+    Case("lee_otros", "lee la entrega de otra estudiante",
+         {MB: patched("try:\n    open('../../../submitted/ana/01_grafo_dinamico/"
+                      "01_grafo_dinamico.ipynb').read()\nexcept OSError:\n    pass")},
+         max_points=_zero(MB + "_test"), status="tampering detected", reason="submitted"),
+    # --- ending the process, exhausting resources
+    Case("sys_exit", "sys.exit() después de definir la función"),
+    Case("os_exit", "os._exit(1) en una celda",
+         {GP: "import os\nos._exit(1)\n"}, max_points=_zero(GP + "_test"), status="crashed"),
+    Case("segfault", "fallo de segmentación",
+         {GP: "import faulthandler\nfaulthandler._sigsegv()\n"},
+         max_points=_zero(GP + "_test"), status="crashed"),
+    Case("mata_kernel", "se envía SIGKILL a sí mismo",
+         {GP: "import os, signal\nos.kill(os.getpid(), signal.SIGKILL)\n"},
+         max_points=_zero(GP + "_test"), status="crashed"),
+    Case("bucle_en_la_funcion", "la función nunca termina",
+         {TL: "def two_loss_grads(model, x, y):\n    while True:\n        pass\n"},
+         max_points=_zero(TL + "_test"), status="timed out"),
+    Case("memoria_50gb", "pide 50 GB de memoria",
+         {TL: "def two_loss_grads(model, x, y):\n"
+              "    basura = torch.empty(50 * 2**30 // 4)\n    return basura\n"},
+         max_points=_zero(TL + "_test")),
+    Case("salida_100mb", "escribe 100 MB en la salida"),
+    Case("archivo_enorme", "escribe un archivo de 200 MB"),
+    # --- the notebook itself
+    Case("celdas_duplicadas", "duplicó una celda de prueba", transform=_duplicate_test,
+         reason="duplicadas"),
+    Case("celdas_reordenadas", "movió una prueba antes de su ejercicio",
+         transform=_test_before_solution, reason="se movieron"),
+    Case("pruebas_editadas", "cambió las celdas de prueba por '3.0' y una respuesta mal",
+         {MB: WRONG_MB}, transform=_edit_tests, max_points=_zero(MB + "_test")),
+    Case("puntos_editados", "puso 100 puntos a cada prueba", transform=_edit_points,
+         max_points={c: p for c, p in zip(ALL, (3.0, 2.0, 3.0))}, reason="puntos"),
+    Case("sin_metadatos", "un editor borró los metadatos de nbgrader",
+         transform=_strip_metadata, reason="metadatos"),
+    Case("nbformat_3", "guardado con nbformat 3", transform=_as_nbformat3, reason="nbformat 3"),
+    Case("json_invalido", "JSON inválido", transform=lambda nb: b'{"cells": [',
+         max_points=_zero(*ALL), status="unreadable", reason="JSON"),
+    Case("vacio", "archivo vacío", transform=lambda nb: b"", max_points=_zero(*ALL),
+         status="unreadable", reason="vacío"),
+    Case("nombre_equivocado", "el archivo se llama mi_entrega.ipynb",
+         filename="mi_entrega.ipynb", reason="mi_entrega.ipynb"),
+    Case("sin_tocar", "entregó el cuaderno publicado tal cual", transform="release",
+         max_points=_zero(*ALL)),
+]
+
+EXTRA_CODE = {
+    "sys_exit": (MB, "\nimport sys\nsys.exit(0)\n"),
+    "salida_100mb": (MB, "\nprint('x' * 100_000_000)\n"),
+    "archivo_enorme": (MB, "\ntry:\n    with open('enorme.bin', 'wb') as f:\n"
+                           "        f.write(b'0' * 200 * 2**20)\nexcept OSError:\n    pass\n"),
+}
+
+
+def submission_bytes(case, source_nb, release_nb):
+    """The file ``case`` hands in."""
+    reference = solution_code(source_nb)
+    if case.student_id in EXTRA_CODE:
+        grade_id, extra = EXTRA_CODE[case.student_id]
+        reference[grade_id] += extra
+    code = {**reference, **case.cells}
+    nb = release_nb if case.transform == "release" else fill_solutions(release_nb, code)
+    if callable(case.transform):
+        nb = case.transform(copy.deepcopy(nb))
+    if isinstance(nb, bytes):
+        return nb
+    return (json.dumps(nb, indent=1, ensure_ascii=False) + "\n").encode()
+
+
+def write_corpus(course_dir, destination, cases=CASES):
+    """Write the corpus as a class: destination/<case>/<assignment>/<file>."""
+    source_nb = nbformat.read(course_dir / "source" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb", 4)
+    release_nb = nbformat.read(course_dir / "release" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb", 4)
+    for case in cases:
+        folder = destination / case.student_id / ASSIGNMENT
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / case.filename).write_bytes(submission_bytes(case, source_nb, release_nb))
+    return destination
