@@ -77,6 +77,11 @@ def _edit_tests(nb, source="print('todo correcto')\n3.0"):
     return nb
 
 
+def _delete_locked(nb):
+    nb.cells = [c for c in nb.cells if not c.metadata.get("nbgrader", {}).get("locked")]
+    return nb
+
+
 def _edit_points(nb):
     for cell in nb.cells:
         if utils.is_grade(cell):
@@ -197,6 +202,8 @@ CASES = [
     # --- the notebook itself
     Case("celdas_duplicadas", "duplicó una celda de prueba", transform=_duplicate_test,
          reason="duplicadas"),
+    Case("celdas_borradas", "borró las pruebas y la celda de utilidades",
+         transform=_delete_locked, reason="se restauraron"),
     Case("celdas_reordenadas", "movió una prueba antes de su ejercicio",
          transform=_test_before_solution, reason="se movieron"),
     Case("pruebas_editadas", "cambió las celdas de prueba por '3.0' y una respuesta mal",

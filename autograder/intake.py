@@ -134,6 +134,16 @@ def _deduplicate(nb, intake):
         intake.notes.append(f"{duplicated} celdas duplicadas: cuenta solo la primera")
 
 
+def _note_missing(nb, release, intake):
+    """Locked cells (tests, helpers) the student deleted: nbgrader and RestoreHelperCell
+    put them back from the gradebook; the student should know."""
+    present = {c.metadata.get("nbgrader", {}).get("grade_id") for c in nb.cells}
+    missing = [c for c in release.cells if c.metadata.get("nbgrader", {}).get("locked")
+               and c.metadata["nbgrader"].get("grade_id") not in present]
+    if missing:
+        intake.notes.append(f"faltaban {len(missing)} celdas protegidas: se restauraron")
+
+
 def _note_edits(nb, release, intake):
     points = {c.metadata["nbgrader"]["grade_id"]: c.metadata["nbgrader"].get("points")
               for c in release.cells if utils.is_grade(c)}
@@ -155,6 +165,7 @@ def read_submission(folder, assignment, release):
     _restore_metadata(nb, release, intake)
     _deduplicate(nb, intake)
     _reorder_tests(nb, intake)
+    _note_missing(nb, release, intake)
     _note_edits(nb, release, intake)
     intake.nb = nb
     return intake

@@ -61,6 +61,11 @@ def test_repairable_submissions_get_the_release_structure_back(tmp_path, noteboo
     nbformat.validate(result.nb)
 
 
+def test_deleted_protected_cells_are_noted(tmp_path, notebooks):
+    result = submit(tmp_path, "celdas_borradas", notebooks)
+    assert "faltaban 4 celdas protegidas" in "; ".join(result.notes)
+
+
 def test_an_honest_notebook_needs_no_repair(tmp_path, notebooks):
     folder = tmp_path / "honesta"
     folder.mkdir()
