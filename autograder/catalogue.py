@@ -8,6 +8,7 @@ import jupytext
 from nbgrader import utils
 
 from autograder.course import chapters
+from autograder.tables import format_table
 
 
 @dataclass(frozen=True)
@@ -75,9 +76,7 @@ def catalogue_table(items=None):
     rows = [("chapter", "grade_id", "function", "points", "parts", "public", "hidden")]
     rows += [(e.chapter, e.grade_id, e.signature, f"{e.points:g}", str(e.parts),
               str(e.parts), str(e.parts * e.hidden_cases)) for e in items]
-    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-    lines = ["  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip() for row in rows]
-    lines.insert(1, "  ".join("-" * w for w in widths))
+    lines = format_table(rows)
     lines.append(f"\n{len(items)} exercises, {sum(e.points for e in items):g} points. "
                  "public/hidden: checks run (parts × cases) in the notebook / at grading.")
     return "\n".join(lines)

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 from autograder.checks.runner import grade_hidden
 from autograder.course import chapters
+from autograder.tables import format_table
 from autograder.variants import all_variants
 
 MIN_DIAGNOSED = 0.90
@@ -72,9 +73,7 @@ def report(rows):
         lines.append((r.exercise, r.variant, f"{r.points:g}/{r.max_points:g}",
                       "—" if r.correct and r.diagnosis == "—" else r.diagnosis, r.expected,
                       verdict))
-    widths = [max(len(line[i]) for line in lines) for i in range(len(header))]
-    text = ["  ".join(c.ljust(w) for c, w in zip(line, widths)).rstrip() for line in lines]
-    text.insert(1, "  ".join("-" * w for w in widths))
+    text = format_table(lines)
     s = summary(rows)
     text.append("")
     text.append("correct variants at full marks: {}/{}".format(*s["correct_full"]))

@@ -28,6 +28,7 @@ from autograder.course import COURSE_DIR, chapters, install_config, nbgrader_api
 from autograder.execute import KERNEL_DIED
 from autograder.intake import read_submission
 from autograder.kernel import protections
+from autograder.tables import format_table
 
 STATUS_TEXT = {
     "graded": "calificada",
@@ -236,10 +237,7 @@ def summary_table(outcomes):
         if o.notes:
             status += "; " + "; ".join(o.notes)
         rows.append((o.student, o.assignment, f"{o.score:g} / {o.max_score:g}", status))
-    widths = [max(len(r[i]) for r in rows) for i in range(4)]
-    lines = ["  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip() for row in rows]
-    lines.insert(1, "  ".join("-" * w for w in widths))
-    return "\n".join(lines)
+    return "\n".join(format_table(rows))
 
 
 def grade(submissions_dir, out_dir, course_dir=COURSE_DIR, timeout=None, progress=print):
