@@ -2,7 +2,6 @@
 
 import os
 import re
-import shutil
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -101,9 +100,3 @@ def install_config(course_dir=COURSE_DIR):
     exchange.mkdir(exist_ok=True)
     footer = f"\nc.Exchange.root = {str(exchange)!r}\n"
     (course_dir / "nbgrader_config.py").write_text(header + CONFIG_FILE.read_text() + footer)
-
-
-def reset_dir(path):
-    if path.exists():
-        shutil.rmtree(path)
-    path.mkdir(parents=True)
