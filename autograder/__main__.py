@@ -62,6 +62,12 @@ def cmd_fairness(args):
     return 0 if summary(rows)["passed"] else 1
 
 
+def cmd_chapter(args):
+    from autograder.develop import check_chapter
+
+    return check_chapter(args.name, timeout=args.timeout)
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(prog="python -m autograder")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -84,6 +90,12 @@ def main(argv=None):
 
     fairness = sub.add_parser("fairness", help="grade the variant corpus; fail if unfair")
     fairness.set_defaults(run=cmd_fairness)
+
+    chapter = sub.add_parser("chapter", help="build one chapter alone, run it, and report "
+                             "its errors, slowest cells and fairness (for chapter authors)")
+    chapter.add_argument("name", help="e.g. 03 or 03_acumulacion")
+    chapter.add_argument("--timeout", type=int, default=300, help="per-cell limit, seconds")
+    chapter.set_defaults(run=cmd_chapter)
 
     args = parser.parse_args(argv)
     return args.run(args)

@@ -58,6 +58,16 @@ def chapter_named(name):
     raise KeyError(f"No chapter named {name!r}; known: {[c.name for c in chapters()]}")
 
 
+def chapter_modules(kind):
+    """``autograder.<kind>.chNN`` of every chapter that has one (kind: student, checks,
+    reference, variants), imported: e.g. every chapter's messages get registered."""
+    import importlib
+
+    package = Path(__file__).resolve().parent / kind
+    return [importlib.import_module(f"autograder.{kind}.{c.key}") for c in chapters()
+            if (package / f"{c.key}.py").is_file()]
+
+
 def load_config():
     """The course's nbgrader configuration as a traitlets Config."""
     from traitlets.config.loader import PyFileConfigLoader

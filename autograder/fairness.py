@@ -9,7 +9,7 @@ import importlib
 from dataclasses import dataclass
 
 from autograder.checks.runner import grade_hidden
-from autograder.course import chapters
+from autograder.course import chapter_modules
 from autograder.tables import format_table
 from autograder.variants import all_variants
 
@@ -38,7 +38,7 @@ class Row:
 
 
 def fairness_rows(keys=None):
-    keys = keys or [c.key for c in chapters()]
+    keys = keys or [m.__name__.rsplit(".", 1)[1] for m in chapter_modules("variants")]
     rows = []
     for key in keys:
         hidden = importlib.import_module(f"autograder.checks.{key}").HIDDEN

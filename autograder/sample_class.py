@@ -1,15 +1,18 @@
 """The bundled sample class that ``make grade`` grades: one student per typical outcome.
 
 Submissions are made from the current release and source notebooks, so they never
-drift from the course. Each student's expected points per exercise are declared here
-and asserted by the end-to-end test.
+drift from the course. Chapter 1 has the full cast (every grading outcome); every other
+chapter has the reference (ana), the untouched stubs (bruno) and the realistic mistakes
+its corpus module declares as ``SAMPLE_STUDENTS``. Each student's expected points per
+exercise are declared here and asserted by the end-to-end test.
 """
 
-from dataclasses import dataclass, field
+import importlib
 
 import nbformat
 
-from autograder.submissions import fill_solutions, solution_code
+from autograder.course import chapters
+from autograder.submissions import SampleStudent, fill_solutions, solution_code
 
 # Wrong or broken chapter 1 answers, each a realistic student cell.
 TWO_LOSSES_WITHOUT_CLONE = '''def two_loss_grads(model, x, y):
@@ -65,20 +68,6 @@ def two_loss_grads(model, x, y):
 '''
 
 
-@dataclass(frozen=True)
-class SampleStudent:
-    """A student of the sample class: what to put in which cells, and the points expected."""
-
-    student_id: str
-    description: str
-    replacements: dict = field(default_factory=dict)  # grade_id -> cell code
-    use_reference: bool = True
-    deleted: tuple = ()  # grade ids of cells the student deleted
-    lost: tuple = ()  # grade ids of the exercises expected to score 0; ("*",) = all
-    partial: dict = field(default_factory=dict)  # grade id -> points expected (partial credit)
-    expected_status: str = "graded"
-
-
 SAMPLE_CLASS = {
     "01_grafo_dinamico": [
         SampleStudent("ana", "solución de referencia"),
@@ -104,6 +93,21 @@ SAMPLE_CLASS = {
                       deleted=("ch01_utilidades", "ch01_manual_backward_test")),
     ],
 }
+
+
+def _chapter_cast(chapter):
+    """ana, bruno, and the chapter's own ``SAMPLE_STUDENTS`` (autograder/variants/chNN.py)."""
+    try:
+        extra = importlib.import_module(f"autograder.variants.{chapter.key}").SAMPLE_STUDENTS
+    except (ModuleNotFoundError, AttributeError):
+        extra = []
+    return [SampleStudent("ana", "solución de referencia"),
+            SampleStudent("bruno", "entrega sin tocar (los esqueletos)", use_reference=False,
+                          lost=("*",)), *extra]
+
+
+for _chapter in chapters():
+    SAMPLE_CLASS.setdefault(_chapter.name, _chapter_cast(_chapter))
 
 
 def submission(student, source_nb, release_nb):

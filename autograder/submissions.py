@@ -2,6 +2,7 @@
 
 import copy
 import re
+from dataclasses import dataclass, field
 
 from nbgrader import utils
 
@@ -25,3 +26,17 @@ def fill_solutions(release_nb, code_by_grade_id):
         if grade_id in code_by_grade_id and utils.is_solution(cell):
             cell.source = code_by_grade_id[grade_id]
     return nb
+
+
+@dataclass(frozen=True)
+class SampleStudent:
+    """A student of the sample class: what to put in which cells, and the points expected."""
+
+    student_id: str
+    description: str
+    replacements: dict = field(default_factory=dict)  # grade_id -> cell code
+    use_reference: bool = True
+    deleted: tuple = ()  # grade ids of cells the student deleted
+    lost: tuple = ()  # grade ids of the exercises expected to score 0; ("*",) = all
+    partial: dict = field(default_factory=dict)  # grade id -> points expected (partial credit)
+    expected_status: str = "graded"

@@ -6,7 +6,7 @@ import string
 import pytest
 import torch
 
-from autograder.course import ROOT
+from autograder.course import ROOT, chapter_modules
 from autograder.student.diagnostico import (
     copiar_buffers,
     diagnosticar_buffers,
@@ -19,6 +19,7 @@ from autograder.student.diagnostico import (
 )
 from autograder.student.mensajes import CATALOGO, texto
 
+chapter_modules("student")  # every chapter registers its own messages on import
 G = torch.Generator().manual_seed(0)
 REF = torch.randn(4, 3, generator=G, dtype=torch.float64)
 FACTORS = {"sin_dividir_por_accum": 4, "zero_grad_olvidado": 3, "suma_en_vez_de_media": 8,
@@ -152,6 +153,16 @@ def test_every_diagnosis_the_code_raises_is_in_the_catalogue():
     assert used <= set(CATALOGO), used - set(CATALOGO)
 
 
+def example_facts(templates):
+    """A value for every placeholder: numbers where the format asks for one."""
+    facts = {}
+    for template in templates:
+        for _, name, spec, _ in string.Formatter().parse(template):
+            if name and name not in facts:
+                facts[name] = 1.5 if spec and spec[-1] in "gfe%d" else "x"
+    return facts
+
+
 def test_messages_render_with_their_facts():
     facts = {"nombre": "g", "razon": 4.0, "inversa": 4.0, "forma": (2, 3),
              "forma_esperada": (3, 2), "dtype": "float32", "dtype_esperado": "float64",
@@ -159,5 +170,6 @@ def test_messages_render_with_their_facts():
              "otro": "`b`", "llamadas": 2, "veces": 3, "veces_esperadas": 2, "orden": "a → b",
              "orden_esperado": "b → a", "detalle": "Error", "que": "torch.allclose",
              "motivo": "tiempo agotado"}
-    for key in CATALOGO:
-        assert texto(key, facts) and texto(key, facts, idioma="en")
+    for key, entry in CATALOGO.items():
+        facts_for_key = {**example_facts(entry), **facts}
+        assert texto(key, facts_for_key) and texto(key, facts_for_key, idioma="en")

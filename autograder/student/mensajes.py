@@ -275,6 +275,20 @@ CATALOGO = {
 }
 
 
+def registrar(mensajes):
+    """Add a chapter's own entries (``student/chNN.py`` calls this with its ``MENSAJES``).
+
+    An id may be defined once: a chapter cannot silently reword another's message.
+    """
+    repetidos = sorted(set(mensajes) & set(CATALOGO))
+    if repetidos:
+        raise ValueError(f"diagnosis ids already in the catalogue: {repetidos}")
+    for diagnostico, entrada in mensajes.items():
+        if len(entrada) != 4:
+            raise ValueError(f"{diagnostico}: expected (title, es, hint, en)")
+    CATALOGO.update(mensajes)
+
+
 # Diagnoses that name no misconception: shown without the "Error frecuente" title.
 SIN_NOMBRE = {"no_reconocido", "excepcion"}
 

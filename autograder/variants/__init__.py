@@ -37,8 +37,12 @@ class Registry:
         return register
 
 
-def all_variants(chapter_keys=("ch01",)):
-    """Every registered variant of the given chapters."""
+def all_variants(chapter_keys=None):
+    """Every registered variant of the given chapters (default: all that have a corpus)."""
+    if chapter_keys is None:
+        from autograder.course import chapter_modules
+
+        return [v for m in chapter_modules("variants") for v in m.registry.variants]
     found = []
     for key in chapter_keys:
         found += importlib.import_module(f"autograder.variants.{key}").registry.variants
