@@ -47,8 +47,18 @@ class Chapter:
 
 
 def chapters(solutions_dir=SOLUTIONS_DIR):
-    """Every chapter source in ``solutions/``, in chapter order."""
-    return [Chapter(p) for p in sorted(solutions_dir.glob("*.py")) if CHAPTER_FILE_RE.match(p.name)]
+    """Every chapter source in ``solutions/``, in chapter order.
+
+    ``AUTOGRADER_CHAPTERS=03,04`` restricts everything (tests included) to those chapters:
+    for authors working on chapters side by side, some of them half-written.
+    """
+    found = [Chapter(p) for p in sorted(solutions_dir.glob("*.py"))
+             if CHAPTER_FILE_RE.match(p.name)]
+    only = os.environ.get("AUTOGRADER_CHAPTERS")
+    if only:
+        wanted = {part.strip()[:2] for part in only.split(",") if part.strip()}
+        found = [c for c in found if c.name[:2] in wanted]
+    return found
 
 
 def chapter_named(name):
