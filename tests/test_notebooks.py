@@ -98,3 +98,23 @@ def test_only_hidden_tests_import_the_autograder(chapter):
         source = re.sub(r"### BEGIN HIDDEN TESTS.*?### END HIDDEN TESTS", "", cell.source,
                         flags=re.DOTALL)
         assert "autograder" not in source or cell.cell_type == "markdown"
+
+
+def _exercise_functions(cells):
+    return {node.name for c in cells if c.cell_type == "code" and utils.is_solution(c)
+            for node in ast.parse(c.source).body if isinstance(node, ast.FunctionDef)}
+
+
+@pytest.mark.parametrize("chapter", CHAPTERS, ids=lambda c: c.name)
+def test_only_graded_cells_call_the_exercises(chapter):
+    # A demonstration (or any other cell) that calls a student's function fails on the
+    # untouched stubs: the student would see errors that are not about an exercise.
+    cells = source_cells(chapter)
+    exercises = _exercise_functions(cells)
+    for cell in cells:
+        if cell.cell_type != "code" or "nbgrader" in cell.metadata:
+            continue
+        python = "\n".join(line for line in cell.source.splitlines()
+                            if not line.lstrip().startswith(("%", "!")))  # IPython magics
+        names = {n.id for n in ast.walk(ast.parse(python)) if isinstance(n, ast.Name)}
+        assert not names & exercises, f"cell uses {names & exercises}:\n{cell.source[:200]}"

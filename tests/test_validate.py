@@ -1,4 +1,9 @@
-"""nbgrader's Validate (the student's button) fails on the stubs and passes on the solutions."""
+"""nbgrader's Validate (the student's button) fails on the stubs and passes on the solutions.
+
+Demonstration cells are left out to keep CI short: nbval runs them (on the instructor
+notebooks), and tests/test_notebooks.py checks that no demonstration calls an exercise,
+so with stubs they cannot fail where the exercises do not.
+"""
 
 import jupytext
 import nbformat
@@ -7,6 +12,7 @@ from nbgrader.validator import Validator
 
 from autograder.build import source_notebook
 from autograder.course import chapters, load_config
+from autograder.preprocessors import is_demo
 from autograder.submissions import fill_solutions, solution_code
 
 pytestmark = pytest.mark.slow
@@ -14,6 +20,7 @@ CHAPTERS = chapters()
 
 
 def validate(nb, tmp_path):
+    nb.cells = [c for c in nb.cells if not is_demo(c)]
     path = tmp_path / "entrega.ipynb"
     nbformat.write(nb, path)
     return Validator(config=load_config()).validate(str(path))
