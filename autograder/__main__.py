@@ -1,6 +1,7 @@
 """Command line: ``python -m autograder {build,grade,exercises}``."""
 
 import argparse
+import os
 import sys
 import time
 from pathlib import Path
@@ -28,6 +29,13 @@ def cmd_build(args):
     return 0
 
 
+def _shard(text):
+    k, _, n = text.partition("/")
+    if not (k.isdigit() and n.isdigit() and 1 <= int(k) <= int(n)):
+        raise argparse.ArgumentTypeError("expected K/N with 1 ≤ K ≤ N, e.g. 2/3")
+    return int(k), int(n)
+
+
 def cmd_grade(args):
     from autograder.pipeline import grade, prepare_course, summary_table
     from autograder.sample_class import write_sample_class
@@ -35,11 +43,14 @@ def cmd_grade(args):
     started = time.perf_counter()
     submissions = args.submissions
     if submissions is None:
-        prepare_course(COURSE_DIR)
-        submissions = write_sample_class(COURSE_DIR, BUILD_DIR / "sample_class")
+        prepare_course(args.course_dir, db_url=args.db_url)
+        submissions = write_sample_class(args.course_dir, BUILD_DIR / "sample_class")
         print(f"Sample class written to {submissions}")
-    print("Grading:")
-    outcomes = grade(submissions, args.out, timeout=args.timeout)
+    print(f"Grading with {args.workers} worker(s)"
+          + (f", shard {args.shard[0]}/{args.shard[1]}" if args.shard else "") + ":")
+    outcomes = grade(submissions, args.out, course_dir=args.course_dir, timeout=args.timeout,
+                     workers=args.workers, db_url=args.db_url, shard=args.shard,
+                     bar=not args.lines, progress=print)
     print()
     print(summary_table(outcomes))
     print(f"\nGrades: {args.out / 'grades.csv'}   Feedback: {args.out / 'feedback'}/")
@@ -83,6 +94,17 @@ def main(argv=None):
                        help="folder of <student>/<assignment>/<assignment>.ipynb")
     grade.add_argument("--out", type=Path, default=BUILD_DIR / "grades")
     grade.add_argument("--timeout", type=int, default=None, help="per-cell limit, seconds")
+    grade.add_argument("--workers", type=int, default=os.cpu_count() or 1,
+                       help="grading processes (default: all cores)")
+    grade.add_argument("--db-url", default=None,
+                       help="gradebook URL, e.g. postgresql://user@host/db (default: "
+                            "$AUTOGRADER_DB_URL, else the course's sqlite file)")
+    grade.add_argument("--shard", type=_shard, default=None, metavar="K/N",
+                       help="grade only the K-th of N shares of the students (by id)")
+    grade.add_argument("--course-dir", type=Path, default=COURSE_DIR,
+                       help="the nbgrader course folder (one per machine)")
+    grade.add_argument("--lines", action="store_true",
+                       help="one line per submission instead of a progress bar")
     grade.set_defaults(run=cmd_grade)
 
     exercises = sub.add_parser("exercises", help="list every graded exercise")

@@ -72,9 +72,9 @@ def write_source(chapter, course_dir=COURSE_DIR):
     return path
 
 
-def generate(chapter, course_dir=COURSE_DIR):
+def generate(chapter, course_dir=COURSE_DIR, db_url=None):
     """nbgrader generate_assignment; returns the release notebook."""
-    result = nbgrader_api(course_dir).generate_assignment(chapter.name, force=True)
+    result = nbgrader_api(course_dir, db_url=db_url).generate_assignment(chapter.name, force=True)
     if not result["success"]:
         raise RuntimeError(f"generate_assignment failed for {chapter.name}:\n{result['log']}\n"
                            f"{result.get('error', '')}")

@@ -85,10 +85,20 @@ def load_config():
     return PyFileConfigLoader(CONFIG_FILE.name, path=str(CONFIG_FILE.parent)).load_config()
 
 
-def nbgrader_api(course_dir=COURSE_DIR, timeout=None):
+DB_URL_ENV = "AUTOGRADER_DB_URL"
+
+
+def gradebook_url(course_dir=COURSE_DIR, db_url=None):
+    """The gradebook: ``db_url``, else $AUTOGRADER_DB_URL (e.g. a PostgreSQL server shared by
+    a team of graders), else the course's own sqlite file."""
+    return db_url or os.environ.get(DB_URL_ENV) or f"sqlite:///{Path(course_dir) / 'gradebook.db'}"
+
+
+def nbgrader_api(course_dir=COURSE_DIR, timeout=None, db_url=None):
     """An NbGraderAPI on ``course_dir`` with the course configuration (in process, no CLI).
 
-    ``timeout`` overrides the per-cell execution limit in seconds.
+    ``timeout`` overrides the per-cell execution limit in seconds; ``db_url`` the
+    gradebook (see ``gradebook_url``).
     """
     from nbgrader.apps import NbGraderAPI
     from nbgrader.coursedir import CourseDirectory
@@ -100,6 +110,7 @@ def nbgrader_api(course_dir=COURSE_DIR, timeout=None):
         os.environ["PATH"] = scripts + os.pathsep + os.environ.get("PATH", "")
     config = load_config()
     config.CourseDirectory.root = str(course_dir)
+    config.CourseDirectory.db_url = gradebook_url(course_dir, db_url)
     if timeout is not None:
         config.Execute.timeout = int(timeout)
     coursedir = CourseDirectory(config=config)
@@ -119,4 +130,6 @@ def install_config(course_dir=COURSE_DIR):
     exchange = course_dir / "exchange"
     exchange.mkdir(exist_ok=True)
     footer = f"\nc.Exchange.root = {str(exchange)!r}\n"
+    if os.environ.get(DB_URL_ENV):  # the formgrader and the CLI use the shared gradebook too
+        footer += f"c.CourseDirectory.db_url = {os.environ[DB_URL_ENV]!r}\n"
     (course_dir / "nbgrader_config.py").write_text(header + CONFIG_FILE.read_text() + footer)

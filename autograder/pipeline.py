@@ -11,7 +11,9 @@ The steps run in this order; each is a small function tested alone:
 """
 
 import csv
+import hashlib
 import html
+import os
 import re
 import secrets
 import shutil
@@ -24,7 +26,14 @@ from nbgrader.api import Gradebook, MissingEntry
 
 from autograder.build import generate, write_source
 from autograder.checks.seeds import SECRET_FILE
-from autograder.course import COURSE_DIR, chapters, install_config, nbgrader_api
+from autograder.course import (
+    COURSE_DIR,
+    DB_URL_ENV,
+    chapters,
+    gradebook_url,
+    install_config,
+    nbgrader_api,
+)
 from autograder.execute import KERNEL_DIED
 from autograder.intake import read_submission
 from autograder.kernel import protections
@@ -62,7 +71,7 @@ class Outcome:
         return sum(self.max_scores.values())
 
 
-def prepare_course(course_dir=COURSE_DIR, selected=None):
+def prepare_course(course_dir=COURSE_DIR, selected=None, db_url=None):
     """Step 1: config, source and release notebooks, gradebook; a persistent course secret."""
     install_config(course_dir)
     secret = course_dir / SECRET_FILE
@@ -70,7 +79,7 @@ def prepare_course(course_dir=COURSE_DIR, selected=None):
         secret.write_text(secrets.token_hex(16) + "\n")
     for chapter in selected or chapters():
         write_source(chapter, course_dir)
-        generate(chapter, course_dir)
+        generate(chapter, course_dir, db_url=db_url)
 
 
 def collect(submissions_dir, course_dir=COURSE_DIR):
@@ -148,9 +157,9 @@ def autograde_student(api, course_dir, outcome):
     return outcome
 
 
-def read_scores(course_dir, outcome):
+def read_scores(course_dir, outcome, db_url=None):
     """Points per graded cell from the gradebook (0 where grading produced none)."""
-    with Gradebook(f"sqlite:///{course_dir / 'gradebook.db'}") as gradebook:
+    with Gradebook(gradebook_url(course_dir, db_url)) as gradebook:
         try:
             notebook = gradebook.find_notebook(outcome.assignment, outcome.assignment)
         except MissingEntry:
@@ -240,22 +249,75 @@ def summary_table(outcomes):
     return "\n".join(format_table(rows))
 
 
-def grade(submissions_dir, out_dir, course_dir=COURSE_DIR, timeout=None, progress=print):
-    """Grade every submission under ``submissions_dir``; write grades.csv and feedback/."""
+def grade_one(api, course_dir, outcome, out_dir, db_url=None):
+    """Steps 3 and 4 for one collected submission: autograde, scores, feedback."""
+    if outcome.status != "unreadable":
+        autograde_student(api, course_dir, outcome)
+    read_scores(course_dir, outcome, db_url)
+    feedback_student(api, course_dir, outcome, out_dir)
+    return outcome
+
+
+def in_shard(student, shard):
+    """Whether ``student`` belongs to ``shard`` = (k, n), 1 ≤ k ≤ n: a stable split of a
+    class across machines by student id (the same on every machine, every run)."""
+    if shard is None:
+        return True
+    k, n = shard
+    return int(hashlib.sha256(student.encode()).hexdigest(), 16) % n == k - 1
+
+
+def grade(submissions_dir, out_dir, course_dir=COURSE_DIR, timeout=None, progress=print,
+          workers=1, db_url=None, shard=None, bar=False):
+    """Grade every submission under ``submissions_dir``; write grades.csv and feedback/.
+
+    ``workers`` > 1 grades in that many processes (``autograder.parallel``), with the
+    same results; ``db_url`` names a shared gradebook (PostgreSQL); ``shard`` = (k, n)
+    grades only this machine's share of the students. ``bar`` shows a progress bar.
+    """
     out_dir = Path(out_dir)
+    db_url = db_url or os.environ.get(DB_URL_ENV) or None  # None: the course's sqlite file
     # nbgrader 0.9.6 trips SQLAlchemy's autoflush warnings on every submission: noise only.
     warnings.filterwarnings("ignore", message=".*not in session.*")
-    prepare_course(course_dir)
+    prepare_course(course_dir, db_url=db_url)
     progress("Protecciones: " + "; ".join(protections()))
-    api = nbgrader_api(course_dir, timeout=timeout)
-    outcomes = []
-    for outcome in collect(submissions_dir, course_dir):
-        if outcome.status != "unreadable":
-            autograde_student(api, course_dir, outcome)
-        read_scores(course_dir, outcome)
-        feedback_student(api, course_dir, outcome, out_dir)
-        progress(f"  {outcome.student}/{outcome.assignment}: "
-                 f"{outcome.score:g}/{outcome.max_score:g} ({outcome.status})")
-        outcomes.append(outcome)
+    pending = [o for o in collect(submissions_dir, course_dir) if in_shard(o.student, shard)]
+    report = Progress(len(pending), progress, bar)
+    if workers > 1 and len(pending) > 1:
+        from autograder.parallel import grade_in_workers
+
+        outcomes = grade_in_workers(pending, course_dir, out_dir, timeout, db_url, workers,
+                                    report.done)
+    else:
+        api = nbgrader_api(course_dir, timeout=timeout, db_url=db_url)
+        outcomes = [report.done(grade_one(api, course_dir, o, out_dir, db_url)) for o in pending]
+    report.close()
     export(outcomes, out_dir / "grades.csv")
     return outcomes
+
+
+class Progress:
+    """One line per graded submission, or a bar: done / total, ETA, failures so far."""
+
+    def __init__(self, total, progress, bar):
+        self.progress, self.failures = progress, 0
+        self.bar = None
+        if bar:
+            from tqdm.auto import tqdm
+
+            self.bar = tqdm(total=total, unit="entrega", desc="Calificando", dynamic_ncols=True)
+
+    def done(self, outcome):
+        if outcome.status != "graded":
+            self.failures += 1
+        if self.bar is not None:
+            self.bar.set_postfix(fallos=self.failures, refresh=False)
+            self.bar.update(1)
+        elif self.progress is not None:
+            self.progress(f"  {outcome.student}/{outcome.assignment}: "
+                          f"{outcome.score:g}/{outcome.max_score:g} ({outcome.status})")
+        return outcome
+
+    def close(self):
+        if self.bar is not None:
+            self.bar.close()

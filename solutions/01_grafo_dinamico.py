@@ -39,7 +39,7 @@ import math
 import torch
 import torch.nn.functional as F
 
-torch.manual_seed(0)
+_ = torch.manual_seed(0)  # assigned: a bare call would print the Generator it returns
 
 # %% [markdown]
 # ## 1 · Cada resultado recuerda de dónde viene: `grad_fn`

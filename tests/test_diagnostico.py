@@ -6,7 +6,7 @@ import string
 import pytest
 import torch
 
-from autograder.course import ROOT, chapter_modules
+from autograder.course import ROOT, chapter_modules, chapters
 from autograder.student.diagnostico import (
     copiar_buffers,
     diagnosticar_buffers,
@@ -145,7 +145,10 @@ def test_catalogue_entries_are_complete_in_both_languages():
 
 def test_every_diagnosis_the_code_raises_is_in_the_catalogue():
     used = set()
+    selected = {c.key for c in chapters()}  # only these registered their messages
     for path in (ROOT / "autograder").rglob("*.py"):
+        if re.fullmatch(r"ch\d\d", path.stem) and path.stem not in selected:
+            continue
         source = path.read_text()
         used |= set(re.findall(r'(?:Diagnostico|fallar)\(\s*"([a-z_0-9]+)"', source))
         used |= set(re.findall(r'return "([a-z_]+)"', source)) & set(CATALOGO)
