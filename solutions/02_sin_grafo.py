@@ -1,0 +1,639 @@
+# ---
+# jupyter:
+#   jupytext:
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # Capítulo 2 · Sin grafo: `requires_grad`, `no_grad`, `inference_mode` y `detach`
+#
+# En el capítulo 1 viste que PyTorch anota cada operación en un grafo computacional
+# (*computational graph*) para poder derivar después. Ese registro cuesta memoria y tiempo, y
+# muchas veces no lo necesitas: al evaluar, al servir un modelo o al entrenar solo una parte
+# de él. Este capítulo trata de **cuándo no construir el grafo** y de cómo apagarlo bien.
+#
+# **Al terminar sabrás:**
+#
+# - qué tensores registran operaciones (`requires_grad`), cuáles son hojas (`is_leaf`) y cómo
+#   leer el gradiente de un tensor intermedio con `retain_grad()`;
+# - qué apaga cada herramienta: `torch.no_grad()`, `.detach()` y `torch.inference_mode()`, y
+#   qué error da cada una cuando se usa mal;
+# - cuál usar para servir un modelo y cuál para evaluar durante el entrenamiento;
+# - congelar parámetros (*frozen parameters*) para entrenar solo la cabeza de un modelo;
+# - medir lo que ahorras: tiempo y memoria retenida para el pase hacia atrás;
+# - por qué una operación *in-place* puede romper el pase hacia atrás, y cómo exportar un
+#   tensor a NumPy con `.detach().cpu().numpy()`.
+#
+# Necesitas el capítulo 1: `grad_fn`, hojas, `backward()` y `torch.autograd.grad`.
+
+# %%
+import time
+import warnings
+from collections import OrderedDict
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+torch.manual_seed(0)
+
+# %% [markdown]
+# ## 1 · Quién registra operaciones: `requires_grad`
+#
+# Un tensor con `requires_grad=True` le pide a autograd que anote todo lo que se calcula con
+# él. La marca se contagia: si **alguna** entrada de una operación la tiene, el resultado
+# también, y además recibe un `grad_fn`.
+
+# %% tags=["demo"]
+w = torch.tensor([1.0, -2.0], requires_grad=True)
+x = torch.tensor([3.0, 0.5])
+for nombre, t in {"w": w, "x": x, "x * 2": x * 2, "w * x": w * x}.items():
+    print(f"{nombre:>6}: requires_grad={t.requires_grad!s:<5}  is_leaf={t.is_leaf!s:<5}  "
+          f"grad_fn={type(t.grad_fn).__name__ if t.grad_fn else None}")
+
+# %% [markdown]
+# Solo los números reales continuos tienen derivada. Un tensor de enteros (o de booleanos)
+# no puede pedir gradiente: PyTorch lo rechaza al crearlo.
+
+# %% tags=["demo"]
+with muestra_error(RuntimeError):
+    torch.tensor([1, 2, 3], requires_grad=True)
+with muestra_error(RuntimeError):
+    torch.arange(3).requires_grad_()
+print("en coma flotante sí:", torch.arange(3.0).requires_grad_().requires_grad)
+
+# %% [markdown]
+# Recuerda del capítulo 1: tras `backward()`, solo las hojas (*leaf tensors*) con
+# `requires_grad=True` guardan su gradiente en `.grad`. Un tensor intermedio (*non-leaf
+# tensor*) lo recibe por el camino y lo suelta enseguida, porque guardarlo costaría memoria
+# en cada capa. Leer su `.grad` da `None` y un aviso, que aquí capturamos para mostrarlo.
+
+# %% tags=["demo"]
+h = torch.tanh(w * x)  # intermedio
+perdida = (h**2).sum()
+perdida.backward()
+with warnings.catch_warnings(record=True) as avisos:
+    warnings.simplefilter("always")
+    print("w.grad =", w.grad, "   h.grad =", h.grad)
+print("aviso:", str(avisos[0].message)[:75] + "…")
+
+# %% [markdown]
+# Si necesitas el gradiente de un intermedio, pídelo **antes** del pase hacia atrás con
+# `h.retain_grad()`. Aquí debe valer $\partial L/\partial h = 2h$.
+
+# %% tags=["demo"]
+w.grad = None
+h = torch.tanh(w * x)
+h.retain_grad()
+(h**2).sum().backward()
+print("h.grad =", h.grad, "   2h =", 2 * h.detach())
+
+# %% [markdown]
+# La otra forma es `torch.autograd.grad(perdida, h)`: devuelve $\partial L/\partial h$ sin
+# tocar ningún `.grad`. Las dos dan lo mismo; elige según si quieres además los gradientes
+# de los parámetros.
+
+# %% tags=["demo"]
+h = torch.tanh(w * x)
+(dL_dh,) = torch.autograd.grad((h**2).sum(), h)
+print("autograd.grad:", dL_dh)
+
+# %% [markdown]
+# ## Ejercicio 1 · El gradiente de una activación oculta (2 puntos)
+#
+# Depurar una red suele empezar por mirar cuánto gradiente llega a una capa intermedia. Tienes
+# `model = nn.Sequential(nn.Linear(D, H), nn.Tanh(), nn.Linear(H, K))` y la pérdida
+# `F.mse_loss(model(x), y)`. Devuelve $\partial L/\partial h$, donde
+# $h = $ `model[1](model[0](x))` es la activación oculta (la salida de la Tanh), de forma
+# `(N, H)`.
+#
+# Puedes usar `retain_grad()` o `torch.autograd.grad`; puedes dejar gradientes en el `.grad`
+# de los parámetros, pero no cambies `x`, `y` ni los valores de los parámetros.
+
+# %% nbgrader={"grade": false, "grade_id": "ch02_hidden_grad", "locked": false, "schema_version": 3, "solution": true, "task": false}
+def hidden_grad(model, x, y):
+    """Gradient of F.mse_loss(model(x), y) w.r.t. h = model[1](model[0](x)).
+
+    ``model`` is Sequential(Linear(D, H), Tanh(), Linear(H, K)); x (N, D), y (N, K).
+    Returns a tensor with the shape (N, H) and dtype of h. May write the parameters'
+    ``.grad``; leaves x, y and the parameter values unchanged.
+    """
+    ### BEGIN SOLUTION
+    h = model[1](model[0](x))
+    h.retain_grad()
+    loss = F.mse_loss(model[2](h), y)
+    loss.backward()
+    return h.grad
+    ### END SOLUTION
+
+
+# %% nbgrader={"grade": true, "grade_id": "ch02_hidden_grad_test", "locked": true, "points": 2, "schema_version": 3, "solution": false, "task": false}
+comprobar_hidden_grad(hidden_grad)
+### BEGIN HIDDEN TESTS
+from autograder.checks.ch02 import check_hidden_grad
+
+check_hidden_grad(hidden_grad)
+### END HIDDEN TESTS
+
+# %% [markdown]
+# ## 2 · Apagar el registro: `torch.no_grad()` y `.detach()`
+#
+# Dentro de un bloque `with torch.no_grad():` nada se anota, aunque las entradas tengan
+# `requires_grad=True`. El resultado no tiene `grad_fn`: para autograd es un dato más.
+
+# %% tags=["demo"]
+w = torch.tensor([1.0, -2.0], requires_grad=True)
+with torch.no_grad():
+    y_sin = w * 3
+y_con = w * 3
+print("bajo no_grad:  requires_grad =", y_sin.requires_grad, "  grad_fn =", y_sin.grad_fn)
+print("fuera:         requires_grad =", y_con.requires_grad, "  grad_fn =", y_con.grad_fn)
+
+# %% [markdown]
+# El uso equivocado más común: calcular la pérdida dentro de `no_grad` y luego pedir
+# `backward()`. No hay grafo que recorrer, y PyTorch lo dice.
+
+# %% tags=["demo"]
+with torch.no_grad():
+    perdida = (w * 3).sum()
+with muestra_error(RuntimeError):
+    perdida.backward()
+
+# %% [markdown]
+# Y el uso correcto que más verás: actualizar parámetros a mano. Un paso de descenso de
+# gradiente es una operación *in-place* sobre una hoja que requiere gradiente. Fuera de
+# `no_grad`, PyTorch la prohíbe (se anotaría en el grafo); dentro, es un simple cambio de
+# valores.
+
+# %% tags=["demo"]
+lr = 0.1
+(w**2).sum().backward()
+with muestra_error(RuntimeError):
+    w -= lr * w.grad
+with torch.no_grad():
+    w -= lr * w.grad
+print("w tras un paso:", w, " ¿sigue siendo hoja?", w.is_leaf)
+
+# %% [markdown]
+# `no_grad` también sirve como decorador (*decorator*): toda la función corre sin registrar.
+
+# %% tags=["demo"]
+@torch.no_grad()
+def triple(t):
+    return t * 3
+
+
+print("triple(w).requires_grad =", triple(w).requires_grad)
+
+# %% [markdown]
+# `.detach()` actúa sobre **un** tensor: devuelve otro con los mismos datos (comparten
+# memoria), sin `grad_fn` y sin `requires_grad`. El gradiente no pasa por ahí: es un corte en
+# el grafo. Compruébalo con $L = w^2$ escrito como `w.detach() * w`: el factor cortado cuenta
+# como una constante y la derivada sale $w$ en lugar de $2w$.
+
+# %% tags=["demo"]
+w = torch.tensor(3.0, requires_grad=True)
+(w * w).backward()
+print("d(w·w)/dw          =", w.grad.item(), " (2w)")
+w.grad = None
+(w.detach() * w).backward()
+print("d(w.detach()·w)/dw =", w.grad.item(), " (w: el factor cortado no cuenta)")
+
+# %% [markdown]
+# ## 3 · `torch.inference_mode()`: más estricto, para servir
+#
+# `inference_mode` apaga lo mismo que `no_grad` y algo más: los tensores que crea son
+# tensores de inferencia (*inference tensors*), sin contador de versiones ni seguimiento de
+# vistas. Es un poco más barato, y se usa igual: como bloque `with` o como decorador.
+
+# %% tags=["demo"]
+lineal = nn.Linear(3, 2)
+entrada = torch.randn(4, 3)
+with torch.inference_mode():
+    salida_inf = lineal(entrada)
+with torch.no_grad():
+    salida_nog = lineal(entrada)
+print("inference_mode: requires_grad =", salida_inf.requires_grad,
+      "  is_inference =", salida_inf.is_inference())
+print("no_grad:        requires_grad =", salida_nog.requires_grad,
+      "  is_inference =", salida_nog.is_inference())
+
+# %% [markdown]
+# El precio de ese ahorro: un tensor de inferencia no puede entrar después en un cálculo que
+# autograd tenga que derivar. Supón que calculas unas características (*features*) con un
+# codificador fijo en `inference_mode` y luego entrenas una capa encima. Falla en cuanto la
+# capa necesita guardar su entrada para el pase hacia atrás:
+
+# %% tags=["demo"]
+cabeza = nn.Linear(2, 1)
+with muestra_error(RuntimeError):
+    cabeza(salida_inf).sum().backward()
+
+# %% [markdown]
+# La misma idea con `no_grad` funciona: su salida es un tensor normal, solo que sin historia.
+# Por eso, para "congelar" un codificador y entrenar encima, se usa `no_grad` (o, mejor aún,
+# parámetros congelados; lo verás en la sección 5).
+
+# %% tags=["demo"]
+cabeza(salida_nog).sum().backward()
+print("con no_grad: la cabeza recibe gradiente:", cabeza.weight.grad is not None)
+
+# %% [markdown]
+# Los tensores de inferencia tampoco aceptan cambios *in-place* fuera del modo, ni tienen
+# contador de versiones. Si de verdad necesitas uno en un grafo, `clone()` fuera del modo te
+# da un tensor normal.
+
+# %% tags=["demo"]
+with muestra_error(RuntimeError):
+    salida_inf.add_(1)
+with muestra_error(RuntimeError):
+    salida_inf._version
+copia = salida_inf.clone()
+cabeza(copia).sum().backward()
+print("tras clone(): is_inference =", copia.is_inference(), "  y el backward funciona")
+
+# %% [markdown]
+# **Cuál usar.**
+#
+# - **Servir un modelo** (*inference*): `torch.inference_mode()`. Las salidas van a un
+#   usuario, no vuelven a un grafo, y si por error vuelven, el error salta enseguida.
+# - **Evaluar durante el entrenamiento** (validación cada época, métricas, una media móvil
+#   de los pesos): `torch.no_grad()`. Lo que calculas puede acabar junto a tensores de
+#   entrenamiento, y `no_grad` no te lo impide.
+# - **Cortar un solo tensor** dentro de un cálculo que sí se deriva: `.detach()`.
+#
+# Ninguno cambia el modo del modelo: `model.eval()` (Dropout, BatchNorm) es otra cosa, y en
+# evaluación hacen falta los dos. Lo verás en el capítulo 5.
+
+# %% tags=["demo"]
+@torch.inference_mode()
+def servir(modelo, lote):
+    return modelo(lote).argmax(dim=1)
+
+
+print("clases predichas:", servir(lineal, entrada).tolist())
+
+# %% [markdown]
+# ## 4 · Medido, no supuesto: tiempo y memoria
+#
+# ¿Cuánto ahorras? Mide el mismo pase hacia adelante de tres formas: registrando el grafo, bajo
+# `no_grad` y bajo `inference_mode`. Dos magnitudes:
+#
+# - **tiempo**: el mejor de varios pases, con `time.perf_counter`;
+# - **memoria retenida**: los bytes de activaciones que el grafo guarda para el pase hacia
+#   atrás. Los cuenta un `saved_tensors_hooks`, que ve cada tensor que autograd guarda; se
+#   cuenta cada bloque de memoria una vez y no se cuentan los pesos, que existen de todos
+#   modos. Es la memoria **extra** que sigue ocupada mientras la salida esté viva.
+#
+# ¿Por qué no medir el pico de memoria del proceso? En CPU no es fiable desde Python:
+# `tracemalloc` solo ve la memoria que pide Python, no la de los tensores. Compruébalo con un
+# tensor de 4 MB. (En GPU sí tendrías `torch.cuda.max_memory_allocated()`.)
+
+# %% tags=["demo"]
+import tracemalloc
+
+tracemalloc.start()
+grande = torch.zeros(1_000_000)
+_, pico = tracemalloc.get_traced_memory()
+tracemalloc.stop()
+print(f"tensor de {grande.nbytes / 1e6:.0f} MB; pico que ve tracemalloc: {pico / 1e6:.4f} MB")
+
+# %%
+def bytes_guardados(modelo, lote, contexto):
+    """Bytes of activations autograd keeps for backward during one forward pass (no weights)."""
+    pesos = {p.untyped_storage().data_ptr() for p in modelo.parameters()}
+    vistos = {}
+
+    def empaquetar(t):
+        bloque = t.untyped_storage()
+        if bloque.data_ptr() not in pesos:
+            vistos[bloque.data_ptr()] = bloque.nbytes()
+        return t
+
+    with torch.autograd.graph.saved_tensors_hooks(empaquetar, lambda t: t), contexto():
+        modelo(lote)
+    return sum(vistos.values())
+
+
+# %% tags=["demo"]
+import contextlib
+
+import matplotlib.pyplot as plt
+
+torch.manual_seed(0)
+red = nn.Sequential(*[capa for _ in range(12) for capa in (nn.Linear(128, 128), nn.Tanh())])
+lote = torch.randn(64, 128)
+MODOS = {"con grafo": contextlib.nullcontext, "no_grad": torch.no_grad,
+         "inference_mode": torch.inference_mode}
+
+
+def mejor_tiempo_ms(modelo, lote, contexto, repeticiones=10):
+    tiempos = []
+    for _ in range(repeticiones):
+        inicio = time.perf_counter()
+        with contexto():
+            modelo(lote)
+        tiempos.append(time.perf_counter() - inicio)
+    return min(tiempos) * 1e3
+
+
+for contexto in MODOS.values():  # calentamiento: la primera pasada siempre es más lenta
+    mejor_tiempo_ms(red, lote, contexto, repeticiones=1)
+tiempos = {modo: mejor_tiempo_ms(red, lote, c) for modo, c in MODOS.items()}
+memoria = {modo: bytes_guardados(red, lote, c) / 1024 for modo, c in MODOS.items()}
+for modo in MODOS:
+    print(f"{modo:>15}: {tiempos[modo]:6.3f} ms   {memoria[modo]:8.1f} KiB retenidos")
+
+# %% [markdown]
+# La memoria retenida crece con el tamaño del lote cuando registras el grafo, y es cero sin
+# él. Mídela para varios lotes y dibuja las dos cosas.
+
+# %% tags=["demo"]
+lotes = [16, 32, 64, 128, 256]
+kib_por_lote = {modo: [bytes_guardados(red, torch.randn(n, 128), c) / 1024 for n in lotes]
+                for modo, c in MODOS.items()}
+
+fig, (ax_t, ax_m) = plt.subplots(1, 2, figsize=(10, 3.2))
+ax_t.bar(list(tiempos), list(tiempos.values()), color=["C3", "C0", "C2"])
+ax_t.set_ylabel("ms por pase (el mejor de 10)")
+ax_t.set_title("tiempo del pase hacia adelante (CPU)")
+for (modo, kib), estilo in zip(kib_por_lote.items(), ("-o", "--s", ":^")):
+    ax_m.plot(lotes, kib, estilo, label=modo)
+ax_m.set_xlabel("tamaño del lote")
+ax_m.set_ylabel("KiB retenidos para backward")
+ax_m.set_title("memoria que el grafo mantiene viva")
+ax_m.legend()
+plt.tight_layout()
+plt.show()
+
+# %% [markdown]
+# Lee los números con honestidad. En CPU y con capas como estas, el tiempo lo dominan las
+# multiplicaciones de matrices: registrar el grafo añade poco, y la diferencia entre
+# `no_grad` e `inference_mode` queda a menudo dentro del ruido de la medida (repite la celda y
+# verás cómo cambian). La memoria, en cambio, no es ruido: con el grafo se retienen las
+# activaciones de cada capa, proporcionales al lote; sin él, nada. En una GPU con un modelo
+# grande, eso es lo que decide si el lote cabe.
+
+# %% [markdown]
+# ## Ejercicio 2 · Una predicción que no construye grafo (3 puntos)
+#
+# Escribe `predict(model, x)`: devuelve las probabilidades de cada clase,
+# `softmax(model(x), dim=1)`, para un lote `x` de forma `(N, D)`. Es código para servir: no
+# debe registrar **nada** para el pase hacia atrás. La comprobación lo mide como en la
+# sección 4: cuenta los tensores que autograd guarda durante tu llamada (deben ser cero) y
+# mira que la salida no tenga `grad_fn`. Tampoco cambies el modelo ni dejes apagado el
+# cálculo de gradientes para el código que venga después.
+
+# %% nbgrader={"grade": false, "grade_id": "ch02_predict", "locked": false, "schema_version": 3, "solution": true, "task": false}
+def predict(model, x):
+    """Class probabilities softmax(model(x), dim=1) for a batch x of shape (N, D).
+
+    Returns an (N, K) tensor with x's dtype, without grad_fn. Saves no tensor for
+    backward while it runs, leaves the model unchanged (values and requires_grad) and
+    leaves grad mode as it found it.
+    """
+    ### BEGIN SOLUTION
+    with torch.inference_mode():
+        return torch.softmax(model(x), dim=1)
+    ### END SOLUTION
+
+
+# %% nbgrader={"grade": true, "grade_id": "ch02_predict_test", "locked": true, "points": 3, "schema_version": 3, "solution": false, "task": false}
+comprobar_predict(predict)
+### BEGIN HIDDEN TESTS
+from autograder.checks.ch02 import check_predict
+
+check_predict(predict)
+### END HIDDEN TESTS
+
+# %% [markdown]
+# ## 5 · Congelar parámetros: entrenar solo la cabeza
+#
+# En el aprendizaje por transferencia (*transfer learning*) reutilizas un codificador
+# (*encoder*) ya entrenado y entrenas solo una cabeza (*head*) nueva encima. Congelar un
+# parámetro es quitarle `requires_grad`: `p.requires_grad_(False)`. Sobre un módulo entero,
+# `modulo.requires_grad_(False)` lo hace con todos sus parámetros.
+
+# %%
+def modelo_transferencia(seed=0):
+    """embed → encoder (3 blocks) → head, the shape of the exercise below."""
+    torch.manual_seed(seed)
+    bloques = [capa for _ in range(3) for capa in (nn.Linear(16, 16), nn.ReLU())]
+    return nn.Sequential(OrderedDict(embed=nn.Linear(8, 16), encoder=nn.Sequential(*bloques),
+                                     head=nn.Linear(16, 3)))
+
+
+# %% tags=["demo"]
+modelo = modelo_transferencia()
+modelo.embed.requires_grad_(False)
+modelo.encoder.requires_grad_(False)
+for nombre, p in modelo.named_parameters():
+    print(f"{nombre:>18}: requires_grad={p.requires_grad}")
+
+# %% [markdown]
+# Dos consecuencias, y las dos se pueden ver. **No se calcula gradiente**: tras `backward()`,
+# los parámetros congelados siguen con `.grad = None`. **No hay actualización**: el optimizador
+# salta los parámetros sin `.grad`, así que sus valores no cambian. Aquí le damos a propósito
+# **todos** los parámetros, para ver que los salta.
+
+# %% tags=["demo"]
+torch.manual_seed(1)
+x_lote, y_lote = torch.randn(32, 8), torch.randint(0, 3, (32,))
+antes = {n: p.detach().clone() for n, p in modelo.named_parameters()}
+optimizador = torch.optim.SGD(modelo.parameters(), lr=0.1)  # también los congelados
+
+F.cross_entropy(modelo(x_lote), y_lote).backward()
+optimizador.step()
+for nombre, p in modelo.named_parameters():
+    cambio = (p.detach() - antes[nombre]).abs().max().item()
+    print(f"{nombre:>18}: grad {'None' if p.grad is None else 'calculado':>9}   "
+          f"cambio máximo {cambio:.4f}")
+
+# %% [markdown]
+# En tu código, pásale al optimizador solo los entrenables: es más claro y no depende de que
+# el `.grad` de los congelados siga en `None`.
+
+# %% tags=["demo"]
+entrenables = [p for p in modelo.parameters() if p.requires_grad]
+optimizador = torch.optim.SGD(entrenables, lr=0.1)
+print(f"{len(entrenables)} de {len(list(modelo.parameters()))} tensores de parámetros van "
+      "al optimizador")
+
+# %% [markdown]
+# Hay un ahorro más: el pase hacia atrás ni siquiera entra en la parte congelada, así que el
+# grafo no guarda sus activaciones. Mueve el deslizador para congelar más o menos bloques
+# (el `embed` y los primeros bloques del codificador) y mira la memoria retenida.
+
+# %% tags=["demo"]
+import ipywidgets as widgets
+from IPython.display import display
+
+deslizador = widgets.IntSlider(value=0, min=0, max=4, step=1, description="congelados")
+salida_widget = widgets.Output()
+
+
+def congelar_primeros(n):
+    modelo = modelo_transferencia()
+    partes = [modelo.embed, *list(modelo.encoder)[::2]]  # embed + the 3 Linear blocks
+    for parte in partes[:n]:
+        parte.requires_grad_(False)
+    return modelo
+
+
+def actualizar(cambio):
+    modelo = congelar_primeros(cambio["new"])
+    kib = bytes_guardados(modelo, torch.randn(256, 8), contextlib.nullcontext) / 1024
+    n_entrenables = sum(p.numel() for p in modelo.parameters() if p.requires_grad)
+    with salida_widget:
+        salida_widget.clear_output(wait=True)
+        print(f"partes congeladas: {cambio['new']} de 4 (más la cabeza, siempre entrenable)")
+        print(f"parámetros entrenables: {n_entrenables}")
+        print(f"memoria retenida para backward (lote de 256): {kib:.1f} KiB")
+
+
+deslizador.observe(actualizar, names="value")
+actualizar({"new": deslizador.value})
+display(widgets.VBox([deslizador, salida_widget]))
+
+# %% [markdown]
+# Los mismos números sin widget, por si tu entorno no lo muestra:
+
+# %% tags=["demo"]
+for n in range(5):
+    modelo = congelar_primeros(n)
+    kib = bytes_guardados(modelo, torch.randn(256, 8), contextlib.nullcontext) / 1024
+    print(f"{n} partes congeladas: {kib:6.1f} KiB retenidos")
+
+# %% [markdown]
+# Un error frecuente es creer que `torch.no_grad()` congela algo. Solo afecta a las
+# operaciones **dentro** de su bloque: los parámetros siguen con `requires_grad=True`, y el
+# siguiente pase hacia adelante fuera del bloque los registra como siempre.
+
+# %% tags=["demo"]
+modelo = modelo_transferencia()
+with torch.no_grad():
+    modelo(x_lote)
+print("¿embed congelado tras no_grad?", not modelo.embed.weight.requires_grad)
+
+# %% [markdown]
+# ## Ejercicio 3 · Congelar todo menos la cabeza (2 puntos)
+#
+# `model` tiene varios submódulos (por ejemplo `embed`, `encoder`) y uno llamado `head`.
+# Congela **todos** los parámetros que no son de `model.head` y deja la cabeza entrenable.
+# Devuelve la lista de nombres completos (como los da `model.named_parameters()`, por ejemplo
+# `"head.weight"`) de los parámetros que siguen entrenables. No cambies los valores de los
+# parámetros ni el modo `train()`/`eval()` de ningún módulo.
+
+# %% nbgrader={"grade": false, "grade_id": "ch02_freeze_head", "locked": false, "schema_version": 3, "solution": true, "task": false}
+def freeze_all_but_head(model):
+    """Freeze every parameter outside ``model.head``; keep the head trainable.
+
+    Returns the full names (as in ``model.named_parameters()``) of the parameters that
+    still require grad, in any order. Changes only ``requires_grad``: parameter values
+    and every module's train/eval mode stay as they were.
+    """
+    ### BEGIN SOLUTION
+    for name, p in model.named_parameters():
+        p.requires_grad_(name.startswith("head."))
+    return [name for name, p in model.named_parameters() if p.requires_grad]
+    ### END SOLUTION
+
+
+# %% nbgrader={"grade": true, "grade_id": "ch02_freeze_head_test", "locked": true, "points": 2, "schema_version": 3, "solution": false, "task": false}
+comprobar_freeze_all_but_head(freeze_all_but_head)
+### BEGIN HIDDEN TESTS
+from autograder.checks.ch02 import check_freeze_all_but_head
+
+check_freeze_all_but_head(freeze_all_but_head)
+### END HIDDEN TESTS
+
+# %% [markdown]
+# ## 6 · Operaciones *in-place* y el contador de versiones
+#
+# Muchos nodos del grafo guardan un tensor para el pase hacia atrás. `exp`, por ejemplo, guarda
+# su **salida**, porque $\frac{d}{dx}e^x = e^x$. Si cambias ese tensor en su sitio (*in-place*:
+# las operaciones que acaban en `_`, como `add_`), el gradiente saldría mal. PyTorch lo
+# detecta con un contador de versiones (*version counter*): cada cambio *in-place* lo sube.
+
+# %% tags=["demo"]
+a = torch.tensor([0.0, 1.0, 2.0], requires_grad=True)
+b = a.exp()
+print("versión de b:", b._version)
+b.add_(1)
+print("tras b.add_(1):", b._version)
+with muestra_error(RuntimeError):
+    b.sum().backward()
+
+# %% [markdown]
+# El error solo aparece cuando el tensor cambiado hacía falta. La multiplicación por una
+# constante no guarda su salida, así que aquí el cambio *in-place* es inofensivo.
+
+# %% tags=["demo"]
+a.grad = None
+c = a * 2
+c.add_(1)
+c.sum().backward()
+print("a.grad =", a.grad, "(sin error)")
+
+# %% [markdown]
+# `.detach()` no copia: comparte memoria **y** contador de versiones con el original. Cambiar
+# el tensor cortado cambia el original, y el pase hacia atrás lo nota.
+
+# %% tags=["demo"]
+b = a.exp()
+cortado = b.detach()
+cortado.zero_()
+print("b después de cortado.zero_():", b)
+with muestra_error(RuntimeError):
+    b.sum().backward()
+
+# %% [markdown]
+# Si quieres una copia independiente, usa `.detach().clone()`. La solución general es simple:
+# en tensores que participan en un grafo, prefiere `x = x + 1` a `x.add_(1)`.
+#
+# ## 7 · Exportar a NumPy: `.detach().cpu().numpy()`
+#
+# NumPy no sabe de grafos. Un tensor que requiere gradiente no se puede convertir tal cual:
+
+# %% tags=["demo"]
+pesos = nn.Linear(3, 2).weight
+with muestra_error(RuntimeError):
+    pesos.numpy()
+
+# %% [markdown]
+# La receta completa es `.detach().cpu().numpy()`: `detach()` corta el grafo, `cpu()` trae
+# los datos de la GPU (en CPU no hace nada) y `numpy()` da el array. Ese array **comparte
+# memoria** con el tensor: si lo vas a modificar, cópialo antes.
+
+# %% tags=["demo"]
+array = pesos.detach().cpu().numpy()
+array[0, 0] = 100.0
+print("el parámetro también cambió:", pesos[0, 0].item())
+copia = pesos.detach().cpu().numpy().copy()
+copia[0, 1] = -100.0
+print("con .copy() no:", pesos[0, 1].item())
+
+# %% [markdown]
+# ## Resumen
+#
+# - `requires_grad=True` hace que autograd registre las operaciones; la marca se contagia a
+#   los resultados. Solo los tensores de coma flotante (o complejos) pueden pedir gradiente.
+# - Solo las hojas guardan `.grad`; para un intermedio, `retain_grad()` antes de `backward()`
+#   o `torch.autograd.grad(perdida, intermedio)`.
+# - `torch.no_grad()` no registra nada dentro de su bloque (úsalo para evaluar durante el
+#   entrenamiento y para actualizar parámetros a mano); `.detach()` corta un solo tensor;
+#   `torch.inference_mode()` es más estricto y algo más barato: para servir, porque sus
+#   tensores no pueden volver a un grafo.
+# - Congelar es `requires_grad_(False)`: ni gradiente ni actualización, y el pase hacia atrás
+#   no guarda las activaciones de la parte congelada. `no_grad` no congela nada.
+# - Sin grafo, la memoria retenida para el pase hacia atrás es cero; el ahorro de tiempo en
+#   CPU es pequeño y ruidoso. Mídelo en lugar de suponerlo.
+# - Una operación *in-place* sobre un tensor que el grafo necesita rompe el pase hacia atrás
+#   (contador de versiones); `detach()` comparte memoria y versión con el original.
+# - Para exportar: `.detach().cpu().numpy()`, y `.copy()` si vas a modificar el array.

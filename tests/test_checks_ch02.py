@@ -1,0 +1,62 @@
+"""Chapter 2 specifics: what the observations measure, and the sample students' cells
+(the shared contract is in test_checks.py)."""
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+from autograder.checks import ch02 as hidden
+from autograder.checks.runner import grade_hidden
+from autograder.reference import ch02 as reference
+from autograder.student import ch02 as public
+from autograder.variants import ch02 as corpus
+
+
+def grade(exercise, function, student="alumna"):
+    return grade_hidden(exercise, hidden.HIDDEN, function, student, secret="pruebas")
+
+
+def observe_predict(function, seed=0):
+    inputs = public.construir_prediccion(torch.Generator().manual_seed(seed), (4, 3, 5, 2))
+    return public.observar_prediccion(function, inputs)
+
+
+def test_predict_observation_counts_what_autograd_saves():
+    assert observe_predict(reference.predict)["n_guardados"] == 0
+    detached = observe_predict(lambda model, x: torch.softmax(model(x), dim=1).detach())
+    assert detached["n_guardados"] > 0 and not detached["salida_con_grafo"]
+    tracked = observe_predict(lambda model, x: torch.softmax(model(x), dim=1))
+    assert tracked["salida_con_grafo"]
+
+
+def test_predict_observation_restores_grad_mode():
+    def switch_off(model, x):
+        torch.set_grad_enabled(False)
+        return torch.softmax(model(x), dim=1)
+
+    assert observe_predict(switch_off)["grad_desactivado"]
+    assert torch.is_grad_enabled()
+
+
+def test_expected_names_leave_the_hidden_model_untouched():
+    inputs = public.construir_congelar(torch.Generator().manual_seed(1), (3, 4, 2, 2, "mlp"))
+    names = hidden._nombres_esperados(inputs["model"])
+    assert names == ["head.0.weight", "head.0.bias", "head.2.weight", "head.2.bias"]
+    assert all(p.requires_grad for p in inputs["model"].parameters())
+
+
+def test_hidden_freeze_cases_differ_in_head_and_depth():
+    generator = torch.Generator().manual_seed(3)
+    (a, _), (b, _) = hidden._formas_congelar(generator)
+    assert a[2] != b[2] and a[4] != b[4]
+
+
+def test_sample_students_score_as_declared():
+    namespace = {"torch": torch, "nn": nn, "F": F}
+    for student in corpus.SAMPLE_STUDENTS:
+        for exercise, code in student.replacements.items():
+            exec(code, namespace)  # noqa: S102 - the corpus' own student cells
+            function = namespace[public.EJERCICIOS[exercise].funcion]
+            result = grade(exercise, function, student.student_id)
+            expected = student.partial.get(exercise + "_test", 0.0)
+            assert result.puntos == expected, result.informe(student.student_id)
