@@ -58,6 +58,15 @@ def cmd_grade(args):
     return 0
 
 
+def cmd_export(args):
+    from autograder.pipeline import export, gradebook_outcomes
+
+    outcomes = gradebook_outcomes(args.db_url, args.course_dir)
+    export(outcomes, args.out)
+    print(f"{len(outcomes)} submissions from the gradebook written to {args.out}")
+    return 0
+
+
 def cmd_exercises(args):
     from autograder.catalogue import catalogue_table
 
@@ -106,6 +115,13 @@ def main(argv=None):
     grade.add_argument("--lines", action="store_true",
                        help="one line per submission instead of a progress bar")
     grade.set_defaults(run=cmd_grade)
+
+    export = sub.add_parser("export", help="grades CSV of every submission in the gradebook "
+                            "(all machines' shards, when they share one)")
+    export.add_argument("--db-url", default=None, help="as for grade")
+    export.add_argument("--course-dir", type=Path, default=COURSE_DIR)
+    export.add_argument("--out", type=Path, default=BUILD_DIR / "grades" / "gradebook.csv")
+    export.set_defaults(run=cmd_export)
 
     exercises = sub.add_parser("exercises", help="list every graded exercise")
     exercises.set_defaults(run=cmd_exercises)

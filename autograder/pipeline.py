@@ -237,6 +237,23 @@ def export(outcomes, csv_path):
     return csv_path
 
 
+def gradebook_outcomes(db_url, course_dir=COURSE_DIR):
+    """Every submission recorded in a gradebook (e.g. the PostgreSQL one several machines
+    wrote to), as Outcomes with their scores: what ``export`` writes for the whole class.
+    Statuses and intake notes live in each machine's own grades.csv, not in the gradebook."""
+    outcomes = []
+    with Gradebook(gradebook_url(course_dir, db_url)) as gradebook:
+        for assignment in gradebook.assignments:
+            for submission in assignment.submissions:
+                outcome = Outcome(submission.student.id, assignment.name, status="recorded")
+                for notebook in submission.notebooks:
+                    for grade in notebook.grades:
+                        outcome.max_scores[grade.name] = grade.max_score
+                        outcome.scores[grade.name] = float(grade.score or 0.0)
+                outcomes.append(outcome)
+    return sorted(outcomes, key=lambda o: (o.student, o.assignment))
+
+
 def summary_table(outcomes):
     """A plain-text table: student, assignment, points, status."""
     rows = [("student", "assignment", "points", "status")]
@@ -280,7 +297,8 @@ def grade(submissions_dir, out_dir, course_dir=COURSE_DIR, timeout=None, progres
     # nbgrader 0.9.6 trips SQLAlchemy's autoflush warnings on every submission: noise only.
     warnings.filterwarnings("ignore", message=".*not in session.*")
     prepare_course(course_dir, db_url=db_url)
-    progress("Protecciones: " + "; ".join(protections()))
+    if progress is not None:
+        progress("Protecciones: " + "; ".join(protections()))
     pending = [o for o in collect(submissions_dir, course_dir) if in_shard(o.student, shard)]
     report = Progress(len(pending), progress, bar)
     if workers > 1 and len(pending) > 1:

@@ -6,7 +6,7 @@ import yaml
 
 from autograder.course import ROOT
 
-CONDA_NAMES = {"pytorch": "torch", "python-graphviz": "graphviz"}
+CONDA_NAMES = {"pytorch": "torch", "python-graphviz": "graphviz", "psycopg-c": "psycopg-binary"}
 NOT_PACKAGES = {"python", "pip"}
 
 
