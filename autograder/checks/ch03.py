@@ -1,0 +1,125 @@
+"""Chapter 3 hidden tests: fresh random shapes and values per student, vs the reference."""
+
+import copy
+
+import torch
+
+from autograder.checks.runner import HiddenExercise, run_hidden
+from autograder.reference import ch03 as reference
+from autograder.student.ch03 import (
+    ACCUMULATE,
+    CLIPPED_STEP,
+    PARTIAL_CYCLE,
+    espiar_pasos,
+    recortes_equivocados,
+)
+
+
+def _entero(generador, bajo, alto):
+    return int(torch.randint(bajo, alto + 1, (1,), generator=generador).item())
+
+
+def _semilla(generador):
+    return _entero(generador, 0, 2**31 - 2)
+
+
+def _elegir(generador, opciones):
+    return opciones[_entero(generador, 0, len(opciones) - 1)]
+
+
+def _capas(generador):
+    """(D, H, K) of a small network."""
+    return _entero(generador, 2, 5), _entero(generador, 3, 6), _entero(generador, 2, 4)
+
+
+# ---------------------------------------------------------------- accumulate_gradients
+def _formas_acumulacion(generador):
+    """Three batches, regression and classification; accum ≥ 3 so that forgetting to divide
+    (× accum) is never mistaken for a factor 2."""
+    casos = []
+    for tipo in ("mse", "ce", _elegir(generador, ("mse", "ce"))):
+        forma = (tipo, _entero(generador, 2, 4), _entero(generador, 3, 5), *_capas(generador))
+        casos.append((forma, _semilla(generador)))
+    return casos
+
+
+def _acumulacion_esperada(model, loss_fn, x, y, accum):
+    parametros = list(model.parameters())
+    previos = [p.grad.detach().clone() for p in parametros]
+    m = x.shape[0] // accum
+    ultimo = torch.autograd.grad(loss_fn(model(x[-m:]), y[-m:]) / accum, parametros)
+    perdida = reference.accumulate_gradients(model, loss_fn, x, y, accum)
+    return {"gradientes": [p.grad.detach().clone() for p in parametros],
+            "perdida": torch.tensor(perdida, dtype=torch.float64), "previos": previos,
+            "ultimo": list(ultimo)}
+
+
+# ---------------------------------------------------------------- train_with_accumulation
+def _formas_ciclos(generador):
+    """Two runs, each with ≥ 2 full cycles and a final partial one whose size r makes
+    r/accum neither ½ nor 2 (a factor 2 has its own diagnosis)."""
+    casos = []
+    for tipo in ("mse", "ce"):
+        accum = _entero(generador, 3, 5)
+        resto = _elegir(generador, [r for r in range(1, accum) if 2 * r != accum])
+        lotes = accum * _entero(generador, 2, 3) + resto
+        forma = (tipo, lotes, _entero(generador, 2, 4), accum, *_capas(generador))
+        casos.append((forma, _semilla(generador)))
+    return casos
+
+
+def _copia_con_optimizador(model, optimizer):
+    modelo = copy.deepcopy(model)
+    return modelo, type(optimizer)(modelo.parameters(), **optimizer.defaults)
+
+
+def _ciclos_esperados(model, loss_fn, optimizer, batches, accum):
+    modelo, optimizador = _copia_con_optimizador(model, optimizer)
+    pasos, gancho = espiar_pasos(optimizador, list(modelo.parameters()))
+    perdidas = reference.train_with_accumulation(modelo, loss_fn, optimizador, batches, accum)
+    gancho.remove()
+    return {"pasos": pasos, "perdidas": torch.tensor(perdidas, dtype=torch.float64),
+            "parametros": [p.detach().clone() for p in modelo.parameters()]}
+
+
+# ---------------------------------------------------------------- clipped_step
+def _formas_recorte(generador):
+    """Two steps that clip (max_norm below the gradient norm) and one that does not."""
+    casos = []
+    for razon in (0.3, 3.0, 0.6):
+        forma = (_elegir(generador, ("mse", "ce")), _entero(generador, 4, 9), *_capas(generador),
+                 razon)
+        casos.append((forma, _semilla(generador)))
+    return casos
+
+
+def _recorte_esperado(model, loss_fn, optimizer, x, y, max_norm):
+    modelo, optimizador = _copia_con_optimizador(model, optimizer)
+    parametros = list(modelo.parameters())
+    pasos, gancho = espiar_pasos(optimizador, parametros)
+    norma = reference.clipped_step(modelo, loss_fn, optimizador, x, y, max_norm)
+    gancho.remove()
+    sin_recortar = torch.autograd.grad(loss_fn(model(x), y), list(model.parameters()))
+    return {"norma": torch.tensor(norma, dtype=torch.float64), "max_norm": max_norm,
+            "gradientes": pasos[0], "sin_recortar": list(sin_recortar),
+            **recortes_equivocados(sin_recortar, max_norm),
+            "parametros": [p.detach().clone() for p in parametros]}
+
+
+HIDDEN = {
+    "ch03_accumulate": HiddenExercise(ACCUMULATE, _formas_acumulacion, _acumulacion_esperada),
+    "ch03_partial_cycle": HiddenExercise(PARTIAL_CYCLE, _formas_ciclos, _ciclos_esperados),
+    "ch03_clipped_step": HiddenExercise(CLIPPED_STEP, _formas_recorte, _recorte_esperado),
+}
+
+
+def check_accumulate_gradients(accumulate_gradients):
+    return run_hidden("ch03_accumulate", HIDDEN, accumulate_gradients)
+
+
+def check_train_with_accumulation(train_with_accumulation):
+    return run_hidden("ch03_partial_cycle", HIDDEN, train_with_accumulation)
+
+
+def check_clipped_step(clipped_step):
+    return run_hidden("ch03_clipped_step", HIDDEN, clipped_step)

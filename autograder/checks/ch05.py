@@ -1,0 +1,103 @@
+"""Chapter 5 hidden tests: fresh random shapes, modes and layouts per student, vs the reference."""
+
+import torch
+
+from autograder.checks.runner import HiddenExercise, run_hidden
+from autograder.reference import ch05 as reference
+from autograder.student.ch05 import (
+    CAMBIAN,
+    EVALUATE,
+    MC_DROPOUT,
+    MODULES_THAT_CHANGE,
+    SEMILLA_MC,
+    estado_esperado,
+    tipos_de,
+)
+
+
+def _entero(generador, bajo, alto):
+    return int(torch.randint(bajo, alto + 1, (1,), generator=generador).item())
+
+
+def _semilla(generador):
+    return _entero(generador, 0, 2**31 - 2)
+
+
+def _p(generador):
+    return round(0.2 + 0.4 * torch.rand(1, generator=generador).item(), 3)
+
+
+def _formas_evaluacion(generador):
+    """One case per starting mode; eval first, then the frozen-BatchNorm mix, then train:
+    the first case that fails names the mistake (forced train, root flag only, left in eval)."""
+    return [((_entero(generador, 4, 9), _entero(generador, 2, 6), _entero(generador, 3, 8),
+              _entero(generador, 2, 5), _p(generador), modo), _semilla(generador))
+            for modo in ("eval", "mixto", "train")]
+
+
+def _disposicion(generador):
+    """The middle block: every trap (S, Z, G) plus B and D, shuffled, with an extra layer."""
+    codigos = list("BDGSZ") + [("R", "T", "I")[_entero(generador, 0, 2)]]
+    orden = torch.randperm(len(codigos), generator=generador).tolist()
+    return "".join(codigos[i] for i in orden)
+
+
+def _cambian(disposicion):
+    return {i for i, codigo in enumerate(disposicion) if codigo in CAMBIAN}
+
+
+def _formas_modulos(generador):
+    casos = []
+    while len(casos) < 2:
+        disposicion = _disposicion(generador)
+        if casos and _cambian(casos[0][0][4]) == _cambian(disposicion):
+            continue  # two layouts with the same answer would not expose a fixed one
+        forma = (_entero(generador, 4, 9), _entero(generador, 2, 6), _entero(generador, 3, 8),
+                 _entero(generador, 2, 5), disposicion, ("eval", "train")[len(casos)])
+        casos.append((forma, _semilla(generador)))
+    return casos
+
+
+def _formas_mc(generador):
+    return [((_entero(generador, 3, 8), _entero(generador, 2, 6), _entero(generador, 3, 8),
+              _entero(generador, 2, 5), _p(generador), _entero(generador, 5, 12), modo),
+             _semilla(generador)) for modo in ("train", "eval")]
+
+
+def _evaluacion_esperada(model, x, y):
+    estado = estado_esperado(model)
+    valor = torch.tensor(reference.evaluate(model, x, y), dtype=torch.float64)
+    return {"valor": valor, **estado}
+
+
+def _modulos_esperados(model, x):
+    estado = estado_esperado(model)
+    return {"cambian": reference.modules_that_change(model, x), **estado}
+
+
+def _mc_esperado(model, x, n_samples):
+    estado = estado_esperado(model)
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(SEMILLA_MC)
+        media, std = reference.mc_dropout(model, x, n_samples)
+    return {"media": media, "std": std, "tipos": tipos_de(model), **estado}
+
+
+HIDDEN = {
+    "ch05_evaluate": HiddenExercise(EVALUATE, _formas_evaluacion, _evaluacion_esperada),
+    "ch05_modules_that_change": HiddenExercise(MODULES_THAT_CHANGE, _formas_modulos,
+                                               _modulos_esperados),
+    "ch05_mc_dropout": HiddenExercise(MC_DROPOUT, _formas_mc, _mc_esperado),
+}
+
+
+def check_evaluate(evaluate):
+    return run_hidden("ch05_evaluate", HIDDEN, evaluate)
+
+
+def check_modules_that_change(modules_that_change):
+    return run_hidden("ch05_modules_that_change", HIDDEN, modules_that_change)
+
+
+def check_mc_dropout(mc_dropout):
+    return run_hidden("ch05_mc_dropout", HIDDEN, mc_dropout)

@@ -1,0 +1,94 @@
+"""Chapter 7 hidden tests: fresh random shapes and values per student, vs the reference."""
+
+import torch
+
+from autograder.checks.runner import HiddenExercise, run_hidden
+from autograder.reference import ch07 as reference
+from autograder.student.ch07 import LINEAR_TANH, QUANTIZE_STE, STABLE_SOFTPLUS
+
+
+def _entero(generador, bajo, alto):
+    return int(torch.randint(bajo, alto + 1, (1,), generator=generador).item())
+
+
+def _semilla(generador):
+    return _entero(generador, 0, 2**31 - 2)
+
+
+def _gradientes(funcion, entradas, grad_output, *otros):
+    """The output of ``funcion(*entradas, *otros)`` and the gradients of every input."""
+    with torch.enable_grad():
+        hojas = [t.detach().clone().requires_grad_(True) for t in entradas]
+        salida = funcion(*hojas, *otros)
+        grads = torch.autograd.grad(salida, hojas, grad_output)
+    return salida.detach(), list(grads)
+
+
+# ---------------------------------------------------------------- stable_softplus
+def _formas_softplus(generador):
+    """Two float64 cases and one float32; beta ≠ 1 so that ignoring it shows."""
+    casos = []
+    for dtype in ("float64", "float64", "float32"):
+        decimas = 10
+        while decimas == 10:
+            decimas = _entero(generador, 4, 30)
+        casos.append(((_entero(generador, 5, 12), decimas, dtype), _semilla(generador)))
+    return casos
+
+
+def _softplus_esperado(x, beta, grad_output):
+    salida, (grad,) = _gradientes(reference.stable_softplus, [x], grad_output, beta)
+    _, (derivada,) = _gradientes(reference.stable_softplus, [x], torch.ones_like(x), beta)
+    return {"salida": salida, "grads": [grad], "derivada": derivada}
+
+
+# ---------------------------------------------------------------- linear_tanh
+def _formas_lineal(generador):
+    """N, D, H all different (a transposed gradient cannot have the right shape)."""
+    casos = []
+    for dtype in ("float64", "float32"):
+        N, D, H = 0, 0, 0
+        while len({N, D, H}) < 3:
+            N, D, H = (_entero(generador, 3, 9), _entero(generador, 3, 7),
+                       _entero(generador, 3, 7))
+        casos.append(((N, D, H, dtype), _semilla(generador)))
+    return casos
+
+
+def _lineal_esperado(x, weight, bias, grad_output):
+    salida, grads = _gradientes(reference.linear_tanh, [x, weight, bias], grad_output)
+    return {"salida": salida, "grads": grads}
+
+
+# ---------------------------------------------------------------- quantize_ste
+def _formas_cuantizador(generador):
+    """step = 2^-k with k in 2..4 (so 1/step is 4, 8 or 16), levels in 3..8."""
+    return [((_entero(generador, 10, 24), _entero(generador, 2, 4), _entero(generador, 3, 8),
+              dtype), _semilla(generador)) for dtype in ("float64", "float32")]
+
+
+def _cuantizador_esperado(x, step, levels, grad_output):
+    salida, grads = _gradientes(reference.quantize_ste, [x], grad_output, step, levels)
+    return {"salida": salida, "grads": grads, "arriba": grad_output,
+            "sin_recorte": torch.round(x.detach() / step) * step}
+
+
+HIDDEN = {
+    "ch07_stable_softplus": HiddenExercise(STABLE_SOFTPLUS, _formas_softplus,
+                                           _softplus_esperado),
+    "ch07_linear_tanh": HiddenExercise(LINEAR_TANH, _formas_lineal, _lineal_esperado),
+    "ch07_quantize_ste": HiddenExercise(QUANTIZE_STE, _formas_cuantizador,
+                                        _cuantizador_esperado),
+}
+
+
+def check_stable_softplus(stable_softplus):
+    return run_hidden("ch07_stable_softplus", HIDDEN, stable_softplus)
+
+
+def check_linear_tanh(linear_tanh):
+    return run_hidden("ch07_linear_tanh", HIDDEN, linear_tanh)
+
+
+def check_quantize_ste(quantize_ste):
+    return run_hidden("ch07_quantize_ste", HIDDEN, quantize_ste)

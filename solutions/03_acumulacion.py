@@ -1,0 +1,694 @@
+# ---
+# jupyter:
+#   jupytext:
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # Capítulo 3 · Los gradientes se acumulan
+#
+# Cada `backward()` **suma** sus gradientes a lo que ya había en `.grad`; no lo reemplaza.
+# Es una decisión de diseño, no un error: permite repartir un lote grande en trozos y
+# sumar sus contribuciones. Pero si lo olvidas, el entrenamiento se estropea sin avisar.
+#
+# **Al terminar sabrás:**
+#
+# - qué hace `zero_grad()` y qué pasa si falta (lo verás oscilar en una gráfica);
+# - la diferencia entre `zero_grad(set_to_none=True)` y `set_to_none=False`;
+# - hacer acumulación de gradientes (*gradient accumulation*): por qué se divide la pérdida
+#   entre el número de micro-lotes y por qué BatchNorm rompe la equivalencia;
+# - tratar el último ciclo incompleto cuando el número de micro-lotes no es múltiplo de
+#   `accum`;
+# - usar `clip_grad_norm_` en su sitio, registrar la norma que devuelve y leer sus picos.
+#
+# Vienes del capítulo 2 (`no_grad`, `detach`). Ejecuta las celdas en orden.
+
+# %%
+import math
+import time
+
+import matplotlib.pyplot as plt
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+torch.manual_seed(0)
+
+# %% [markdown]
+# ## 1 · `.grad` acumula
+#
+# Toma un solo parámetro $w = 2$ y la pérdida $L = (3w)^2$. Su gradiente es
+# $dL/dw = 18w = 36$. Repite el pase hacia adelante (*forward pass*) y el pase hacia atrás
+# (*backward pass*) tres veces sin tocar `.grad`:
+
+# %% tags=["demo"]
+w = torch.tensor(2.0, requires_grad=True)
+for vez in range(1, 4):
+    perdida = (3 * w) ** 2
+    perdida.backward()
+    print(f"tras el backward {vez}: w.grad = {w.grad.item():5.1f}  ({vez} × 36)")
+
+# %% [markdown]
+# El gradiente de cada pasada es el mismo, 36, pero `.grad` guarda la suma. Piensa en
+# `.grad` como un acumulador: `backward()` hace `grad += nuevo`, nunca `grad = nuevo`.
+#
+# Borrarlo es cosa tuya. `w.grad.zero_()` lo pone a cero; el optimizador lo hace para
+# todos sus parámetros con `optimizer.zero_grad()`.
+
+# %% tags=["demo"]
+w.grad.zero_()
+((3 * w) ** 2).backward()
+print("tras poner a cero y un backward más: w.grad =", w.grad.item())
+
+# %% [markdown]
+# ## 2 · Qué pasa si olvidas `zero_grad()`
+#
+# Entrena una recta $\hat y = ax + b$ sobre 64 puntos con descenso de gradiente. Una
+# versión llama a `optimizer.zero_grad()` en cada paso; la otra, no. En la segunda, el paso
+# $t$ usa la suma de **todos** los gradientes anteriores, no el gradiente actual.
+
+# %% tags=["demo"]
+x_recta = torch.linspace(-2, 2, 64).unsqueeze(1)
+y_recta = 3 * x_recta - 1 + 0.3 * torch.randn(64, 1)
+
+
+def entrenar_recta(con_zero_grad, pasos=60, lr=0.05):
+    torch.manual_seed(1)
+    modelo = nn.Linear(1, 1)
+    optimizer = torch.optim.SGD(modelo.parameters(), lr=lr)
+    perdidas = []
+    for _ in range(pasos):
+        if con_zero_grad:
+            optimizer.zero_grad()
+        loss = F.mse_loss(modelo(x_recta), y_recta)
+        loss.backward()
+        optimizer.step()
+        perdidas.append(loss.item())
+    return perdidas
+
+
+con = entrenar_recta(True)
+sin = entrenar_recta(False)
+print(f"pérdida final con zero_grad: {con[-1]:.3f}   sin zero_grad: {sin[-1]:.3f}")
+
+plt.figure(figsize=(7, 3))
+plt.semilogy(con, label="con zero_grad()")
+plt.semilogy(sin, label="sin zero_grad()")
+plt.xlabel("paso")
+plt.ylabel("pérdida (escala log)")
+plt.title("Los gradientes viejos se suman a los nuevos")
+plt.legend()
+plt.tight_layout()
+plt.show()
+
+# %% [markdown]
+# Sin `zero_grad()`, la pérdida no converge: oscila sin parar. El gradiente acumulado sigue
+# empujando en la dirección de los pasos pasados aunque ya hayas cruzado el mínimo, así que
+# el modelo se pasa de largo una y otra vez, con la misma tasa de aprendizaje
+# (*learning rate*) que en la otra curva converge sin problemas.
+#
+# ## 3 · `zero_grad(set_to_none=True)`
+#
+# Desde PyTorch 2.0, `zero_grad()` no escribe ceros: deja `.grad` en `None`
+# (`set_to_none=True` es el valor por defecto). Con `set_to_none=False` obtienes un tensor de
+# ceros.
+
+# %% tags=["demo"]
+capa = nn.Linear(3, 1)
+F.mse_loss(capa(torch.randn(8, 3)), torch.randn(8, 1)).backward()
+opt = torch.optim.SGD(capa.parameters(), lr=0.1)
+
+opt.zero_grad(set_to_none=False)
+print("set_to_none=False →", capa.weight.grad)
+opt.zero_grad()  # set_to_none=True
+print("set_to_none=True  →", capa.weight.grad)
+
+# %% [markdown]
+# Con `None` no queda ningún tensor de ceros ocupando memoria. Para el siguiente `backward()`
+# da igual: `None` y ceros acumulan lo mismo. Pero hay dos diferencias reales.
+#
+# La primera: el código que lee `.grad` tiene que aceptar `None`.
+
+# %% tags=["demo"]
+with muestra_error(AttributeError):
+    print(capa.weight.grad.norm())
+
+# %% [markdown]
+# La segunda: los optimizadores **saltan** los parámetros cuyo `.grad` es `None`, pero no los
+# que tienen ceros. Con momento (*momentum*), un gradiente cero todavía mueve el parámetro,
+# porque el momento guarda la velocidad de los pasos anteriores. Da un paso normal, pon los
+# gradientes a cero de cada manera y da otro paso sin `backward()` en medio:
+
+# %% tags=["demo"]
+x_mom, y_mom = torch.randn(8, 3), torch.randn(8, 1)
+
+
+def segundo_paso_sin_backward(set_to_none):
+    torch.manual_seed(0)
+    capa = nn.Linear(3, 1)
+    opt = torch.optim.SGD(capa.parameters(), lr=0.1, momentum=0.9)
+    F.mse_loss(capa(x_mom), y_mom).backward()
+    opt.step()  # crea el búfer de momento
+    opt.zero_grad(set_to_none=set_to_none)
+    antes = capa.weight.detach().clone()
+    opt.step()
+    return (capa.weight.detach() - antes).abs().max().item()
+
+
+for set_to_none in (True, False):
+    movimiento = segundo_paso_sin_backward(set_to_none)
+    print(f"set_to_none={set_to_none!s:<5}: el peso se movió {movimiento:.4f}")
+
+# %% [markdown]
+# En un bucle normal siempre hay un `backward()` entre dos pasos, así que esto solo importa
+# cuando un parámetro no recibe gradiente en algún paso (una rama del modelo que no se usó,
+# por ejemplo). Con `None`, ese parámetro se queda quieto; con ceros, el momento lo sigue
+# moviendo.
+#
+# ## 4 · Acumulación de gradientes
+#
+# Quieres entrenar con lotes (*batches*) de 32 muestras, pero en memoria solo caben 8. La
+# solución: partir el lote en 4 micro-lotes (*micro-batches*) de 8, hacer un `backward()` por
+# micro-lote sin borrar `.grad` entre ellos, y dar un solo paso del optimizador
+# (*optimizer step*) al final. El tamaño de lote efectivo (*effective batch size*) es
+#
+# $$\text{micro-lote} \times \text{accum} = 8 \times 4 = 32.$$
+#
+# La pérdida habitual es una **media** sobre el lote. La media de 32 muestras es la media de
+# las 4 medias de 8, es decir, $\frac{1}{4}\sum_k L_k$. Como el gradiente es lineal, basta
+# dividir cada pérdida de micro-lote por `accum = 4` antes de su `backward()`: la suma que
+# queda en `.grad` es exactamente el gradiente del lote entero.
+#
+# Compruébalo con 8 muestras: un lote de 8 frente a 2 micro-lotes de 4.
+
+# %% tags=["demo"]
+torch.manual_seed(0)
+red = nn.Sequential(nn.Linear(10, 32), nn.ReLU(), nn.Linear(32, 3))
+X8, y8 = torch.randn(8, 10), torch.randint(0, 3, (8,))
+
+
+def gradientes(modelo, x, y, accum, dividir=True):
+    """The gradients left in .grad after ``accum`` micro-batches (loss divided or not)."""
+    modelo.zero_grad()
+    for xb, yb in zip(x.chunk(accum), y.chunk(accum)):
+        loss = F.cross_entropy(modelo(xb), yb)
+        (loss / accum if dividir else loss).backward()
+    return [p.grad.clone() for p in modelo.parameters()]
+
+
+def diferencia_maxima(a, b):
+    return max((u - v).abs().max().item() for u, v in zip(a, b))
+
+
+lote_entero = gradientes(red, X8, y8, accum=1)
+dos_de_cuatro = gradientes(red, X8, y8, accum=2)
+diferencia = diferencia_maxima(lote_entero, dos_de_cuatro)
+print(f"1 lote de 8 vs 2 micro-lotes de 4: diferencia máxima {diferencia:.1e}")
+
+# %% [markdown]
+# La diferencia es del orden de $10^{-8}$: redondeo de `float32`, porque sumar en otro
+# orden cambia los últimos bits. Los gradientes son los mismos.
+#
+# ¿Y si no divides? Cada micro-lote aporta su gradiente medio completo, y la suma es `accum`
+# veces el gradiente del lote. El cociente entre normas lo dice:
+
+# %% tags=["demo"]
+sin_dividir = gradientes(red, X8, y8, accum=2, dividir=False)
+for nombre, g, g_bien in zip(("W1", "b1", "W2", "b2"), sin_dividir, lote_entero):
+    razon = (g.norm() / g_bien.norm()).item()
+    print(f"{nombre}: norma sin dividir / norma del lote entero = {razon:.6f}")
+
+# %% [markdown]
+# Exactamente 2. Con SGD, eso equivale a multiplicar por `accum` la tasa de aprendizaje sin
+# querer. Lo mismo pasa con cualquier `accum` que divida al lote:
+
+# %% tags=["demo"]
+torch.manual_seed(0)
+X32, y32 = torch.randn(32, 10), torch.randint(0, 3, (32,))
+referencia = gradientes(red, X32, y32, accum=1)
+print(" accum  micro-lote  dif. máx. (dividiendo)  razón (sin dividir)")
+for accum in (1, 2, 4, 8):
+    dividido = gradientes(red, X32, y32, accum)
+    crudo = gradientes(red, X32, y32, accum, dividir=False)
+    razon = (crudo[0].norm() / referencia[0].norm()).item()
+    diferencia = diferencia_maxima(dividido, referencia)
+    print(f"{accum:6d}  {32 // accum:10d}  {diferencia:22.1e}  {razon:19.4f}")
+
+# %% [markdown]
+# ¿Qué ganas? Memoria. Autograd guarda, para el pase hacia atrás, las activaciones de cada
+# capa, y eso crece con el tamaño del micro-lote. Puedes medirlo con
+# `torch.autograd.graph.saved_tensors_hooks`, que ve cada tensor que el grafo guarda. Aquí
+# cuentas sus bytes para micro-lotes de distinto tamaño, y mides lo que tarda procesar un
+# lote de 256 en `256 / micro` pases (en un solo hilo de CPU, el mejor de 7 intentos).
+
+# %% tags=["demo"]
+torch.manual_seed(0)
+mlp = nn.Sequential(nn.Linear(64, 256), nn.ReLU(), nn.Linear(256, 10))
+X256 = torch.randn(256, 64)
+
+
+def kib_guardados(modelo, x):
+    total = 0
+
+    def empaquetar(tensor):
+        nonlocal total
+        total += tensor.numel() * tensor.element_size()
+        return tensor
+
+    with torch.autograd.graph.saved_tensors_hooks(empaquetar, lambda tensor: tensor):
+        modelo(x).pow(2).mean()
+    return total / 1024
+
+
+def ms_por_lote(modelo, x, micro, repeticiones=7):
+    """Best of ``repeticiones`` timings, on one CPU thread (steadier numbers)."""
+    hilos = torch.get_num_threads()
+    torch.set_num_threads(1)
+    tiempos = []
+    try:
+        for _ in range(repeticiones + 1):  # la primera vuelta calienta
+            inicio = time.perf_counter()
+            modelo.zero_grad()
+            for xb in x.split(micro):
+                (modelo(xb).pow(2).mean() / (x.shape[0] // micro)).backward()
+            tiempos.append(time.perf_counter() - inicio)
+    finally:
+        torch.set_num_threads(hilos)
+    return 1000 * min(tiempos[1:])
+
+
+micros = [8, 16, 32, 64, 128, 256]
+memoria = [kib_guardados(mlp, X256[:m]) for m in micros]
+tiempo = [ms_por_lote(mlp, X256, m) for m in micros]
+for m, kib, ms in zip(micros, memoria, tiempo):
+    print(f"micro-lote {m:3d} (accum {256 // m:2d}): {kib:6.1f} KiB guardados por pase, "
+          f"{ms:5.1f} ms por lote de 256")
+
+fig, (ax_m, ax_t) = plt.subplots(1, 2, figsize=(9, 3))
+ax_m.plot(micros, memoria, "o-")
+ax_m.set_title("memoria guardada para backward")
+ax_m.set_ylabel("KiB por pase")
+ax_t.plot(micros, tiempo, "o-", color="tab:orange")
+ax_t.set_title("tiempo por lote efectivo de 256 (CPU, 1 hilo)")
+ax_t.set_ylabel("ms")
+for ax in (ax_m, ax_t):
+    ax.set_xscale("log", base=2)
+    ax.set_xlabel("tamaño del micro-lote")
+plt.tight_layout()
+plt.show()
+
+# %% [markdown]
+# La memoria guardada crece casi en proporción al micro-lote (la parte fija son los pesos,
+# que el grafo también guarda). El precio es el tiempo: muchos pases pequeños aprovechan
+# peor el hardware, porque cada pase tiene un coste fijo (llamadas de Python, lanzar cada
+# operación). Con un modelo tan pequeño, ese coste fijo domina y los micro-lotes de 8 son
+# claramente más lentos; los tiempos exactos dependen de tu máquina y de su carga, así que
+# mira tus números. En una GPU, que procesa un lote grande en paralelo, la diferencia suele
+# ser mayor.
+#
+# ### La excepción: BatchNorm
+#
+# La equivalencia exige que la pérdida de cada muestra dependa solo de esa muestra.
+# BatchNorm rompe esa condición: normaliza con la media y la varianza **del lote que ve**,
+# que en acumulación es el micro-lote. Las cuentas son otras, así que los gradientes
+# también.
+
+# %% tags=["demo"]
+for capa_norm in (nn.BatchNorm1d, nn.LayerNorm):
+    torch.manual_seed(0)
+    modelo = nn.Sequential(nn.Linear(10, 16), capa_norm(16), nn.ReLU(), nn.Linear(16, 3))
+    entero = gradientes(modelo, X8, y8, accum=1)
+    acumulado = gradientes(modelo, X8, y8, accum=2)
+    diferencia = diferencia_maxima(entero, acumulado)
+    print(f"{capa_norm.__name__:>11}: 1×8 vs 2×4, diferencia máxima {diferencia:.1e}")
+
+# %% [markdown]
+# Con BatchNorm la diferencia es del orden de $10^{-1}$: no es redondeo. LayerNorm normaliza
+# cada muestra por separado y conserva la equivalencia. BatchNorm además actualiza sus
+# estadísticas acumuladas (*running statistics*) una vez por micro-lote, no una por paso:
+
+# %% tags=["demo"]
+torch.manual_seed(0)
+bn = nn.BatchNorm1d(10)
+for xb in X8.chunk(2):
+    bn(xb)
+print("pases registrados por BatchNorm en un solo paso del optimizador:",
+      bn.num_batches_tracked.item())
+
+# %% [markdown]
+# Con micro-lotes pequeños, las estadísticas de cada uno son ruidosas. Si tu modelo tiene
+# BatchNorm y acumulas, recuerda que entrenas con lotes de BatchNorm del tamaño del
+# micro-lote, no del efectivo.
+
+# %% [markdown]
+# ## Ejercicio 1 · Acumular sin cambiar el gradiente (3 puntos)
+#
+# Escribe `accumulate_gradients`: parte `x` e `y` en `accum` micro-lotes iguales, hace un
+# pase hacia adelante y un `backward()` por micro-lote, y deja en el `.grad` de cada
+# parámetro **exactamente** el gradiente que daría la pérdida del lote entero.
+#
+# - Cuando te llaman, `.grad` puede traer restos de un paso anterior: descártalos.
+# - El modelo nunca debe ver el lote entero de una vez: `accum` llamadas de `N / accum`
+#   filas.
+# - Devuelve la pérdida del lote entero como un `float` de Python (sin recalcularla: suma lo
+#   que ya tienes).
+
+# %% nbgrader={"grade": false, "grade_id": "ch03_accumulate", "locked": false, "schema_version": 3, "solution": true, "task": false}
+def accumulate_gradients(model, loss_fn, x, y, accum):
+    """Fill each parameter's .grad with the full-batch gradient of ``loss_fn(model(x), y)``.
+
+    ``x`` has N rows, N divisible by ``accum``; ``loss_fn`` averages over the batch. Calls
+    ``model`` exactly ``accum`` times, on consecutive micro-batches of N / accum rows, with
+    one backward per micro-batch. Whatever ``.grad`` held before the call is discarded.
+    Returns the full-batch loss as a Python float. Leaves ``x``, ``y`` and the parameter
+    values unchanged.
+    """
+    ### BEGIN SOLUTION
+    model.zero_grad()
+    total = 0.0
+    for xb, yb in zip(x.chunk(accum), y.chunk(accum)):
+        loss = loss_fn(model(xb), yb) / accum
+        loss.backward()
+        total += loss.item()
+    return total
+    ### END SOLUTION
+
+
+# %% nbgrader={"grade": true, "grade_id": "ch03_accumulate_test", "locked": true, "points": 3, "schema_version": 3, "solution": false, "task": false}
+comprobar_accumulate_gradients(accumulate_gradients)
+### BEGIN HIDDEN TESTS
+from autograder.checks.ch03 import check_accumulate_gradients
+
+check_accumulate_gradients(accumulate_gradients)
+### END HIDDEN TESTS
+
+# %% [markdown]
+# ## 5 · El último ciclo, incompleto
+#
+# En un bucle real, los micro-lotes salen de un `DataLoader`, y su número rara vez es
+# múltiplo de `accum`. El bucle clásico da un paso cuando `(i + 1) % accum == 0`. Con 10
+# micro-lotes y `accum = 4`, mira qué pasa con los dos últimos:
+
+# %% tags=["demo"]
+torch.manual_seed(0)
+lotes = [(torch.randn(4, 3), torch.randn(4, 1)) for _ in range(10)]
+accum = 4
+
+
+def bucle_clasico(modelo, lotes, accum):
+    optimizer = torch.optim.SGD(modelo.parameters(), lr=0.1)
+    optimizer.zero_grad()
+    pasos = []
+    for i, (xb, yb) in enumerate(lotes):
+        (F.mse_loss(modelo(xb), yb) / accum).backward()
+        if (i + 1) % accum == 0:
+            optimizer.step()
+            optimizer.zero_grad()
+            pasos.append(i)
+    return pasos
+
+
+modelo = nn.Linear(3, 1)
+pasos = bucle_clasico(modelo, lotes, accum)
+print("pasos del optimizador tras los micro-lotes:", pasos)
+print("¿quedó algo en .grad al terminar?", modelo.weight.grad is not None,
+      f"(norma {modelo.weight.grad.norm().item():.3f})")
+
+# %% [markdown]
+# Los micro-lotes 8 y 9 (contando desde 0) nunca llegan a un paso: su gradiente se queda en
+# `.grad`. Si la época siguiente no empieza con `zero_grad()`, ese resto se suma a su primer
+# paso. La corrección es dar también un paso tras el último micro-lote:
+#
+# ```python
+# if (i + 1) % accum == 0 or i + 1 == len(lotes):
+# ```
+#
+# Falta un detalle: el divisor. El último ciclo tiene `r = 10 % 4 = 2` micro-lotes. Si
+# divides su pérdida por `accum = 4`, su gradiente es la mitad de la media de esos dos
+# micro-lotes: ese paso es más corto que los demás. Para que cada paso use el gradiente
+# medio de su ciclo, divide por el número de micro-lotes que tiene de verdad.
+
+# %% tags=["demo"]
+def gradiente_del_ultimo_ciclo(divisor):
+    modelo = nn.Linear(3, 1)
+    with torch.no_grad():
+        modelo.weight.fill_(0.5)
+        modelo.bias.zero_()
+    for xb, yb in lotes[8:]:
+        (F.mse_loss(modelo(xb), yb) / divisor).backward()
+    return modelo.weight.grad.norm().item()
+
+
+media = gradiente_del_ultimo_ciclo(divisor=2)
+print(f"dividiendo por r = 2:      norma {media:.4f}")
+print(f"dividiendo por accum = 4:  norma {gradiente_del_ultimo_ciclo(4):.4f}  "
+      f"({gradiente_del_ultimo_ciclo(4) / media:.2f} × la media del ciclo)")
+
+# %% [markdown]
+# Algunas bibliotecas dividen siempre por `accum` y aceptan ese último paso más corto. En
+# este curso cada paso usa la media de su ciclo.
+#
+# ## Ejercicio 2 · Acumulación con ciclo final incompleto (3 puntos)
+#
+# Escribe `train_with_accumulation`: recorre `batches` (una lista de micro-lotes `(x, y)`
+# del mismo tamaño), da un paso del optimizador cada `accum` micro-lotes y uno más al final
+# si sobran micro-lotes. La pérdida de cada micro-lote se divide por el número de
+# micro-lotes de **su** ciclo. Devuelve una lista con la pérdida de cada paso (la media de
+# su ciclo) como `float`.
+
+# %% nbgrader={"grade": false, "grade_id": "ch03_partial_cycle", "locked": false, "schema_version": 3, "solution": true, "task": false}
+def train_with_accumulation(model, loss_fn, optimizer, batches, accum):
+    """Gradient accumulation over ``batches``, a list of equally sized (x, y) micro-batches.
+
+    One ``optimizer.step()`` after every ``accum`` micro-batches, plus one after the last
+    micro-batch when ``len(batches)`` is not a multiple of ``accum`` (the final, partial
+    cycle). Each micro-batch loss is divided by the number of micro-batches in its own
+    cycle, so every step uses the mean gradient of its cycle; gradients never leak from
+    one cycle into the next. Returns one Python float per optimizer step: the mean loss of
+    that cycle. Leaves the micro-batches unchanged.
+    """
+    ### BEGIN SOLUTION
+    n = len(batches)
+    losses, running = [], 0.0
+    optimizer.zero_grad()
+    for i, (xb, yb) in enumerate(batches):
+        cycle_len = min(accum, n - (i // accum) * accum)
+        loss = loss_fn(model(xb), yb) / cycle_len
+        loss.backward()
+        running += loss.item()
+        if (i + 1) % accum == 0 or i + 1 == n:
+            optimizer.step()
+            optimizer.zero_grad()
+            losses.append(running)
+            running = 0.0
+    return losses
+    ### END SOLUTION
+
+
+# %% nbgrader={"grade": true, "grade_id": "ch03_partial_cycle_test", "locked": true, "points": 3, "schema_version": 3, "solution": false, "task": false}
+comprobar_train_with_accumulation(train_with_accumulation)
+### BEGIN HIDDEN TESTS
+from autograder.checks.ch03 import check_train_with_accumulation
+
+check_train_with_accumulation(train_with_accumulation)
+### END HIDDEN TESTS
+
+# %% [markdown]
+# ## 6 · Recorte de gradientes: `clip_grad_norm_`
+#
+# La norma del gradiente (*gradient norm*) mide cuánto quiere moverse el modelo: es la
+# norma euclídea de **todos** los gradientes juntos, como si fueran un único vector. El
+# recorte de gradientes (*gradient clipping*) con `torch.nn.utils.clip_grad_norm_` mira esa
+# norma y, si supera `max_norm`, multiplica todos los gradientes por el mismo factor
+# $\frac{\text{max\_norm}}{\text{norma}}$. La dirección no cambia; solo la longitud.
+#
+# Y devuelve la norma **de antes** del recorte. Compruébalo:
+
+# %% tags=["demo"]
+def norma_total(parametros):
+    return torch.sqrt(sum((p.grad**2).sum() for p in parametros)).item()
+
+
+torch.manual_seed(0)
+red = nn.Sequential(nn.Linear(10, 32), nn.ReLU(), nn.Linear(32, 3))
+F.cross_entropy(red(X32) * 5, y32).backward()
+parametros = list(red.parameters())
+antes = torch.cat([p.grad.flatten() for p in parametros])
+
+devuelta = nn.utils.clip_grad_norm_(parametros, max_norm=1.0)
+despues = torch.cat([p.grad.flatten() for p in parametros])
+print(f"norma calculada antes: {antes.norm().item():.4f}   "
+      f"devuelta por clip_grad_norm_: {devuelta.item():.4f}")
+print(f"norma después:         {norma_total(parametros):.4f}")
+print(f"coseno entre antes y después: {F.cosine_similarity(antes, despues, dim=0).item():.6f}")
+
+# %% [markdown]
+# Si la norma ya es menor que `max_norm`, no toca nada, aunque te sigue devolviendo la
+# norma. Los gradientes de arriba ya quedaron en norma 1; con `max_norm = 10` no cambian.
+# Con `max_norm=float("inf")` nunca recorta: es una forma cómoda de solo medir.
+
+# %% tags=["demo"]
+norma = nn.utils.clip_grad_norm_(parametros, max_norm=10.0)
+print(f"max_norm=10: devuelve {norma.item():.4f}; la norma sigue en {norma_total(parametros):.4f}")
+
+# %% [markdown]
+# ### Dónde va
+#
+# Siempre en el mismo sitio: **después del último `backward()`** (cuando `.grad` ya tiene
+# el gradiente completo, acumulación incluida) y **antes de `optimizer.step()`** (que es
+# quien usa los gradientes). Si lo pones antes del `backward()`, no hay nada que recortar:
+
+# %% tags=["demo"]
+red.zero_grad()  # .grad vuelve a None
+norma = nn.utils.clip_grad_norm_(red.parameters(), 1.0)
+print("recorte antes de backward, devuelve:", norma.item())
+F.cross_entropy(red(X32) * 5, y32).backward()
+print(f"norma con la que step() trabajaría: {norma_total(list(red.parameters())):.4f}")
+
+# %% [markdown]
+# Después de `step()` es igual de inútil: el paso ya se dio con los gradientes sin recortar.
+# Con acumulación, el recorte va dentro del mismo `if` que el paso, una vez por ciclo.
+#
+# ### La norma como señal de alarma
+#
+# La norma que devuelve `clip_grad_norm_` vale la pena registrarla (con `.item()`) en cada
+# paso. Un pico repentino suele ser el primer aviso de que el entrenamiento se va a
+# desestabilizar: un lote raro, una tasa de aprendizaje demasiado alta, datos corruptos.
+#
+# En este ejemplo, el lote 40 tiene objetivos 25 veces más grandes de lo normal (un error
+# en los datos). Entrena dos veces: sin recorte y con `max_norm = 1`.
+
+# %% tags=["demo"]
+generador = torch.Generator().manual_seed(0)
+X_ruido = torch.randn(80, 16, 5, generator=generador)
+w_verdad = torch.randn(5, 1, generator=generador)
+Y_ruido = X_ruido @ w_verdad + 0.1 * torch.randn(80, 16, 1, generator=generador)
+Y_ruido[40] *= 25  # un lote corrupto
+
+
+def entrenar_con_recorte(max_norm):
+    torch.manual_seed(0)
+    modelo = nn.Sequential(nn.Linear(5, 32), nn.Tanh(), nn.Linear(32, 1))
+    optimizer = torch.optim.SGD(modelo.parameters(), lr=0.05)
+    normas, perdidas = [], []
+    for xb, yb in zip(X_ruido, Y_ruido):
+        optimizer.zero_grad()
+        loss = F.mse_loss(modelo(xb), yb)
+        loss.backward()
+        norma = nn.utils.clip_grad_norm_(modelo.parameters(), max_norm)
+        optimizer.step()
+        normas.append(norma.item())
+        perdidas.append(loss.item())
+    return normas, perdidas
+
+
+def dibujar_entrenamiento(resultados):
+    fig, (ax_n, ax_l) = plt.subplots(1, 2, figsize=(10, 3))
+    for etiqueta, (normas, perdidas) in resultados.items():
+        ax_n.semilogy(normas, label=etiqueta)
+        ax_l.semilogy(perdidas, label=etiqueta)
+    ax_n.set_title("norma del gradiente (antes del recorte)")
+    ax_l.set_title("pérdida")
+    for ax in (ax_n, ax_l):
+        ax.axvline(40, color="gray", lw=0.5, ls="--")
+        ax.set_xlabel("paso")
+        ax.legend()
+    plt.tight_layout()
+    plt.show()
+
+
+resultados = {"sin recorte": entrenar_con_recorte(math.inf),
+              "max_norm = 1": entrenar_con_recorte(1.0)}
+for etiqueta, (normas, perdidas) in resultados.items():
+    print(f"{etiqueta:>12}: norma máxima {max(normas):7.1f}   "
+          f"pérdida media después del lote 40: {sum(perdidas[41:]) / len(perdidas[41:]):.3f}")
+dibujar_entrenamiento(resultados)
+
+# %% [markdown]
+# Las dos curvas de la norma muestran el pico en el paso 40: el registro te avisa en ambos
+# casos, porque `clip_grad_norm_` devuelve la norma **antes** de recortar. La diferencia
+# está en lo que pasa después. Sin recorte, el paso gigante lanza el modelo lejos y la
+# pérdida tarda muchos pasos en volver. Con recorte, el paso del lote corrupto no es más
+# largo que los demás y el entrenamiento apenas lo nota.
+#
+# Mira también el principio: con `max_norm = 1` casi todos los primeros pasos se recortan
+# (su norma ronda 5) y la pérdida baja más despacio. Elegir `max_norm` es un compromiso; un
+# valor habitual es algo por encima de la norma típica de tus pasos, registrada.
+#
+# Elige `max_norm` con el desplegable. Un valor muy bajo recorta casi todos los pasos (y
+# frena el entrenamiento); uno muy alto no protege del pico.
+
+# %% tags=["demo"]
+import ipywidgets as widgets
+
+
+def explorar_max_norm(max_norm):
+    normas, perdidas = entrenar_con_recorte(max_norm)
+    recortados = sum(n > max_norm for n in normas)
+    print(f"max_norm = {max_norm}: {recortados} de {len(normas)} pasos recortados; "
+          f"pérdida final {perdidas[-1]:.3f}")
+    dibujar_entrenamiento({f"max_norm = {max_norm}": (normas, perdidas)})
+
+
+widgets.interactive(explorar_max_norm, max_norm=widgets.Dropdown(
+    options=[("sin recorte", math.inf), ("10", 10.0), ("3", 3.0), ("1", 1.0), ("0.3", 0.3),
+             ("0.1", 0.1)],
+    value=1.0, description="max_norm"))
+
+# %% [markdown]
+# ## Ejercicio 3 · Un paso con recorte (3 puntos)
+#
+# Escribe `clipped_step`: un paso de entrenamiento completo sobre el lote `(x, y)` que
+# recorta la norma total del gradiente a `max_norm` en el momento justo y devuelve la norma
+# **de antes** del recorte, para registrarla.
+
+# %% nbgrader={"grade": false, "grade_id": "ch03_clipped_step", "locked": false, "schema_version": 3, "solution": true, "task": false}
+def clipped_step(model, loss_fn, optimizer, x, y, max_norm):
+    """One training step on (x, y) with gradient clipping.
+
+    Clears the gradients, runs forward and backward, rescales all gradients together so
+    that their total L2 norm is at most ``max_norm`` (``clip_grad_norm_``), and then calls
+    ``optimizer.step()`` once, so the step uses the clipped gradients. Returns the total
+    gradient norm before clipping (a Python float; a 0-dim tensor is accepted). Leaves
+    ``x`` and ``y`` unchanged.
+    """
+    ### BEGIN SOLUTION
+    optimizer.zero_grad()
+    loss = loss_fn(model(x), y)
+    loss.backward()
+    norm = torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm)
+    optimizer.step()
+    return norm.item()
+    ### END SOLUTION
+
+
+# %% nbgrader={"grade": true, "grade_id": "ch03_clipped_step_test", "locked": true, "points": 3, "schema_version": 3, "solution": false, "task": false}
+comprobar_clipped_step(clipped_step)
+### BEGIN HIDDEN TESTS
+from autograder.checks.ch03 import check_clipped_step
+
+check_clipped_step(clipped_step)
+### END HIDDEN TESTS
+
+# %% [markdown]
+# ## Resumen
+#
+# - `backward()` suma en `.grad`; nunca reemplaza. Sin `zero_grad()` en cada paso, cada
+#   actualización arrastra los gradientes de todos los pasos anteriores y el entrenamiento
+#   oscila o diverge.
+# - `zero_grad()` deja `.grad` en `None` (`set_to_none=True`, por defecto): no guarda ceros, y
+#   los optimizadores saltan esos parámetros; con ceros, el momento aún los mueve.
+# - Acumulación de gradientes: `accum` micro-lotes, cada pérdida dividida por `accum`, un
+#   paso al final. Los gradientes coinciden con los del lote efectivo (micro-lote × `accum`)
+#   hasta el redondeo; sin dividir, son exactamente `accum` veces mayores.
+# - BatchNorm rompe la equivalencia: normaliza con las estadísticas del micro-lote.
+# - Si el número de micro-lotes no es múltiplo de `accum`, el último ciclo también necesita
+#   su paso, con la pérdida dividida por su propio número de micro-lotes.
+# - `clip_grad_norm_` va después del último `backward()` y antes de `step()`; devuelve la
+#   norma previa al recorte: regístrala con `.item()` y vigila sus picos.

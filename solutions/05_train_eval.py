@@ -1,0 +1,713 @@
+# ---
+# jupyter:
+#   jupytext:
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # Capítulo 5 · Modo entrenamiento y modo evaluación
+#
+# `model.train()` y `model.eval()` parecen una formalidad, pero cambian lo que calcula el
+# modelo. Dos capas muy comunes se comportan distinto en cada modo: Dropout y BatchNorm. En
+# este capítulo mides esa diferencia, separas `eval()` de `torch.no_grad()` y reproduces un
+# error clásico: una evaluación a mitad de época que deja el modelo en modo evaluación.
+#
+# **Al terminar sabrás:**
+#
+# - qué cambia de verdad `model.train()` / `model.eval()` (el atributo `training` de cada
+#   submódulo) y qué no cambia (los pesos, autograd);
+# - cómo actúa Dropout en cada modo: apaga unidades al azar y escala por $1/(1-p)$ al
+#   entrenar, y es la identidad al evaluar;
+# - cómo actúa BatchNorm: estadísticas del lote y actualización de sus estadísticas
+#   acumuladas (*running statistics*) al entrenar; solo las acumuladas al evaluar;
+# - por qué `eval()` y `no_grad()` son independientes y la evaluación necesita los dos;
+# - cómo se ve en las curvas un entrenamiento que siguió en modo evaluación;
+# - cómo usar Dropout en inferencia (*MC dropout*) para estimar la incertidumbre.
+#
+# Vienes del capítulo 4: ya sabes escribir el bucle de entrenamiento (*training loop*)
+# completo. Ejecuta las celdas en orden.
+
+# %%
+import copy
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+torch.manual_seed(0)
+torch.set_num_threads(1)  # modelos diminutos: en CPU, un hilo evita esperas entre hilos
+
+# %% [markdown]
+# ## 1 · Un interruptor por módulo: `training`
+#
+# Cada `nn.Module` tiene un atributo booleano `training`. `model.train()` lo pone a `True`
+# en el modelo **y en todos sus submódulos**; `model.eval()` lo pone a `False`. Eso es todo
+# lo que hacen. Usemos un modelo pequeño con las dos capas que nos interesan.
+
+# %% tags=["demo"]
+def modelo_pequeno(semilla=0):
+    torch.manual_seed(semilla)
+    return nn.Sequential(nn.Linear(4, 8), nn.BatchNorm1d(8), nn.ReLU(), nn.Dropout(0.5),
+                         nn.Linear(8, 2))
+
+
+modelo = modelo_pequeno()
+for modo in ("train", "eval"):
+    getattr(modelo, modo)()
+    print(f"tras model.{modo}():", {nombre or "(raíz)": m.training
+                                   for nombre, m in modelo.named_modules()})
+
+# %% [markdown]
+# `model.eval()` es exactamente `model.train(False)`. Y no toca los pesos: los parámetros
+# son los mismos tensores, con los mismos valores y el mismo `requires_grad`. Autograd sigue
+# encendido: `eval()` no tiene nada que ver con los gradientes.
+
+# %% tags=["demo"]
+antes = copy.deepcopy(modelo.state_dict())
+modelo.train()
+modelo.eval()
+print("¿pesos idénticos tras train() y eval()?",
+      all(torch.equal(antes[k], v) for k, v in modelo.state_dict().items()))
+salida = modelo(torch.randn(3, 4))
+print("en eval, ¿la salida tiene grad_fn?", salida.grad_fn is not None)
+
+# %% [markdown]
+# Como el atributo es de cada módulo, puedes mezclar modos: por ejemplo, entrenar un modelo
+# con una BatchNorm congelada. `modos_de` (de la celda de utilidades) lista `training` para
+# cada módulo, en el orden de `model.modules()`.
+
+# %% tags=["demo"]
+modelo.train()
+modelo[1].eval()  # solo la BatchNorm
+print("modos:", modos_de(modelo), "  model.training =", modelo.training)
+
+# %% [markdown]
+# Ojo con el último número: `model.training` es solo el atributo de la raíz. No te dice nada
+# de los submódulos.
+#
+# ## 2 · Dropout: apagar al azar y escalar
+#
+# Dropout (*dropout*) con probabilidad `p` pone a cero cada elemento con probabilidad `p` y
+# multiplica los supervivientes por $1/(1-p)$. Así la **media** de la salida no cambia. En
+# modo evaluación no hace nada: devuelve la entrada tal cual.
+
+# %% tags=["demo"]
+dropout = nn.Dropout(p=0.3)
+x = torch.ones(10_000)
+
+dropout.train()
+y = dropout(x)
+print(f"train: fracción de ceros {(y == 0).float().mean():.3f}   "
+      f"valores no nulos {y[y != 0].unique().tolist()}   1/(1-p) = {1 / 0.7:.4f}")
+print(f"       media {y.mean():.3f} (la entrada vale 1)")
+
+dropout.eval()
+print("eval:  ¿salida idéntica a la entrada?", torch.equal(dropout(x), x))
+
+# %% [markdown]
+# La media se conserva, pero la varianza no: con una entrada constante igual a 1, la salida
+# vale $1/(1-p)$ con probabilidad $1-p$ y 0 si no, así que su varianza es $p/(1-p)$. Mueve
+# el deslizador y compara la medida con la teoría.
+
+# %% tags=["demo"]
+import ipywidgets as widgets
+from IPython.display import display
+
+deslizador_p = widgets.FloatSlider(value=0.3, min=0.0, max=0.9, step=0.05, description="p")
+salida_dropout = widgets.Output()
+
+
+def medir_dropout(cambio):
+    p = cambio["new"]
+    torch.manual_seed(0)
+    y = nn.Dropout(p).train()(torch.ones(100_000))
+    with salida_dropout:
+        salida_dropout.clear_output(wait=True)
+        print(f"fracción de ceros {(y == 0).float().mean():.3f}  (teoría {p:.3f})")
+        print(f"media             {y.mean():.3f}  (teoría 1.000)")
+        print(f"varianza          {y.var():.3f}  (teoría {p / (1 - p):.3f})")
+
+
+deslizador_p.observe(medir_dropout, names="value")
+medir_dropout({"new": deslizador_p.value})
+display(widgets.VBox([deslizador_p, salida_dropout]))
+
+# %% [markdown]
+# En modo entrenamiento, dos llamadas con la **misma** entrada dan salidas distintas: cada
+# llamada sortea una máscara nueva. En modo evaluación, la salida es siempre la misma.
+
+# %% tags=["demo"]
+x = torch.randn(6)
+dropout = nn.Dropout(0.5)
+print("train:", dropout.train()(x), "\n      ", dropout(x))
+print("eval: ", dropout.eval()(x), "\n      ", dropout(x))
+
+# %% [markdown]
+# ## 3 · BatchNorm: las estadísticas del lote o las acumuladas
+#
+# BatchNorm (`nn.BatchNorm1d`) normaliza cada característica. En modo entrenamiento usa la
+# media y la varianza **del lote** (*batch*) que recibe, y de paso actualiza dos búferes
+# (*buffers*): `running_mean` y `running_var`, medias móviles con `momentum=0.1`. En modo
+# evaluación usa esos búferes y no los toca.
+#
+# Un lote con media 5 y desviación típica 2 por característica:
+
+# %% tags=["demo"]
+torch.manual_seed(0)
+bn = nn.BatchNorm1d(3)
+lote = 5 + 2 * torch.randn(64, 3)
+
+bn.train()
+salida = bn(lote)
+print("train: media de la salida", salida.mean(0).detach(), " desviación",
+      salida.std(0, unbiased=False).detach())
+print("running_mean", bn.running_mean, "  0.1 · media del lote", 0.1 * lote.mean(0))
+print("running_var ", bn.running_var, "  0.9 + 0.1 · var del lote", 0.9 + 0.1 * lote.var(0))
+print("num_batches_tracked", bn.num_batches_tracked.item())
+
+# %% [markdown]
+# La salida quedó centrada y con desviación 1 (los parámetros `weight` y `bias` empiezan en 1
+# y 0). Los búferes se movieron un 10 % hacia las estadísticas del lote:
+# $\text{running} \leftarrow 0{,}9\cdot\text{running} + 0{,}1\cdot\text{lote}$. Fíjate en
+# que `running_var` usa la varianza con corrección de Bessel (divide por $n-1$), aunque la
+# normalización del lote divide por $n$.
+#
+# En modo evaluación, la misma capa normaliza con los búferes. Tras un solo lote aún están
+# lejos de 5 y 4, así que la salida no queda centrada. Y los búferes no cambian.
+
+# %% tags=["demo"]
+bn.eval()
+antes = {k: v.clone() for k, v in bn.named_buffers()}
+salida = bn(lote)
+print("eval: media de la salida", salida.mean(0).detach())
+print("¿búferes intactos?", all(torch.equal(antes[k], v) for k, v in bn.named_buffers()))
+
+# %% [markdown]
+# Con muchos lotes, las medias móviles se acercan a las estadísticas reales de los datos.
+# La gráfica muestra `running_mean` de la primera característica lote a lote: tarda unas
+# decenas de pasos (el factor $0{,}9^k$ decae despacio).
+
+# %% tags=["demo"]
+import matplotlib.pyplot as plt
+
+torch.manual_seed(0)
+bn = nn.BatchNorm1d(3).train()
+historia = []
+with torch.no_grad():
+    for _ in range(60):
+        bn(5 + 2 * torch.randn(32, 3))
+        historia.append(bn.running_mean[0].item())
+
+plt.figure(figsize=(7, 3))
+plt.plot(historia, label="running_mean[0]")
+plt.axhline(5, color="gray", ls="--", label="media real (5)")
+plt.xlabel("lotes vistos en modo entrenamiento")
+plt.legend()
+plt.tight_layout()
+plt.show()
+
+# %% [markdown]
+# Mira el `with torch.no_grad()` de esa celda: **no impidió** que los búferes se
+# actualizaran. `no_grad` apaga autograd; las estadísticas acumuladas dependen solo del modo.
+#
+# Otra consecuencia de usar el lote: en modo entrenamiento, la salida de una muestra depende
+# de las demás muestras del lote. La misma fila, en dos lotes distintos, da dos salidas
+# distintas. En modo evaluación, cada muestra se procesa sola.
+
+# %% tags=["demo"]
+torch.manual_seed(1)
+fila = torch.randn(1, 3)
+lote_a = torch.cat([fila, torch.randn(7, 3)])
+lote_b = torch.cat([fila, 3 + torch.randn(7, 3)])
+for modo in ("train", "eval"):
+    getattr(bn, modo)()
+    with torch.no_grad():
+        a, b = bn(lote_a)[0], bn(lote_b)[0]
+    print(f"{modo:>5}: fila en el lote A {a}\n       fila en el lote B {b}")
+
+# %% [markdown]
+# Y con una sola muestra no hay estadísticas de lote que calcular: en modo entrenamiento,
+# BatchNorm se niega.
+
+# %% tags=["demo"]
+bn.train()
+with muestra_error(ValueError):
+    bn(torch.randn(1, 3))
+
+# %% [markdown]
+# ## 4 · Medido en un modelo pequeño
+#
+# Junta las dos capas en el modelo del apartado 1 y pásale **la misma** entrada 200 veces
+# en cada modo. En entrenamiento, cada pase da un resultado distinto (Dropout sortea y la
+# BatchNorm mueve sus búferes); en evaluación, todos coinciden.
+
+# %% tags=["demo"]
+modelo = modelo_pequeno()
+torch.manual_seed(2)
+x = torch.randn(16, 4)
+resultados = {}
+for modo in ("train", "eval"):
+    getattr(modelo, modo)()
+    buferes = {k: v.clone() for k, v in modelo.named_buffers()}
+    with torch.no_grad():
+        salidas = torch.stack([modelo(x) for _ in range(200)])
+    cambiados = [k for k, v in modelo.named_buffers() if not torch.equal(buferes[k], v)]
+    resultados[modo] = salidas[:, 0, 0]
+    print(f"{modo:>5}: varianza media entre pases {salidas.var(0).mean():.4f}   "
+          f"búferes que cambiaron: {cambiados or 'ninguno'}")
+
+plt.figure(figsize=(7, 3))
+plt.hist(resultados["train"], bins=30, alpha=0.7, label="train: 200 valores")
+plt.axvline(resultados["eval"][0], color="C1", lw=2, label="eval: siempre el mismo")
+plt.xlabel("salida [0, 0] del modelo, misma entrada")
+plt.legend()
+plt.tight_layout()
+plt.show()
+
+# %% [markdown]
+# ## 5 · `eval()` y `no_grad()` son independientes
+#
+# Se confunden porque casi siempre aparecen juntos, pero controlan cosas distintas:
+#
+# - `model.eval()` cambia **qué calcula** el modelo (Dropout apagado, BatchNorm con sus
+#   estadísticas acumuladas y sin actualizarlas).
+# - `torch.no_grad()` cambia **qué se registra**: ningún grafo, ningún gradiente posible.
+#
+# Probemos las cuatro combinaciones con el mismo modelo y la misma entrada.
+
+# %% tags=["demo"]
+def probar(modo, con_grad):
+    modelo = modelo_pequeno()
+    getattr(modelo, modo)()
+    buferes = {k: v.clone() for k, v in modelo.named_buffers()}
+    with torch.set_grad_enabled(con_grad):
+        a, b = modelo(x), modelo(x)
+    return {"determinista": torch.equal(a, b),
+            "búferes cambian": any(not torch.equal(buferes[k], v)
+                                   for k, v in modelo.named_buffers()),
+            "construye grafo": a.grad_fn is not None}
+
+
+USO = {("train", True): "entrenar",
+       ("train", False): "casi nunca (¡mueve la BatchNorm!)",
+       ("eval", True): "gradientes respecto de la entrada",
+       ("eval", False): "evaluar / inferencia"}
+print(f"{'modo':>6} {'grad':>5} {'determinista':>13} {'búferes cambian':>16} "
+      f"{'construye grafo':>16}  uso")
+for modo in ("train", "eval"):
+    for con_grad in (True, False):
+        fila = probar(modo, con_grad)
+        print(f"{modo:>6} {'sí' if con_grad else 'no':>5} {fila['determinista']!s:>13} "
+              f"{fila['búferes cambian']!s:>16} {fila['construye grafo']!s:>16}  "
+              f"{USO[modo, con_grad]}")
+
+# %% [markdown]
+# La tabla se lee por columnas:
+#
+# | | grad activado | `torch.no_grad()` |
+# |---|---|---|
+# | **`train()`** | entrenar: Dropout activo, BatchNorm con el lote y búferes actualizados, grafo construido | nada se entrena, pero Dropout sigue sorteando y **los búferes se actualizan** con estos datos |
+# | **`eval()`** | resultado de evaluación, pero con un grafo que ocupa memoria (útil si quieres gradientes respecto de la entrada) | **evaluación correcta**: determinista, búferes intactos, sin grafo |
+#
+# Solo la casilla de abajo a la derecha es una evaluación correcta: evaluar necesita los
+# dos. `eval()` sin `no_grad()` da los números buenos pero gasta memoria en un grafo;
+# `no_grad()` sin `eval()` ahorra la memoria pero da números ruidosos y, peor, ensucia la
+# BatchNorm con los datos de validación.
+#
+# ## 6 · El error clásico: evaluar a mitad de época y no volver a `train()`
+#
+# Un bucle escrito a mano suele evaluar de vez en cuando. Si la evaluación llama a
+# `model.eval()` y nadie llama después a `model.train()`, el entrenamiento sigue... en modo
+# evaluación: sin Dropout y con la BatchNorm congelada. No hay ningún error: solo unas
+# curvas raras.
+#
+# Un problema de clasificación sintético con etiquetas ruidosas y pocos datos de
+# entrenamiento, donde Dropout importa:
+
+# %% tags=["demo"]
+torch.manual_seed(0)
+D, C = 20, 3
+W_real = torch.randn(D, C)
+
+
+def datos(n):
+    x = torch.randn(n, D)
+    return x, (x @ W_real + 1.5 * torch.randn(n, C)).argmax(dim=1)
+
+
+x_entreno, y_entreno = datos(128)
+x_valid, y_valid = datos(512)
+
+
+def red_de_clasificacion():
+    torch.manual_seed(1)
+    return nn.Sequential(nn.Linear(D, 128), nn.BatchNorm1d(128), nn.ReLU(), nn.Dropout(0.5),
+                         nn.Linear(128, 128), nn.BatchNorm1d(128), nn.ReLU(), nn.Dropout(0.5),
+                         nn.Linear(128, C))
+
+
+# %% [markdown]
+# Los dos entrenamientos son idénticos (mismos pesos iniciales, mismos lotes) salvo una
+# línea: el correcto vuelve a `model.train()` tras evaluar; el otro lo olvida. La
+# evaluación ocurre a mitad de cada época.
+
+# %% tags=["demo"]
+def entrenar(vuelve_a_train, epocas=40, tam_lote=16):
+    modelo = red_de_clasificacion()
+    optimizador = torch.optim.Adam(modelo.parameters(), lr=1e-3)
+    orden = torch.Generator().manual_seed(2)
+    perdidas_entreno, perdidas_valid = [], []
+    modelo.train()
+    for _ in range(epocas):
+        permutacion = torch.randperm(len(x_entreno), generator=orden)
+        suma = 0.0
+        for inicio in range(0, len(x_entreno), tam_lote):
+            indices = permutacion[inicio:inicio + tam_lote]
+            perdida = F.cross_entropy(modelo(x_entreno[indices]), y_entreno[indices])
+            optimizador.zero_grad()
+            perdida.backward()
+            optimizador.step()
+            suma += perdida.item()
+            if inicio == len(x_entreno) // 2:  # evaluación a mitad de época
+                modelo.eval()
+                with torch.no_grad():
+                    valid = F.cross_entropy(modelo(x_valid), y_valid).item()
+                if vuelve_a_train:
+                    modelo.train()
+        perdidas_entreno.append(suma / (len(x_entreno) // tam_lote))
+        perdidas_valid.append(valid)
+    return modelo, perdidas_entreno, perdidas_valid
+
+
+correcto, entreno_ok, valid_ok = entrenar(vuelve_a_train=True)
+con_error, entreno_mal, valid_mal = entrenar(vuelve_a_train=False)
+print("al terminar, model.training: correcto", correcto.training, "  con el error",
+      con_error.training)
+
+fig, ax = plt.subplots(figsize=(8, 3.5))
+ax.plot(entreno_ok, "C0-", label="correcto: entrenamiento")
+ax.plot(valid_ok, "C0--", label="correcto: validación")
+ax.plot(entreno_mal, "C3-", label="sin volver a train(): entrenamiento")
+ax.plot(valid_mal, "C3--", label="sin volver a train(): validación")
+ax.set_xlabel("época")
+ax.set_ylabel("pérdida (entropía cruzada)")
+ax.legend()
+plt.tight_layout()
+plt.show()
+print(f"pérdida de validación final: correcto {valid_ok[-1]:.3f}   con el error "
+      f"{valid_mal[-1]:.3f}")
+
+# %% [markdown]
+# Las curvas se separan en pocas épocas. Sin Dropout, la red memoriza el conjunto de
+# entrenamiento: su pérdida cae casi a cero y la de validación empieza a **subir**
+# (sobreajuste, *overfitting*). Además, sus BatchNorm normalizan con las estadísticas
+# acumuladas en los primeros 5 lotes, que ya no se actualizan.
+#
+# El arreglo de siempre es llamar a `model.train()` tras evaluar. Funciona en este bucle,
+# pero tiene un fallo: **no restaura** el modo que había, sino que pone todo en
+# entrenamiento. Si el modelo tenía una BatchNorm congelada a propósito (algo habitual al
+# ajustar un modelo preentrenado), `model.train()` la descongela sin avisar:
+
+# %% tags=["demo"]
+modelo = modelo_pequeno()
+modelo.train()
+modelo[1].eval()  # BatchNorm congelada a propósito
+print("antes de evaluar:    ", modos_de(modelo))
+modelo.eval()
+with torch.no_grad():
+    modelo(torch.randn(8, 4))
+modelo.train()  # "después de evaluar, train()"
+print("después de train():  ", modos_de(modelo), "← la BatchNorm ya no está congelada")
+
+# %% [markdown]
+# ## Ejercicio 1 · Una evaluación que no deja rastro (3 puntos)
+#
+# Escribe `evaluate(model, x, y)`: la entropía cruzada media (`F.cross_entropy`) de
+# `model(x)` frente a `y`, calculada **en modo evaluación** y **sin construir grafo**, y
+# devuelta como un `float` de Python.
+#
+# Al terminar, cada submódulo debe quedar en el modo exacto que tenía al empezar (no
+# solo la raíz: prueba con una BatchNorm congelada), y ninguna estadística de BatchNorm
+# puede cambiar. Pista: `{m: m.training for m in model.modules()}` guarda el modo de
+# cada uno; al restaurar, recuerda que `m.train(modo)` también cambia a sus hijos.
+
+# %% nbgrader={"grade": false, "grade_id": "ch05_evaluate", "locked": false, "schema_version": 3, "solution": true, "task": false}
+def evaluate(model, x, y):
+    """Mean F.cross_entropy(model(x), y) in eval mode and without a graph, as a Python float.
+
+    x: (N, D) float tensor, y: (N,) class indices. Calls ``model(x)`` with every module in
+    eval mode and grad mode off. Leaves every module's ``training`` flag as it found it
+    (module by module), and every parameter and buffer (BatchNorm running statistics)
+    unchanged.
+    """
+    ### BEGIN SOLUTION
+    modos = {m: m.training for m in model.modules()}
+    model.eval()
+    try:
+        with torch.no_grad():
+            return F.cross_entropy(model(x), y).item()
+    finally:
+        for m, modo in modos.items():
+            m.training = modo
+    ### END SOLUTION
+
+
+# %% nbgrader={"grade": true, "grade_id": "ch05_evaluate_test", "locked": true, "points": 3, "schema_version": 3, "solution": false, "task": false}
+comprobar_evaluate(evaluate)
+### BEGIN HIDDEN TESTS
+from autograder.checks.ch05 import check_evaluate
+
+check_evaluate(evaluate)
+### END HIDDEN TESTS
+
+# %% [markdown]
+# ## 7 · ¿Qué módulos cambian de verdad?
+#
+# "Dropout y BatchNorm cambian entre modos" es una regla útil, pero es una regla sobre
+# **tipos**, y el comportamiento depende de la configuración. `Dropout(p=0)` no apaga
+# nada; una BatchNorm con `track_running_stats=False` no tiene búferes y usa las
+# estadísticas del lote en los dos modos.
+
+# %% tags=["demo"]
+torch.manual_seed(0)
+h = torch.randn(8, 5)
+capas = {"Dropout(p=0)": nn.Dropout(0.0),
+         "BatchNorm1d(track_running_stats=False)": nn.BatchNorm1d(5, track_running_stats=False),
+         "Dropout(p=0.2)": nn.Dropout(0.2),
+         "BatchNorm1d (por defecto)": nn.BatchNorm1d(5)}
+for nombre, capa in capas.items():
+    with torch.no_grad():
+        igual = torch.equal(capa.train()(h), capa.eval()(h))
+    print(f"{nombre:>38}: ¿igual en train y en eval? {igual}")
+
+# %% [markdown]
+# Y al revés: cualquier módulo propio puede leer `self.training`. `RuidoGaussiano` (de la
+# celda de utilidades) suma ruido normal solo al entrenar, una regularización que ningún
+# `isinstance(m, nn.Dropout)` encontraría.
+
+# %% tags=["demo"]
+ruido = RuidoGaussiano(sigma=0.5)
+print("train:", ruido.train()(torch.zeros(4)))
+print("eval: ", ruido.eval()(torch.zeros(4)))
+
+# %% [markdown]
+# La forma fiable de saberlo es medirlo: ejecutar cada módulo hoja (sin hijos) en los dos
+# modos sobre la entrada que recibe dentro del modelo y comparar. Para capturar esa entrada
+# sirve un gancho (*hook*) de `register_forward_hook` o `register_forward_pre_hook`. Un
+# detalle: si el gancho **devuelve** algo distinto de `None`, ese valor sustituye a la
+# salida (o a la entrada) del módulo.
+
+# %% tags=["demo"]
+capturadas = {}
+
+
+def guardar_entrada(nombre):
+    def gancho(modulo, args):
+        capturadas[nombre] = args[0].shape  # no devuelve nada: no cambia la entrada
+    return gancho
+
+
+modelo = modelo_pequeno()
+ganchos = [m.register_forward_pre_hook(guardar_entrada(n)) for n, m in modelo.named_modules()
+           if not list(m.children())]
+with torch.no_grad():
+    modelo.eval()(torch.randn(3, 4))
+for gancho in ganchos:
+    gancho.remove()
+print(capturadas)
+
+# %% [markdown]
+# ## Ejercicio 2 · Los módulos que cambian entre train y eval (3 puntos)
+#
+# Escribe `modules_that_change(model, x)`: la lista de nombres (los de
+# `model.named_modules()`) de los módulos **hoja** cuya salida es distinta en modo
+# entrenamiento y en modo evaluación, sobre la entrada que ese módulo recibe cuando se
+# ejecuta `model(x)` (en modo evaluación). El orden de la lista no importa.
+#
+# No mires los tipos: mide. Y no dejes rastro: ejecutar una BatchNorm en modo entrenamiento
+# actualiza sus búferes, así que trabaja sobre copias (`copy.deepcopy`) o restaura todo
+# (modos, búferes y parámetros) antes de devolver.
+
+# %% nbgrader={"grade": false, "grade_id": "ch05_modules_that_change", "locked": false, "schema_version": 3, "solution": true, "task": false}
+def modules_that_change(model, x):
+    """Names of the leaf modules whose output differs between train and eval mode.
+
+    A leaf module (one without children) is run in train mode and in eval mode on the
+    input it receives during ``model(x)`` in eval mode; it is listed, by its name in
+    ``model.named_modules()``, when the two outputs differ. Any order. Leaves every
+    module's mode, every parameter and every buffer as it found them.
+    """
+    ### BEGIN SOLUTION
+    entradas, ganchos = {}, []
+
+    def guardar(nombre):
+        def gancho(modulo, args):
+            entradas[nombre] = args[0]
+        return gancho
+
+    for nombre, m in model.named_modules():
+        if not list(m.children()):
+            ganchos.append(m.register_forward_pre_hook(guardar(nombre)))
+    modos = {m: m.training for m in model.modules()}
+    try:
+        model.eval()
+        with torch.no_grad():
+            model(x)
+    finally:
+        for gancho in ganchos:
+            gancho.remove()
+        for m, modo in modos.items():
+            m.training = modo
+    cambian = []
+    with torch.no_grad():
+        for nombre, m in model.named_modules():
+            if nombre in entradas:
+                copia = copy.deepcopy(m)  # en train, una BatchNorm movería sus búferes
+                entrada = entradas[nombre]
+                if not torch.equal(copia.train()(entrada), copia.eval()(entrada)):
+                    cambian.append(nombre)
+    return cambian
+    ### END SOLUTION
+
+
+# %% nbgrader={"grade": true, "grade_id": "ch05_modules_that_change_test", "locked": true, "points": 3, "schema_version": 3, "solution": false, "task": false}
+comprobar_modules_that_change(modules_that_change)
+### BEGIN HIDDEN TESTS
+from autograder.checks.ch05 import check_modules_that_change
+
+check_modules_that_change(modules_that_change)
+### END HIDDEN TESTS
+
+# %% [markdown]
+# ## 8 · Dropout en inferencia: MC dropout
+#
+# Apagar Dropout al evaluar da una predicción determinista. Dejarlo **encendido** y repetir
+# la predicción muchas veces da otra cosa útil: una nube de predicciones. Su media es la
+# predicción; su desviación típica, una estimación de la incertidumbre del modelo. Es el
+# *MC dropout* (Monte Carlo dropout).
+#
+# Con un modelo que solo tiene Dropout basta con `model.train()` mientras se muestrea.
+# Entrenamos una red pequeña en puntos de $\sin(x)$ con $x \in [-3, 3]$ y le pedimos
+# predicciones en $[-6, 6]$.
+
+# %% tags=["demo"]
+torch.manual_seed(0)
+x_puntos = torch.rand(64, 1) * 6 - 3
+y_puntos = torch.sin(x_puntos) + 0.1 * torch.randn(64, 1)
+regresor = nn.Sequential(nn.Linear(1, 64), nn.Tanh(), nn.Dropout(0.2), nn.Linear(64, 64),
+                         nn.Tanh(), nn.Dropout(0.2), nn.Linear(64, 1))
+optimizador = torch.optim.Adam(regresor.parameters(), lr=1e-2)
+regresor.train()
+for _ in range(300):
+    optimizador.zero_grad()
+    F.mse_loss(regresor(x_puntos), y_puntos).backward()
+    optimizador.step()
+
+x_malla = torch.linspace(-6, 6, 200).unsqueeze(1)
+with torch.no_grad():
+    muestras = torch.stack([regresor(x_malla) for _ in range(100)])  # sigue en train()
+regresor.eval()
+media, desviacion = muestras.mean(0).squeeze(), muestras.std(0).squeeze()
+
+plt.figure(figsize=(8, 3.5))
+plt.scatter(x_puntos, y_puntos, s=8, color="k", label="datos de entrenamiento")
+plt.plot(x_malla, media, label="media de 100 pases")
+plt.fill_between(x_malla.squeeze(), media - 2 * desviacion, media + 2 * desviacion, alpha=0.3,
+                 label="± 2 desviaciones típicas")
+plt.axvspan(-3, 3, color="gray", alpha=0.08)
+plt.legend(loc="lower left")
+plt.tight_layout()
+plt.show()
+print(f"desviación media dentro de [-3, 3]: {desviacion[50:150].mean():.3f}   "
+      f"fuera: {torch.cat([desviacion[:50], desviacion[150:]]).mean():.3f}")
+
+# %% [markdown]
+# La banda mide cuánto discrepan entre sí las pasadas. Compara los dos números: dentro y
+# fuera de la zona con datos (sombreada). MC dropout es una estimación barata y tosca de la
+# incertidumbre: la banda no siempre se ensancha lejos de los datos, así que no la tomes
+# como garantía de que el modelo sabe cuándo no sabe.
+#
+# Con BatchNorm, `model.train()` ya no vale: la BatchNorm normalizaría con las
+# estadísticas de cada lote de predicción y, además, movería sus búferes. Lo correcto es
+# poner el modelo en evaluación y encender **solo** los Dropout.
+
+# %% tags=["demo"]
+modelo = modelo_pequeno()
+buferes = {k: v.clone() for k, v in modelo.named_buffers()}
+modelo.train()  # el atajo equivocado con BatchNorm
+with torch.no_grad():
+    for _ in range(10):
+        modelo(torch.randn(16, 4))
+print("búferes movidos por un muestreo con model.train():",
+      [k for k, v in modelo.named_buffers() if not torch.equal(buferes[k], v)])
+
+# %% [markdown]
+# ## Ejercicio 3 · MC dropout con BatchNorm congelada (3 puntos)
+#
+# Escribe `mc_dropout(model, x, n_samples)`: ejecuta `model(x)` `n_samples` veces seguidas
+# con **solo** los módulos `nn.Dropout` en modo entrenamiento (el resto, BatchNorm
+# incluida, en evaluación) y sin grafo. Devuelve `(media, desviacion)` por elemento sobre
+# las muestras, cada una con la forma de `model(x)`; la desviación típica con corrección de
+# Bessel (divide por $n-1$, como `torch.std`).
+#
+# El resultado es aleatorio. Para poder compararlo, la comprobación fija
+# `torch.manual_seed` antes de llamarte: usa un bucle de `n_samples` llamadas a `model(x)`
+# sobre `x` entero, sin otros sorteos. Al terminar, deja cada módulo en el modo que tenía.
+
+# %% nbgrader={"grade": false, "grade_id": "ch05_mc_dropout", "locked": false, "schema_version": 3, "solution": true, "task": false}
+def mc_dropout(model, x, n_samples):
+    """MC-dropout prediction: (mean, std) over ``n_samples`` stochastic passes of ``model(x)``.
+
+    Only ``nn.Dropout`` modules are in train mode while sampling (BatchNorm uses its running
+    statistics and keeps them); grad mode is off. Calls ``model(x)`` exactly ``n_samples``
+    times in a row with no other random draws, so a fixed ``torch.manual_seed`` gives a
+    fixed result. Returns two tensors shaped like ``model(x)``: the mean and the unbiased
+    standard deviation (n - 1) over the samples. Leaves every module's mode, parameter and
+    buffer as it found them.
+    """
+    ### BEGIN SOLUTION
+    modos = {m: m.training for m in model.modules()}
+    model.eval()
+    for m in model.modules():
+        if isinstance(m, nn.Dropout):
+            m.train()
+    try:
+        with torch.no_grad():
+            muestras = torch.stack([model(x) for _ in range(n_samples)])
+    finally:
+        for m, modo in modos.items():
+            m.training = modo
+    return muestras.mean(dim=0), muestras.std(dim=0)
+    ### END SOLUTION
+
+
+# %% nbgrader={"grade": true, "grade_id": "ch05_mc_dropout_test", "locked": true, "points": 3, "schema_version": 3, "solution": false, "task": false}
+comprobar_mc_dropout(mc_dropout)
+### BEGIN HIDDEN TESTS
+from autograder.checks.ch05 import check_mc_dropout
+
+check_mc_dropout(mc_dropout)
+### END HIDDEN TESTS
+
+# %% [markdown]
+# ## Resumen
+#
+# - `model.train()` / `model.eval()` solo cambian el atributo `training` de cada submódulo;
+#   no tocan los pesos ni autograd. `model.training` es solo el de la raíz.
+# - Dropout en entrenamiento apaga cada elemento con probabilidad `p` y escala los demás
+#   por $1/(1-p)$ (la media se conserva); en evaluación es la identidad.
+# - BatchNorm en entrenamiento normaliza con el lote y actualiza `running_mean` y
+#   `running_var` (también bajo `no_grad`); en evaluación usa esos búferes y no los cambia.
+# - `eval()` decide qué se calcula; `no_grad()`, si se registra un grafo. Evaluar necesita
+#   los dos.
+# - Una evaluación que no devuelve el modelo a su modo deja el entrenamiento sin Dropout y
+#   con la BatchNorm congelada: sin errores, con sobreajuste. Restaura el modo de cada
+#   submódulo, no solo el de la raíz.
+# - Qué módulos cambian entre modos se mide, no se deduce del tipo.
+# - MC dropout: solo los Dropout encendidos, muchas pasadas, media y desviación típica.

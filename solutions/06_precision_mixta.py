@@ -1,0 +1,778 @@
+# ---
+# jupyter:
+#   jupytext:
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # Capítulo 6 · Precisión mixta (GPU)
+#
+# Entrenar todo en 32 bits es lo más simple, pero no lo más rápido. La precisión mixta
+# (*mixed precision*) hace el pase hacia adelante (*forward pass*) y el pase hacia atrás
+# (*backward pass*) en 16 bits donde es seguro, y guarda los parámetros en 32 bits. En este
+# capítulo mides qué cabe en cada formato, qué hace `torch.autocast`, por qué float16
+# necesita un `GradScaler` y bfloat16 no, y cuánto se gana de verdad.
+#
+# **Qué entorno elegir.** En Colab, abre *Entorno de ejecución → Cambiar tipo de entorno de
+# ejecución* y elige **GPU T4**. La T4 tiene núcleos tensoriales (*tensor cores*) de float16
+# pero no bfloat16 nativo: con ella verás la aceleración de float16. Sin GPU, el cuaderno
+# entero funciona igual en CPU: usa bfloat16 con autocast, las celdas de GPU se saltan y lo
+# dicen, y las medidas de velocidad son de tu CPU (en CPU, 16 bits rara vez acelera).
+#
+# **Al terminar sabrás:**
+#
+# - comparar fp32, fp16 y bf16 con `torch.finfo`: rango, precisión, dónde desbordan
+#   (*overflow*) y dónde subdesbordan (*underflow*);
+# - qué operaciones pasa `torch.autocast` a 16 bits y cuáles deja en fp32, y por qué los
+#   pesos maestros (*master weights*) siguen en fp32;
+# - usar `GradScaler`: `scale`, `unscale_` antes de recortar, `step` (que salta los pasos
+#   con inf) y `update` (que ajusta la escala);
+# - por qué un modelo convertido entero a bf16 pierde las actualizaciones pequeñas;
+# - medir velocidad y memoria, y elegir el dtype según el hardware.
+#
+# Necesitas el bucle de entrenamiento de los capítulos anteriores: `backward`,
+# `clip_grad_norm_`, `optimizer.step()` y `zero_grad()`.
+
+# %%
+import math
+import time
+import warnings
+from pathlib import Path
+
+import matplotlib.pyplot as plt
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+torch.manual_seed(0)
+
+DISPOSITIVO = "cuda" if torch.cuda.is_available() else "cpu"
+
+
+def bf16_nativo(dispositivo):
+    """True if the hardware does bf16 arithmetic natively (not emulated)."""
+    if dispositivo == "cuda":
+        return torch.cuda.get_device_capability()[0] >= 8  # Ampere (A100, RTX 30xx) or newer
+    try:  # Linux CPUs: the instruction sets that compute in bf16 (Colab runs Linux)
+        banderas = Path("/proc/cpuinfo").read_text().split()
+    except OSError:
+        return False
+    return any(b in banderas for b in ("avx512_bf16", "amx_bf16"))
+
+
+def autocast_fp16_en_cpu():
+    """True if this PyTorch runs float16 autocast on the CPU (older versions do not)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            with torch.autocast("cpu", dtype=torch.float16):
+                return (torch.ones(2, 2) @ torch.ones(2, 2)).dtype == torch.float16
+        except RuntimeError:
+            return False
+
+
+def gradscaler_en_cpu():
+    """True if torch.amp.GradScaler works on the CPU (PyTorch 2.3 or newer)."""
+    try:
+        torch.amp.GradScaler("cpu")
+    except (AttributeError, RuntimeError, TypeError):
+        return False
+    return True
+
+
+BF16_NATIVO = bf16_nativo(DISPOSITIVO)
+FP16_EN_CPU = autocast_fp16_en_cpu()
+ESCALADOR_EN_CPU = gradscaler_en_cpu()
+print(f"dispositivo: {DISPOSITIVO} · bf16 nativo: {BF16_NATIVO} · "
+      f"autocast fp16 en CPU: {FP16_EN_CPU} · GradScaler en CPU: {ESCALADOR_EN_CPU}")
+if not ESCALADOR_EN_CPU:
+    print("Tu PyTorch no tiene GradScaler para CPU (llegó en la 2.3): las demos que lo usan "
+          "en CPU se saltan; actualiza PyTorch para hacer los ejercicios.")
+
+# %% [markdown]
+# ## 1 · Tres formatos: fp32, fp16 y bf16
+#
+# Un número de coma flotante tiene un exponente (cuán grande) y una mantisa (cuántas cifras).
+# float32 usa 8 bits de exponente y 23 de mantisa. Los dos formatos de 16 bits reparten sus
+# bits de forma opuesta: float16 (fp16) tiene 5 de exponente y 10 de mantisa; bfloat16
+# (bf16) conserva los 8 de exponente de fp32 y se queda con 7 de mantisa.
+#
+# `torch.finfo` te da los números de cada uno: el mayor valor (`max`), el menor normal
+# (`tiny`) y `eps`, la distancia de 1 al siguiente número representable.
+
+# %% tags=["demo"]
+FORMATOS = {"fp32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16}
+
+print(f"{'':>5} {'bits':>5} {'max':>11} {'tiny (normal)':>14} {'eps':>10}")
+for nombre, dtype in FORMATOS.items():
+    info = torch.finfo(dtype)
+    print(f"{nombre:>5} {info.bits:>5} {info.max:>11.3g} {info.tiny:>14.3g} {info.eps:>10.3g}")
+
+# %% [markdown]
+# Mira dos columnas. `max`: fp16 no pasa de 65504, mientras que bf16 llega tan lejos como
+# fp32. `eps`: bf16 es 8 veces más grueso que fp16; cerca de 1 solo distingue pasos de
+# 0,0078.
+#
+# Para ver dónde falla cada uno, convierte números de $10^{-50}$ a $10^{40}$ y mide el error
+# relativo. Un valor que pasa a 0 subdesborda; uno que pasa a `inf` desborda.
+
+# %% tags=["demo"]
+exponentes = torch.linspace(-50, 40, 901, dtype=torch.float64)
+valores = 10.0**exponentes * 1.2345  # a mantissa that is not a power of two
+
+fig, ax = plt.subplots(figsize=(9, 3.5))
+for nombre, dtype in FORMATOS.items():
+    convertidos = valores.to(dtype).double()
+    error = ((convertidos - valores).abs() / valores).clamp(1e-10, 1.0)
+    ax.plot(exponentes, error, label=nombre)
+    ceros = exponentes[convertidos == 0]
+    infinitos = exponentes[torch.isinf(convertidos)]
+    print(f"{nombre}: pasa a 0 por debajo de 1e{ceros.max().item():.0f} · "
+          f"pasa a inf por encima de 1e{infinitos.min().item():.0f}" if len(infinitos) else
+          f"{nombre}: pasa a 0 por debajo de 1e{ceros.max().item():.0f} · no desborda aquí")
+ax.set_yscale("log")
+ax.set_xlabel("log10 del valor")
+ax.set_ylabel("error relativo (1 = perdido)")
+ax.set_title("Error al guardar un número en cada formato")
+ax.legend()
+plt.tight_layout()
+plt.show()
+
+# %% [markdown]
+# Cada curva es plana donde el formato trabaja bien: ese nivel es su precisión (bf16 está
+# arriba, fp32 abajo). A los lados, el error sube hasta 1: el número se pierde. fp16 tiene la
+# ventana más estrecha, unas 12 décadas; bf16 cubre casi la misma que fp32.
+#
+# Prueba un valor tú. Mueve el deslizador (es el exponente en base 10) y mira qué guarda
+# cada formato.
+
+# %% tags=["demo"]
+import ipywidgets as widgets
+from IPython.display import display
+
+deslizador = widgets.FloatSlider(value=-6.0, min=-45.0, max=40.0, step=0.5,
+                                 description="log10 x")
+salida_widget = widgets.Output()
+
+
+def mostrar_valor(cambio):
+    x = 1.2345 * 10.0 ** cambio["new"]
+    with salida_widget:
+        salida_widget.clear_output(wait=True)
+        print(f"x = {x:.6g}")
+        for nombre, dtype in FORMATOS.items():
+            guardado = torch.tensor(x, dtype=torch.float64).to(dtype).item()
+            estado = "desborda" if math.isinf(guardado) else "subdesborda" if guardado == 0 else ""
+            print(f"{nombre:>5}: {guardado:.6g}  {estado}")
+
+
+deslizador.observe(mostrar_valor, names="value")
+mostrar_valor({"new": deslizador.value})
+display(widgets.VBox([deslizador, salida_widget]))
+
+# %% [markdown]
+# ### Por qué fp16 necesita escalar la pérdida
+#
+# Los gradientes de una red suelen ser pequeños: $10^{-5}$, $10^{-8}$ o menos. En fp16, todo
+# lo que baja de unos $6\cdot 10^{-8}$ se vuelve 0, y con un gradiente 0 ese peso no
+# aprende. El remedio es el escalado de la pérdida (*loss scaling*): multiplicar la pérdida
+# por un factor grande, por ejemplo $2^{16}$, antes del pase hacia atrás. Por la regla de la
+# cadena, todos los gradientes salen multiplicados por el mismo factor y suben a la zona que
+# fp16 sí representa. Antes de actualizar los pesos, se dividen otra vez.
+
+# %% tags=["demo"]
+gradientes = torch.logspace(-10, -3, 8, dtype=torch.float64)  # 1e-10 ... 1e-3
+escala = 2.0**16
+en_fp16 = gradientes.to(torch.float16).double()
+escalados = (gradientes * escala).to(torch.float16).double() / escala
+en_bf16 = gradientes.to(torch.bfloat16).double()
+
+print(f"{'gradiente':>10} {'fp16':>10} {'fp16 ×2^16':>11} {'bf16':>10}")
+for g, a, b, c in zip(gradientes, en_fp16, escalados, en_bf16):
+    print(f"{g:10.1e} {a:10.2e} {b:11.2e} {c:10.2e}")
+
+# %% [markdown]
+# Sin escalar, fp16 pierde los gradientes de $10^{-8}$ y menores, y redondea mal los de
+# $10^{-7}$. Multiplicados por $2^{16}$, todos sobreviven. bf16 no los pierde nunca: tiene el
+# exponente de fp32. Por eso **fp16 necesita escalar la pérdida y bf16 no**.
+#
+# El escalado tiene un riesgo: si el factor es demasiado grande, los gradientes grandes pasan
+# de 65504 y se vuelven `inf`.
+
+# %% tags=["demo"]
+grande = torch.tensor(3.0)
+print("3 × 2^16 en fp16:", (grande * 2.0**16).to(torch.float16).item())
+print("3 × 2^16 en bf16:", (grande * 2.0**16).to(torch.bfloat16).item())
+
+# %% [markdown]
+# ## 2 · ¿Qué tiene tu máquina?
+#
+# La celda de preparación ya miró tu hardware. Lo que importa:
+#
+# - **GPU con bf16 nativo** (Ampere o posterior: A100, RTX 30xx, H100): bf16, sin escalador.
+# - **GPU sin bf16 nativo** (la T4 de Colab, V100): núcleos tensoriales de fp16, así que
+#   fp16 con `GradScaler`. `torch.cuda.is_bf16_supported()` puede decir `True` en una T4
+#   porque PyTorch *emula* bf16, pero emulado es lento; por eso la preparación mira la
+#   capacidad de cómputo (8 o más) y no esa función.
+# - **CPU**: `torch.autocast("cpu")` está pensado para bf16. Solo acelera si la CPU tiene
+#   instrucciones bf16 (AVX512-BF16 o AMX); si no, es más lento que fp32.
+
+# %% tags=["demo"]
+if torch.cuda.is_available():
+    capacidad = torch.cuda.get_device_capability()
+    print(f"GPU: {torch.cuda.get_device_name(0)} · capacidad {capacidad[0]}.{capacidad[1]} · "
+          f"is_bf16_supported(): {torch.cuda.is_bf16_supported()} · bf16 nativo: {BF16_NATIVO}")
+else:
+    print("Sin GPU: esta celda no tiene nada que medir en CUDA (se salta).")
+print(f"CPU con instrucciones bf16: {bf16_nativo('cpu')}")
+
+# %% [markdown]
+# ## Ejercicio 1 · Elegir el dtype de autocast (2 puntos)
+#
+# Escribe la regla de esta sección como una función. Recibe el tipo de dispositivo
+# (`"cpu"` o `"cuda"`) y si tiene bf16 nativo; devuelve el dtype para `torch.autocast` y si
+# hace falta un `GradScaler`. Donde no hay bf16 nativo, en GPU usa fp16 (los núcleos
+# tensoriales de la T4); en CPU, quédate en fp32 (sin autocast). Las pruebas ocultas miran
+# las cuatro combinaciones.
+
+# %% nbgrader={"grade": false, "grade_id": "ch06_pick_amp_dtype", "locked": false, "schema_version": 3, "solution": true, "task": false}
+def pick_amp_dtype(device_type, bf16_supported):
+    """The autocast dtype for a device and whether it needs a GradScaler.
+
+    ``device_type`` is "cpu" or "cuda"; ``bf16_supported`` says whether the hardware does
+    bf16 natively. Returns ``(dtype, use_scaler)``: a torch.dtype (torch.bfloat16,
+    torch.float16 or torch.float32, the last meaning "no autocast") and a bool.
+    """
+    ### BEGIN SOLUTION
+    if bf16_supported:
+        return torch.bfloat16, False
+    if device_type == "cuda":
+        return torch.float16, True
+    return torch.float32, False
+    ### END SOLUTION
+
+
+# %% nbgrader={"grade": true, "grade_id": "ch06_pick_amp_dtype_test", "locked": true, "points": 2, "schema_version": 3, "solution": false, "task": false}
+comprobar_pick_amp_dtype(pick_amp_dtype)
+### BEGIN HIDDEN TESTS
+from autograder.checks.ch06 import check_pick_amp_dtype
+
+check_pick_amp_dtype(pick_amp_dtype)
+### END HIDDEN TESTS
+
+# %% [markdown]
+# ## 3 · `torch.autocast`: cada operación en su dtype
+#
+# No hace falta tocar el modelo. Dentro de `with torch.autocast(device_type, dtype):`,
+# PyTorch decide operación por operación: las que ganan con 16 bits (productos de matrices,
+# capas lineales, convoluciones) se ejecutan en 16 bits; las que necesitan rango o precisión
+# (muchas pérdidas, exponenciales, logaritmos) se quedan en fp32. Fuera del bloque, todo
+# vuelve a la normalidad.
+#
+# Mídelo en tu dispositivo: el dtype del resultado de un producto de matrices, un softmax,
+# una reducción y dos pérdidas.
+
+# %% tags=["demo"]
+DTYPE_DEMO = torch.float16 if DISPOSITIVO == "cuda" and not BF16_NATIVO else torch.bfloat16
+
+
+def dtypes_bajo_autocast(dispositivo, dtype):
+    capa = nn.Linear(64, 64).to(dispositivo)
+    x = torch.randn(8, 64, device=dispositivo)
+    objetivo = torch.randint(0, 64, (8,), device=dispositivo)
+    with torch.autocast(dispositivo, dtype=dtype):
+        h = capa(x)
+        resultados = {
+            "capa lineal (matmul)": h,
+            "softmax": h.softmax(dim=-1),
+            "reducción sum": h.sum(),
+            "mse_loss": F.mse_loss(h, x),
+            "cross_entropy": F.cross_entropy(h, objetivo),
+        }
+    return {nombre: str(t.dtype).replace("torch.", "") for nombre, t in resultados.items()}
+
+
+print(f"autocast en {DISPOSITIVO} con {DTYPE_DEMO}:")
+for operacion, dtype in dtypes_bajo_autocast(DISPOSITIVO, DTYPE_DEMO).items():
+    print(f"  {operacion:>22}: {dtype}")
+
+# %% [markdown]
+# Las listas de operaciones son **distintas en CPU y en CUDA**. En CUDA, la documentación de
+# autocast pone en fp32 el softmax, `log_softmax`, las sumas y productos acumulados, las
+# normas y `layer_norm`, además de las pérdidas. En CPU la lista de fp32 es más corta: si
+# ejecutas esto en CPU verás el softmax y la suma en bf16 y solo las pérdidas en fp32. Si
+# necesitas fp32 en un punto concreto, conviértelo tú: `h.float().softmax(-1)`.
+#
+# La celda siguiente repite la tabla en CUDA con fp16, para compararla con la de CPU. Sin
+# GPU se salta. (Sin verificar en esta versión del curso: se construyó en una máquina sin
+# GPU.)
+
+# %% tags=["demo"]
+if torch.cuda.is_available():
+    for operacion, dtype in dtypes_bajo_autocast("cuda", torch.float16).items():
+        print(f"  cuda fp16 · {operacion:>22}: {dtype}")
+else:
+    print("Sin GPU: la tabla de CUDA se salta. En CPU, con bf16:")
+    for operacion, dtype in dtypes_bajo_autocast("cpu", torch.bfloat16).items():
+        print(f"  cpu bf16 · {operacion:>22}: {dtype}")
+
+# %% [markdown]
+# ### Pesos maestros en fp32
+#
+# ¿Y los parámetros? autocast no los convierte: hace una copia en 16 bits para cada operación
+# y deja el original en fp32. Los gradientes llegan también en fp32, porque se acumulan en el
+# `.grad` de cada parámetro, que tiene su dtype. Así el optimizador suma las actualizaciones
+# sobre números de 32 bits: esos son los pesos maestros.
+
+# %% tags=["demo"]
+capa = nn.Linear(64, 64).to(DISPOSITIVO)
+x = torch.randn(8, 64, device=DISPOSITIVO)
+with torch.autocast(DISPOSITIVO, dtype=DTYPE_DEMO):
+    h = capa(x)
+    perdida = h.float().pow(2).mean()
+perdida.backward()
+print("activación:", h.dtype, "| parámetro:", capa.weight.dtype,
+      "| gradiente:", capa.weight.grad.dtype)
+
+# %% [markdown]
+# ## 4 · `GradScaler`: escalar, comprobar, saltar y ajustar
+#
+# Con fp16, el bucle lleva un `GradScaler`. Cada llamada tiene su sitio:
+#
+# 1. `scaler.scale(loss).backward()`: multiplica la pérdida por la escala y hace el pase
+#    hacia atrás; los gradientes quedan escalados.
+# 2. `scaler.unscale_(optimizer)`: divide los gradientes por la escala y anota si hay `inf`
+#    o `NaN`. Va **antes** de recortar: el recorte de gradientes (*gradient clipping*) debe
+#    ver los gradientes reales.
+# 3. `torch.nn.utils.clip_grad_norm_(...)`.
+# 4. `scaler.step(optimizer)`: llama a `optimizer.step()` solo si no hubo `inf`/`NaN`; si
+#    los hubo, **salta el paso**.
+# 5. `scaler.update()`: si hubo `inf`, baja la escala (×0,5); tras `growth_interval` pasos
+#    limpios seguidos, la sube (×2).
+# 6. `optimizer.zero_grad()`.
+#
+# Compruébalo con una escala inicial exagerada, $2^{24}$: los primeros pasos desbordan y se
+# saltan. Sin GPU, la demo hace fp16 en CPU; si tu versión de PyTorch no lo permite (o no
+# tiene GradScaler para CPU), se salta y lo dice.
+
+# %% tags=["demo"]
+def entrenar_con_escalador(dispositivo, pasos=40):
+    g = torch.Generator().manual_seed(0)
+    modelo = nn.Sequential(nn.Linear(16, 32), nn.Tanh(), nn.Linear(32, 1)).to(dispositivo)
+    optimizador = torch.optim.SGD(modelo.parameters(), lr=0.05)
+    escalador = torch.amp.GradScaler(dispositivo, init_scale=2.0**24, growth_interval=10)
+    X = torch.randn(64, 16, generator=g).to(dispositivo)
+    Y = 2 * X[:, :1]
+    historia = []
+    for _ in range(pasos):
+        with torch.autocast(dispositivo, dtype=torch.float16):
+            perdida = F.mse_loss(modelo(X), Y)
+        escalador.scale(perdida).backward()
+        escalador.unscale_(optimizador)
+        norma = nn.utils.clip_grad_norm_(modelo.parameters(), max_norm=1.0)
+        escala = escalador.get_scale()
+        escalador.step(optimizador)
+        escalador.update()
+        optimizador.zero_grad()
+        historia.append((escala, perdida.item(), not torch.isfinite(norma).item()))
+    return historia
+
+
+dispositivo_fp16 = "cuda" if torch.cuda.is_available() else None
+if dispositivo_fp16 is None and FP16_EN_CPU and ESCALADOR_EN_CPU:
+    dispositivo_fp16 = "cpu"
+if dispositivo_fp16 is None:
+    historia = []
+    print("Sin GPU, y esta versión de PyTorch no hace fp16 + GradScaler en CPU: demo saltada.")
+else:
+    historia = entrenar_con_escalador(dispositivo_fp16)
+    for paso, (escala, perdida, salto) in enumerate(historia[:12]):
+        print(f"paso {paso:2d}: escala {escala:>10.0f}  pérdida {perdida:.4f}"
+              f"{'  ← inf: paso saltado' if salto else ''}")
+
+# %% [markdown]
+# Mientras la escala es demasiado grande, los gradientes tienen `inf`: el paso se salta (la
+# pérdida no cambia) y la escala baja a la mitad. Cuando deja de desbordar, el entrenamiento
+# arranca. Sigue la escala durante todo el entrenamiento:
+
+# %% tags=["demo"]
+if historia:
+    escalas = [h[0] for h in historia]
+    saltados = [i for i, h in enumerate(historia) if h[2]]
+    fig, (ax_e, ax_p) = plt.subplots(1, 2, figsize=(9, 3))
+    ax_e.step(range(len(escalas)), escalas, where="post")
+    ax_e.plot(saltados, [escalas[i] for i in saltados], "rx", label="paso saltado (inf)")
+    ax_e.set_yscale("log", base=2)
+    ax_e.set_title("escala del GradScaler")
+    ax_e.set_xlabel("paso")
+    ax_e.legend()
+    ax_p.plot([h[1] for h in historia])
+    ax_p.set_title("pérdida")
+    ax_p.set_xlabel("paso")
+    plt.tight_layout()
+    plt.show()
+
+# %% [markdown]
+# Después de bajar, la escala prueba a subir cada 10 pasos limpios; si al subir desborda, ese
+# paso se salta y vuelve a bajar. Así se queda cerca del mayor valor que no desborda.
+#
+# ### `unscale_` antes de recortar
+#
+# `clip_grad_norm_` devuelve la norma del gradiente (*gradient norm*) antes de recortar. Si
+# la pides sin `unscale_`, mides los gradientes escalados: la norma sale multiplicada por la
+# escala, y el recorte usaría un umbral sin sentido.
+
+# %% tags=["demo"]
+def norma_del_gradiente(desescalar):
+    torch.manual_seed(1)  # the same model and data in both calls
+    g = torch.Generator().manual_seed(1)
+    modelo = nn.Linear(8, 1)
+    optimizador = torch.optim.SGD(modelo.parameters(), lr=0.1)
+    escalador = torch.amp.GradScaler("cpu", init_scale=2.0**12)
+    x, y = torch.randn(16, 8, generator=g), torch.randn(16, 1, generator=g)
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        perdida = F.mse_loss(modelo(x), y)
+    escalador.scale(perdida).backward()
+    if desescalar:
+        escalador.unscale_(optimizador)
+    return nn.utils.clip_grad_norm_(modelo.parameters(), max_norm=1.0).item()
+
+
+if ESCALADOR_EN_CPU:
+    con, sin = norma_del_gradiente(True), norma_del_gradiente(False)
+    print(f"norma con unscale_: {con:.4f} · sin unscale_: {sin:.1f} · "
+          f"razón {sin / con:.0f} (2^12 = {2**12})")
+else:
+    print("Sin GradScaler para CPU en esta versión de PyTorch: demo saltada.")
+
+# %% [markdown]
+# ## Ejercicio 2 · La traza de la escala (3 puntos)
+#
+# Reproduce la regla de `scaler.update()` sin PyTorch. Recibes una lista `found_inf` (un
+# `bool` por paso: ¿hubo `inf`/`NaN` en los gradientes?) y la configuración del escalador.
+# Devuelve la escala **después** de cada `update()`, un float por paso:
+#
+# - paso con `inf`: la escala se multiplica por `backoff_factor` y el contador de pasos
+#   limpios vuelve a 0;
+# - paso limpio: el contador sube 1; cuando llega a `growth_interval`, la escala se
+#   multiplica por `growth_factor` y el contador vuelve a 0.
+#
+# La comprobación compara tu traza con la de un `GradScaler` de verdad.
+
+# %% nbgrader={"grade": false, "grade_id": "ch06_simulate_loss_scale", "locked": false, "schema_version": 3, "solution": true, "task": false}
+def simulate_loss_scale(found_inf, init_scale, growth_factor, backoff_factor, growth_interval):
+    """The GradScaler's scale after each update(), given which steps had inf/NaN gradients.
+
+    ``found_inf`` is a list of bools, one per step. Returns a list of floats of the same
+    length: the scale after that step's update(). Leaves ``found_inf`` unchanged.
+    """
+    ### BEGIN SOLUTION
+    scale, clean_steps, trace = float(init_scale), 0, []
+    for inf in found_inf:
+        if inf:
+            scale *= backoff_factor
+            clean_steps = 0
+        else:
+            clean_steps += 1
+            if clean_steps == growth_interval:
+                scale *= growth_factor
+                clean_steps = 0
+        trace.append(scale)
+    return trace
+    ### END SOLUTION
+
+
+# %% nbgrader={"grade": true, "grade_id": "ch06_simulate_loss_scale_test", "locked": true, "points": 3, "schema_version": 3, "solution": false, "task": false}
+comprobar_simulate_loss_scale(simulate_loss_scale)
+### BEGIN HIDDEN TESTS
+from autograder.checks.ch06 import check_simulate_loss_scale
+
+check_simulate_loss_scale(simulate_loss_scale)
+### END HIDDEN TESTS
+
+# %% [markdown]
+# ## 5 · bf16: el bucle sin escalador
+#
+# Con bf16 no hay nada que escalar: tiene el rango de fp32. El bucle es el de siempre con el
+# pase hacia adelante dentro de autocast: dos líneas más que en fp32.
+
+# %% tags=["demo"]
+g = torch.Generator().manual_seed(2)
+modelo = nn.Sequential(nn.Linear(16, 32), nn.Tanh(), nn.Linear(32, 1))
+optimizador = torch.optim.SGD(modelo.parameters(), lr=0.05)
+X = torch.randn(64, 16, generator=g)
+Y = 2 * X[:, :1]
+for paso in range(30):
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        perdida = F.mse_loss(modelo(X), Y)
+    perdida.backward()
+    nn.utils.clip_grad_norm_(modelo.parameters(), max_norm=1.0)
+    optimizador.step()
+    optimizador.zero_grad()
+    if paso % 10 == 0 or paso == 29:
+        print(f"paso {paso:2d}: pérdida {perdida.item():.4f}")
+
+# %% [markdown]
+# ## Ejercicio 3 · Un paso de entrenamiento con precisión mixta (4 puntos)
+#
+# Escribe un paso completo que sirva para los dos casos:
+#
+# - con `scaler` (un `GradScaler`): el orden de la sección 4, `scale` → `backward` →
+#   `unscale_` → `clip_grad_norm_` → `scaler.step` → `update` → `zero_grad`;
+# - con `scaler=None` (bf16): `backward` → `clip_grad_norm_` → `optimizer.step()` →
+#   `zero_grad`.
+#
+# El pase hacia adelante y la pérdida van dentro de
+# `torch.autocast(device_type=device, dtype=dtype)`. No conviertas el modelo: sus parámetros
+# deben seguir en fp32. Recorta con `torch.nn.utils.clip_grad_norm_(model.parameters(),
+# max_norm)`. Devuelve la pérdida **sin escalar** como float de Python.
+#
+# Las pruebas ocultas registran el orden de tus llamadas y comparan los parámetros con los
+# de referencia. Incluyen un paso cuyos gradientes desbordan: ahí los parámetros no deben
+# cambiar y la escala debe bajar. Si tienes GPU, la comprobación prueba además un paso fp16
+# en CUDA.
+
+# %% nbgrader={"grade": false, "grade_id": "ch06_amp_train_step", "locked": false, "schema_version": 3, "solution": true, "task": false}
+def amp_train_step(model, batch, loss_fn, optimizer, scaler, device, dtype, max_norm):
+    """One mixed-precision training step; returns the unscaled loss as a Python float.
+
+    ``batch`` is ``(x, y)`` on ``device`` ("cpu" or "cuda"); ``dtype`` is the autocast
+    dtype; ``scaler`` is a torch.amp.GradScaler or None (then no loss scaling). Calls, in
+    order: scaler.scale(loss).backward(), scaler.unscale_(optimizer),
+    torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm), scaler.step(optimizer),
+    scaler.update(), optimizer.zero_grad() (without a scaler: loss.backward(), clip,
+    optimizer.step(), optimizer.zero_grad()). The parameters stay float32.
+    """
+    ### BEGIN SOLUTION
+    x, y = batch
+    with torch.autocast(device_type=device, dtype=dtype):
+        loss = loss_fn(model(x), y)
+    if scaler is None:
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm)
+        optimizer.step()
+    else:
+        scaler.scale(loss).backward()
+        scaler.unscale_(optimizer)
+        torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm)
+        scaler.step(optimizer)
+        scaler.update()
+    optimizer.zero_grad()
+    return loss.item()
+    ### END SOLUTION
+
+
+# %% nbgrader={"grade": true, "grade_id": "ch06_amp_train_step_test", "locked": true, "points": 4, "schema_version": 3, "solution": false, "task": false}
+comprobar_amp_train_step(amp_train_step)
+### BEGIN HIDDEN TESTS
+from autograder.checks.ch06 import check_amp_train_step
+
+check_amp_train_step(amp_train_step)
+### END HIDDEN TESTS
+
+# %% [markdown]
+# ## 6 · Todo el modelo en bf16 pierde las actualizaciones pequeñas
+#
+# ¿Por qué no convertir el modelo entero con `model.to(torch.bfloat16)` y olvidarse de
+# autocast? Porque entonces no quedan pesos maestros en fp32. Cerca de 1, bf16 solo
+# distingue pasos de 0,0078: una actualización de 0,001 se redondea y desaparece.
+
+# %% tags=["demo"]
+peso_fp32 = torch.tensor(1.0)
+peso_bf16 = torch.tensor(1.0, dtype=torch.bfloat16)
+for _ in range(100):
+    peso_fp32 -= 0.001
+    peso_bf16 -= 0.001
+print(f"100 pasos de −0,001 desde 1,0 → fp32: {peso_fp32.item():.4f} · "
+      f"bf16: {peso_bf16.item():.4f}")
+
+# %% [markdown]
+# En un entrenamiento pasa lo mismo. Entrena la misma regresión lineal tres veces, con una
+# tasa de aprendizaje (*learning rate*) pequeña: en fp32, con autocast bf16 (pesos maestros
+# en fp32) y con el modelo entero en bf16.
+
+# %% tags=["demo"]
+def regresion(modo, pasos=300, lr=2e-3):
+    g = torch.Generator().manual_seed(3)
+    X = torch.randn(256, 8, generator=g)
+    w_real = torch.randn(8, 1, generator=g)
+    Y = X @ w_real + 4.0
+    modelo = nn.Linear(8, 1)
+    with torch.no_grad():
+        modelo.weight.zero_()
+        modelo.bias.zero_()
+    if modo == "todo bf16":
+        modelo, X, Y = modelo.to(torch.bfloat16), X.to(torch.bfloat16), Y.to(torch.bfloat16)
+    optimizador = torch.optim.SGD(modelo.parameters(), lr=lr)
+    perdidas = []
+    for _ in range(pasos):
+        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=modo == "autocast bf16"):
+            perdida = F.mse_loss(modelo(X).float(), Y.float())
+        perdida.backward()
+        paso_sesgo = lr * modelo.bias.grad.float().item()  # the update SGD wants to make
+        optimizador.step()
+        optimizador.zero_grad()
+        perdidas.append(perdida.item())
+    return perdidas, modelo.bias.float().item(), paso_sesgo
+
+
+curvas = {}
+for modo in ("fp32", "autocast bf16", "todo bf16"):
+    curvas[modo], sesgo, paso_sesgo = regresion(modo)
+    print(f"{modo:>14}: pérdida final {curvas[modo][-1]:.4f} · sesgo {sesgo:.5f} · "
+          f"último paso del sesgo {-paso_sesgo:+.5f}")
+sesgo_bf16 = torch.tensor(sesgo, dtype=torch.bfloat16)
+siguiente = sesgo_bf16 + torch.finfo(torch.bfloat16).eps * 2.0 ** math.floor(math.log2(sesgo))
+print(f"en bf16, después de {sesgo:.5f} viene {siguiente.item():.5f}: "
+      f"un paso menor que la mitad de {siguiente.item() - sesgo:.5f} se redondea a 0")
+plt.figure(figsize=(7, 3))
+for modo, perdidas in curvas.items():
+    plt.plot(perdidas, "--" if modo == "autocast bf16" else "-", label=modo)
+plt.yscale("log")
+plt.xlabel("paso")
+plt.ylabel("pérdida")
+plt.title("Los pesos maestros en fp32 importan")
+plt.legend()
+plt.tight_layout()
+plt.show()
+
+# %% [markdown]
+# Con autocast, la curva sigue a la de fp32. Con el modelo entero en bf16, la pérdida se
+# estanca muy arriba: el sesgo (que debería llegar a 4) se queda clavado, porque cada paso
+# que le pide SGD es menor que la mitad de la distancia hasta el siguiente valor bf16 y se
+# pierde al redondear. Los gradientes no son cero: es el redondeo del peso el que se come la
+# actualización. Cargar un modelo en bf16 sirve para
+# inferencia (*inference*); para entrenar, autocast.
+#
+# ## 7 · Velocidad y memoria, medidas
+#
+# La promesa de la precisión mixta es velocidad y memoria. Mídelo con un modelo hecho casi
+# solo de productos de matrices. Dos medidas por formato: el tiempo de un paso (adelante y
+# atrás) y los bytes que autograd guarda para el pase hacia atrás, contados con
+# `torch.autograd.graph.saved_tensors_hooks`.
+
+# %% tags=["demo"]
+def perceptron(ancho, capas, dispositivo):
+    bloques = [nn.Sequential(nn.Linear(ancho, ancho), nn.GELU()) for _ in range(capas)]
+    return nn.Sequential(*bloques, nn.Linear(ancho, 10)).to(dispositivo)
+
+
+def medir(modelo, x, y, dtype, repeticiones):
+    """Mean seconds per forward+backward step and bytes saved for backward."""
+    guardados = []
+
+    def guardar(t):
+        guardados.append(t.numel() * t.element_size())
+        return t
+
+    def paso():
+        with torch.autocast(x.device.type, dtype=dtype or torch.bfloat16,
+                            enabled=dtype is not None):
+            perdida = F.cross_entropy(modelo(x), y)
+        perdida.backward()
+        modelo.zero_grad()
+
+    with torch.autograd.graph.saved_tensors_hooks(guardar, lambda t: t):
+        paso()  # warm-up, and the count of saved bytes
+    if x.device.type == "cuda":
+        torch.cuda.synchronize()
+    inicio = time.perf_counter()
+    for _ in range(repeticiones):
+        paso()
+    if x.device.type == "cuda":
+        torch.cuda.synchronize()
+    return (time.perf_counter() - inicio) / repeticiones, sum(guardados)
+
+
+torch.manual_seed(0)
+modelo_cpu = perceptron(256, 3, "cpu")
+x_cpu, y_cpu = torch.randn(128, 256), torch.randint(0, 10, (128,))
+medidas_cpu = {nombre: medir(modelo_cpu, x_cpu, y_cpu, dtype, repeticiones=3)
+               for nombre, dtype in (("fp32", None), ("autocast bf16", torch.bfloat16))}
+for nombre, (segundos, guardado) in medidas_cpu.items():
+    print(f"CPU {nombre:>14}: {segundos * 1e3:7.1f} ms por paso · "
+          f"{guardado / 2**20:5.2f} MiB guardados para el backward")
+tiempo_32, memoria_32 = medidas_cpu["fp32"]
+tiempo_16, memoria_16 = medidas_cpu["autocast bf16"]
+print(f"bf16 / fp32 en CPU: tiempo ×{tiempo_16 / tiempo_32:.2f} · memoria ×{memoria_16 / memoria_32:.2f}")
+
+# %% [markdown]
+# En CPU, fíjate en las dos cifras por separado. La memoria guardada para el pase hacia
+# atrás baja a la mitad con bf16: lo que autograd guarda de cada capa (su entrada y la copia
+# de 16 bits de sus pesos) ocupa 2 bytes por número en vez de 4. Esa ganancia no depende del
+# hardware. El tiempo sí: sin instrucciones bf16 (mira la sección 2), la CPU emula la
+# aritmética bf16 y el paso no es más rápido que en fp32; a menudo es bastante más lento. En
+# la máquina sin esas instrucciones donde se construyó este cuaderno, bf16 nunca fue más
+# rápido (la cifra exacta cambia de una ejecución a otra). No es un fallo: la ganancia de
+# velocidad está en los núcleos tensoriales de las GPU.
+#
+# En GPU, la celda siguiente mide fp32, fp16 y (si hay soporte nativo) bf16 con un modelo
+# más grande, y la memoria máxima con `torch.cuda.max_memory_allocated`. **Sin verificar en
+# esta versión del curso:** se construyó en una máquina sin GPU, así que aquí no hay cifras
+# de GPU medidas. En una T4 o mejor, espera que fp16 sea claramente más rápido que fp32; la
+# cifra exacta la da tu ejecución.
+
+# %% tags=["demo"]
+medidas_gpu = {}
+if torch.cuda.is_available():
+    torch.manual_seed(0)
+    modelo_gpu = perceptron(2048, 4, "cuda")
+    x_gpu = torch.randn(2048, 2048, device="cuda")
+    y_gpu = torch.randint(0, 10, (2048,), device="cuda")
+    formatos_gpu = [("fp32", None), ("autocast fp16", torch.float16)]
+    if BF16_NATIVO:
+        formatos_gpu.append(("autocast bf16", torch.bfloat16))
+    for nombre, dtype in formatos_gpu:
+        torch.cuda.reset_peak_memory_stats()
+        segundos, guardado = medir(modelo_gpu, x_gpu, y_gpu, dtype, repeticiones=10)
+        pico = torch.cuda.max_memory_allocated()
+        medidas_gpu[nombre] = (segundos, guardado, pico)
+        print(f"GPU {nombre:>14}: {segundos * 1e3:7.2f} ms por paso · "
+              f"{guardado / 2**20:7.1f} MiB guardados · pico {pico / 2**20:7.1f} MiB")
+    base = medidas_gpu["fp32"][0]
+    for nombre, (segundos, _, _) in medidas_gpu.items():
+        print(f"aceleración de {nombre}: ×{base / segundos:.2f}")
+else:
+    print("Sin GPU: la medida en CUDA se salta (no hay núcleos tensoriales que medir).")
+
+# %% [markdown]
+# Las medidas, en una gráfica: tiempo por paso y memoria guardada para el pase hacia atrás,
+# relativos a fp32 en cada dispositivo.
+
+# %% tags=["demo"]
+series = {f"CPU · {k}": v[:2] for k, v in medidas_cpu.items()}
+series.update({f"GPU · {k}": v[:2] for k, v in medidas_gpu.items()})
+fig, (ax_t, ax_m) = plt.subplots(1, 2, figsize=(10, 3))
+for ax, indice, titulo in ((ax_t, 0, "tiempo por paso (fp32 = 1)"),
+                           (ax_m, 1, "memoria guardada (fp32 = 1)")):
+    relativos = []
+    for nombre, valores in series.items():
+        referencia = series[nombre.split(" · ")[0] + " · fp32"][indice]
+        relativos.append(valores[indice] / referencia)
+    ax.barh(list(series), relativos)
+    ax.axvline(1.0, color="gray", lw=0.8)
+    ax.set_title(titulo)
+plt.tight_layout()
+plt.show()
+
+# %% [markdown]
+# ## Resumen
+#
+# - fp16 tiene más precisión que bf16 pero poco rango (máximo 65504, nada por debajo de
+#   ~$6\cdot 10^{-8}$); bf16 tiene el rango de fp32 y menos precisión (`eps` = 0,0078).
+# - Por el rango, fp16 necesita escalar la pérdida: `GradScaler`. bf16 no.
+# - `torch.autocast` elige el dtype de cada operación: productos de matrices en 16 bits,
+#   pérdidas (y en CUDA también softmax, sumas y normas) en fp32. Las listas de CPU y CUDA
+#   son distintas. Los parámetros y sus gradientes siguen en fp32: son los pesos maestros.
+# - Orden con `GradScaler`: `scale(loss).backward()`, `unscale_`, `clip_grad_norm_`,
+#   `scaler.step` (salta los pasos con `inf`), `update` (ajusta la escala), `zero_grad`.
+# - Un modelo convertido entero a bf16 pierde las actualizaciones menores que su `eps`: para
+#   entrenar, autocast.
+# - La ganancia de velocidad está en los núcleos tensoriales de la GPU: fp16 en una T4, bf16
+#   desde Ampere. En CPU sin instrucciones bf16, 16 bits suele ir más lento; mídelo siempre.

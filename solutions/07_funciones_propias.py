@@ -1,0 +1,916 @@
+# ---
+# jupyter:
+#   jupytext:
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # Capítulo 7 · Funciones autograd propias
+#
+# Autograd sabe derivar cada operación de PyTorch. A veces quieres decidir tú cómo se deriva
+# algo: porque la fórmula automática desborda, porque la operación no tiene derivada útil
+# (un redondeo), o porque quieres controlar qué se guarda en memoria para el pase hacia
+# atrás (*backward pass*). Para eso está `torch.autograd.Function`: una función autograd
+# propia (*custom autograd Function*) con tu `forward` y tu `backward`.
+#
+# **Al terminar sabrás:**
+#
+# - escribir una `Function` con `forward(ctx, ...)`, `backward(ctx, grad_output)`,
+#   `ctx.save_for_backward` / `ctx.saved_tensors`, y usarla con `.apply`;
+# - devolver un gradiente por entrada (`None` para lo que no es un tensor) y consultar
+#   `ctx.needs_input_grad`;
+# - comprobar un `backward` con `torch.autograd.gradcheck` y `gradgradcheck` en float64, y
+#   por qué un `backward` equivocado no da error: entrena peor, en silencio;
+# - escribir un estimador de paso directo (*straight-through estimator*) para el redondeo;
+# - cambiar memoria por cómputo con el recálculo de activaciones (*gradient
+#   checkpointing*) de `torch.utils.checkpoint`, y medir cuánto de cada cosa.
+#
+# Necesitas el capítulo 1: el grafo, `grad_fn` y la regla de la cadena (*chain rule*).
+
+# %%
+import time
+import warnings
+
+import torch
+import torch.nn.functional as F
+from torch.utils.checkpoint import checkpoint
+
+torch.manual_seed(0)
+
+# %% [markdown]
+# ## 1 · Anatomía de una `Function`
+#
+# Una `Function` es una clase con dos métodos estáticos. `forward` calcula la salida y anota
+# en `ctx` (el contexto) lo que el pase hacia atrás va a necesitar. `backward` recibe
+# `grad_output`, el gradiente de la pérdida respecto de la salida, y devuelve el gradiente
+# respecto de cada entrada: la regla de la cadena, un eslabón.
+#
+# El ejemplo más corto: $f(x) = x^3$, cuya derivada local (*local derivative*) es $3x^2$.
+
+# %% tags=["demo"]
+class Cubo(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)  # backward needs x to compute 3x²
+        return x**3
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        (x,) = ctx.saved_tensors
+        return grad_output * 3 * x**2
+
+
+# %% [markdown]
+# No se llama a `forward` directamente: se usa `Cubo.apply(x)`. `apply` ejecuta `forward`
+# y cuelga del resultado un nodo del grafo, `CuboBackward`, que llamará a tu `backward`.
+
+# %% tags=["demo"]
+x = torch.tensor([-1.0, 0.5, 2.0], requires_grad=True)
+y = Cubo.apply(x)
+print("y =", y)
+print("grad_fn:", type(y.grad_fn).__name__)
+
+y.sum().backward()
+print("x.grad =", x.grad, "   3x² =", 3 * x.detach() ** 2)
+
+# %% [markdown]
+# Para ver quién llama a quién y cuándo, una `Function` chismosa que imprime lo que recibe.
+# Fíjate en dos cosas: `forward` se ejecuta sin registrar grafo (`torch.is_grad_enabled()`
+# es `False` dentro), y `backward` solo se ejecuta cuando llamas a `.backward()`.
+
+# %% tags=["demo"]
+class Chismosa(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        print(f"  forward:  recibe {x.tolist()}, ¿registra grafo? {torch.is_grad_enabled()}")
+        return 2 * x
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        print(f"  backward: grad_output = {grad_output.tolist()}")
+        return 2 * grad_output
+
+
+x = torch.tensor([1.0, 3.0], requires_grad=True)
+print("apply:")
+y = Chismosa.apply(x)
+print("pérdida = (y · [10, 100]).sum(); backward:")
+(y * torch.tensor([10.0, 100.0])).sum().backward()
+print("x.grad =", x.grad)
+
+# %% [markdown]
+# `grad_output` vale `[10, 100]`: es $\partial L/\partial y$, lo que llega desde arriba.
+# `backward` lo multiplica por la derivada local (2) y lo pasa hacia abajo.
+#
+# Los métodos son estáticos porque la clase no se instancia. Si la llamas como un objeto,
+# PyTorch se niega (y avisa de que instanciarla está obsoleto):
+
+# %% tags=["demo"]
+with warnings.catch_warnings(record=True) as avisos:
+    warnings.simplefilter("always")
+    with muestra_error(RuntimeError):
+        Cubo()(torch.ones(2, requires_grad=True))
+for aviso in avisos:
+    print(f"aviso ({aviso.category.__name__}): {str(aviso.message)[:90]}...")
+
+# %% [markdown]
+# ## 2 · Un gradiente por entrada
+#
+# `backward` devuelve **un valor por cada argumento de `forward`** (sin contar `ctx`), en el
+# mismo orden. Para un argumento que no es un tensor (un exponente entero, una escala de
+# tipo `float`), ese valor es `None`.
+
+# %% tags=["demo"]
+class Potencia(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, n):
+        ctx.save_for_backward(x)
+        ctx.n = n  # not a tensor: a plain attribute is fine
+        return x**n
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        (x,) = ctx.saved_tensors
+        return grad_output * ctx.n * x ** (ctx.n - 1), None  # None: n has no gradient
+
+
+x = torch.tensor([1.0, 2.0, 3.0], requires_grad=True)
+Potencia.apply(x, 4).sum().backward()
+print("x.grad =", x.grad, "   4x³ =", 4 * x.detach() ** 3)
+
+# %% [markdown]
+# Si olvidas el `None`, el error no llega en el `forward` sino en el `backward`, cuando el
+# motor de autograd cuenta lo que devolviste:
+
+# %% tags=["demo"]
+class PotenciaSinNone(Potencia):
+    @staticmethod
+    def backward(ctx, grad_output):
+        (x,) = ctx.saved_tensors
+        return grad_output * ctx.n * x ** (ctx.n - 1)  # one value for two inputs
+
+
+y = PotenciaSinNone.apply(torch.tensor([1.0, 2.0], requires_grad=True), 3)
+with muestra_error(RuntimeError):
+    y.sum().backward()
+
+# %% [markdown]
+# No siempre hacen falta todos los gradientes. Los datos de entrada, por ejemplo, no
+# requieren gradiente. `ctx.needs_input_grad` es una tupla de booleanos, uno por entrada,
+# que te dice cuáles necesitan uno. Lo que no se necesita no se calcula: se devuelve `None`.
+
+# %% tags=["demo"]
+class Producto(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, a, b):
+        ctx.save_for_backward(a, b)
+        return a @ b
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        a, b = ctx.saved_tensors
+        print("  needs_input_grad =", ctx.needs_input_grad)
+        grad_a = grad_output @ b.T if ctx.needs_input_grad[0] else None
+        grad_b = a.T @ grad_output if ctx.needs_input_grad[1] else None
+        print("  calculados:", ["a" if grad_a is not None else "-", "b" if grad_b is not None
+                                else "-"])
+        return grad_a, grad_b
+
+
+datos = torch.randn(4, 3)  # data: no requires_grad
+pesos = torch.randn(3, 2, requires_grad=True)
+Producto.apply(datos, pesos).sum().backward()
+print("pesos.grad tiene forma", tuple(pesos.grad.shape))
+
+# %% [markdown]
+# En una red, el gradiente respecto de la entrada de la primera capa no lo usa nadie. Con
+# `needs_input_grad` te ahorras ese producto de matrices en cada paso.
+
+# %% [markdown]
+# ## 3 · Qué se guarda, y cómo
+#
+# Lo que pasas a `ctx.save_for_backward` queda vivo hasta el pase hacia atrás. Puedes
+# mirarlo en el nodo: `y.grad_fn` **es** el `ctx` de esa llamada.
+
+# %% tags=["demo"]
+x = torch.tensor([1.0, 2.0], requires_grad=True)
+y = Cubo.apply(x)
+print("saved_tensors:", y.grad_fn.saved_tensors)
+
+# %% [markdown]
+# Tras el `backward`, PyTorch libera lo guardado. Pedirlo otra vez falla: es el mismo motivo
+# por el que un segundo `backward` necesita `retain_graph=True` (capítulo 1).
+
+# %% tags=["demo"]
+y.sum().backward()
+with muestra_error(RuntimeError):
+    y.grad_fn.saved_tensors
+
+# %% [markdown]
+# ¿Por qué `save_for_backward` y no un atributo cualquiera como `ctx.x = x`? Porque
+# `save_for_backward` vigila los tensores. Si alguien modifica `x` en el sitio (*in place*)
+# entre el forward y el backward, el gradiente sería incorrecto; con `save_for_backward`,
+# PyTorch lo detecta y lo dice:
+
+# %% tags=["demo"]
+x = torch.tensor([1.0, 2.0], requires_grad=True)
+h = x * 1  # an intermediate tensor that Cubo saves
+y = Cubo.apply(h)
+h.mul_(10)  # modified after the forward
+with muestra_error(RuntimeError):
+    y.sum().backward()
+
+# %% [markdown]
+# Con un atributo, nadie vigila. El mismo cálculo termina sin error y con un gradiente
+# 100 veces mayor que el correcto ($3x^2$ con la $x$ ya multiplicada por 10):
+
+# %% tags=["demo"]
+class CuboAtributo(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.x = x  # not watched: an in-place change goes unnoticed
+        return x**3
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        return grad_output * 3 * ctx.x**2
+
+
+x = torch.tensor([1.0, 2.0], requires_grad=True)
+h = x * 1
+y = CuboAtributo.apply(h)
+h.mul_(10)
+y.sum().backward()
+print("gradiente obtenido:", x.grad, "   correcto (3x²):", 3 * torch.tensor([1.0, 2.0]) ** 2)
+
+# %% [markdown]
+# (Además, guardar la **salida** como atributo crea un ciclo de referencias entre el tensor
+# y su nodo, y la memoria puede no liberarse.) Regla: los tensores van en
+# `save_for_backward`; como atributo solo van valores que no son tensores.
+#
+# Lo guardado es memoria que ocupa cada capa hasta el backward. `saved_tensors_hooks` llama
+# a una función tuya cada vez que algo se guarda: sirve para contar bytes. Compara una tanh
+# que guarda entrada y salida con otra que guarda solo la salida
+# ($\tanh'(z) = 1 - \tanh^2 z$, así que la salida basta).
+
+# %% tags=["demo"]
+def bytes_guardados(calcular, excluir=()):
+    """Bytes that autograd saves for backward while ``calcular()`` runs (each storage once)."""
+    vistos = {}
+    excluidos = {t.untyped_storage().data_ptr() for t in excluir}
+
+    def empaquetar(tensor):
+        puntero = tensor.untyped_storage().data_ptr()
+        if puntero not in excluidos:
+            vistos[puntero] = tensor.untyped_storage().nbytes()
+        return tensor
+
+    with torch.autograd.graph.saved_tensors_hooks(empaquetar, lambda tensor: tensor):
+        salida = calcular()
+    return sum(vistos.values()), salida
+
+
+class TanhGuardaTodo(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, z):
+        salida = torch.tanh(z)
+        ctx.save_for_backward(z, salida)
+        return salida
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        z, salida = ctx.saved_tensors
+        return grad_output * (1 - salida**2)
+
+
+class TanhGuardaSalida(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, z):
+        salida = torch.tanh(z)
+        ctx.save_for_backward(salida)
+        return salida
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        (salida,) = ctx.saved_tensors
+        return grad_output * (1 - salida**2)
+
+
+z = torch.randn(256, 1024, requires_grad=True)
+for clase in (TanhGuardaTodo, TanhGuardaSalida):
+    guardado, _ = bytes_guardados(lambda clase=clase: clase.apply(z))
+    print(f"{clase.__name__:>17}: guarda {guardado / 2**20:.1f} MiB")
+
+# %% [markdown]
+# ## 4 · `gradcheck`: ¿es tu `backward` la derivada de tu `forward`?
+#
+# PyTorch no puede saber si tu `backward` es correcto: lo usa tal cual. La verificación de
+# gradientes (*gradient check*) `torch.autograd.gradcheck` lo compara con diferencias
+# finitas, entrada por entrada. Hazlo siempre en **float64**: en float32 el redondeo de las
+# diferencias finitas es mayor que la tolerancia y hasta un `backward` correcto suspende.
+
+# %% tags=["demo"]
+x64 = torch.randn(5, dtype=torch.float64, requires_grad=True)
+print("gradcheck(Cubo) en float64:", torch.autograd.gradcheck(Cubo.apply, (x64,)))
+
+x32 = x64.detach().float().requires_grad_(True)
+with warnings.catch_warnings(record=True) as avisos:
+    warnings.simplefilter("always")
+    resultado = torch.autograd.gradcheck(Cubo.apply, (x32,), raise_exception=False)
+print("gradcheck(Cubo) en float32:", resultado)
+for aviso in avisos:
+    print("  aviso:", str(aviso.message)[:100], "...")
+
+# %% [markdown]
+# Un `backward` con un error (aquí, $3x$ en lugar de $3x^2$) no suspende nada por sí solo.
+# `gradcheck` sí lo detecta, y su mensaje empieza por el desacuerdo entre el jacobiano
+# numérico y el analítico:
+
+# %% tags=["demo"]
+class CuboMalo(Cubo):
+    @staticmethod
+    def backward(ctx, grad_output):
+        (x,) = ctx.saved_tensors
+        return grad_output * 3 * x  # wrong: the derivative of x³ is 3x²
+
+
+with muestra_error(RuntimeError):
+    torch.autograd.gradcheck(CuboMalo.apply, (x64,))
+
+# %% [markdown]
+# `gradgradcheck` va un paso más allá: comprueba las segundas derivadas, las que necesitas
+# con `create_graph=True` (capítulo 1). El `backward` de `Cubo` usa operaciones de PyTorch
+# sobre tensores guardados, así que es derivable a su vez. Uno que corta el grafo con
+# `.detach()` da bien el gradiente, pero no su derivada:
+
+# %% tags=["demo"]
+class CuboOpaco(Cubo):
+    @staticmethod
+    def backward(ctx, grad_output):
+        (x,) = ctx.saved_tensors
+        return grad_output * 3 * x.detach() ** 2  # right value, but not differentiable
+
+
+for clase in (Cubo, CuboOpaco):
+    primera = torch.autograd.gradcheck(clase.apply, (x64,), raise_exception=False)
+    segunda = torch.autograd.gradgradcheck(clase.apply, (x64,), raise_exception=False)
+    print(f"{clase.__name__:>9}: gradcheck {primera!s:<5}  gradgradcheck {segunda}")
+
+# %% [markdown]
+# ### Un `backward` equivocado entrena, pero peor
+#
+# Lo peligroso de un `backward` incorrecto es que no falla. Tomemos la activación SiLU,
+# $f(z) = z\,\sigma(z)$, cuya derivada es $\sigma(z)\,(1 + z(1 - \sigma(z)))$. Un error
+# típico es olvidar la regla del producto y quedarse con $\sigma(z)$.
+
+# %% tags=["demo"]
+class SiLU(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, z):
+        ctx.save_for_backward(z)
+        return z * torch.sigmoid(z)
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        (z,) = ctx.saved_tensors
+        s = torch.sigmoid(z)
+        return grad_output * s * (1 + z * (1 - s))
+
+
+class SiLUMal(SiLU):
+    @staticmethod
+    def backward(ctx, grad_output):
+        (z,) = ctx.saved_tensors
+        return grad_output * torch.sigmoid(z)  # forgot the product rule
+
+
+# %% [markdown]
+# Entrenamos la misma red pequeña, desde los mismos pesos iniciales, para ajustar
+# $\sin(2x)$ con cada versión. Las dos pérdidas (*losses*) bajan; ningún error avisa.
+
+# %% tags=["demo"]
+import matplotlib.pyplot as plt
+
+x_red = torch.linspace(-3, 3, 64).unsqueeze(1)
+y_red = torch.sin(2 * x_red)
+
+
+def entrenar(activacion, pasos=300):
+    torch.manual_seed(0)
+    capa1, capa2 = torch.nn.Linear(1, 32), torch.nn.Linear(32, 1)
+    optimizador = torch.optim.Adam([*capa1.parameters(), *capa2.parameters()], lr=0.01)
+    historia = []
+    for _ in range(pasos):
+        loss = F.mse_loss(capa2(activacion.apply(capa1(x_red))), y_red)
+        optimizador.zero_grad()
+        loss.backward()
+        optimizador.step()
+        historia.append(loss.item())
+    return historia
+
+
+historias = {clase.__name__: entrenar(clase) for clase in (SiLU, SiLUMal)}
+for nombre, historia in historias.items():
+    print(f"{nombre:>7}: pérdida final {historia[-1]:.4f}")
+
+plt.figure(figsize=(7, 3))
+for (nombre, historia), estilo in zip(historias.items(), ("-", "--")):
+    plt.plot(historia, estilo, label=nombre)
+plt.yscale("log")
+plt.xlabel("paso")
+plt.ylabel("pérdida (MSE)")
+plt.title("La misma red con un backward correcto y uno equivocado")
+plt.legend()
+plt.tight_layout()
+plt.show()
+
+# %% [markdown]
+# La versión equivocada acaba con una pérdida varias veces mayor, y nada en el entrenamiento
+# lo señala. `gradcheck` lo habría dicho en una línea:
+
+# %% tags=["demo"]
+z64 = torch.randn(6, dtype=torch.float64, requires_grad=True)
+for clase in (SiLU, SiLUMal):
+    print(f"{clase.__name__:>7}: gradcheck",
+          torch.autograd.gradcheck(clase.apply, (z64,), raise_exception=False))
+
+# %% [markdown]
+# ## Ejercicio 1 · Softplus estable con `backward` analítico (3 puntos)
+#
+# La función softplus es una versión suave de la ReLU:
+# $\mathrm{softplus}_\beta(x) = \frac{1}{\beta}\log(1 + e^{\beta x})$. Escrita tal cual,
+# $e^{\beta x}$ desborda (*overflow*) en cuanto $\beta x$ pasa de unos 700 en float64, o de
+# 88 en float32:
+
+# %% tags=["demo"]
+z = torch.tensor([1.0, 50.0, 100.0, 1000.0], dtype=torch.float64)
+print("log(1 + exp(z)):", torch.log(1 + torch.exp(z)))
+
+# %% [markdown]
+# Como $\log(1 + e^{z}) = \max(z, 0) + \log(1 + e^{-|z|})$, se puede calcular sin
+# exponenciar nunca un número positivo (`torch.log1p(t)` calcula $\log(1 + t)$ con precisión
+# cuando $t$ es pequeño). Su derivada respecto de $x$ es la sigmoide,
+# $\sigma(\beta x) = 1 / (1 + e^{-\beta x})$.
+#
+# Escribe `stable_softplus(x, beta)` como una `torch.autograd.Function` tuya: un `forward`
+# que no desborde y un `backward` analítico (sin dejar que autograd derive tus operaciones).
+# `beta` es un `float`: no tiene gradiente. La comprobación usa `gradcheck` en float64 y
+# compara con autograd sobre `torch.logaddexp`, también con $|\beta x|$ enorme.
+
+# %% nbgrader={"grade": false, "grade_id": "ch07_stable_softplus", "locked": false, "schema_version": 3, "solution": true, "task": false}
+def stable_softplus(x, beta):
+    """log(1 + exp(beta * x)) / beta through a custom torch.autograd.Function.
+
+    ``x`` is a float tensor of any shape and dtype; ``beta`` is a positive Python float.
+    Returns a tensor like ``x``, finite for any finite ``x`` (no overflow), whose
+    ``grad_fn`` is your Function's node; its backward returns
+    ``grad_output * sigmoid(beta * x)`` for ``x`` and ``None`` for ``beta``.
+    Leaves ``x`` unchanged.
+    """
+    ### BEGIN SOLUTION
+    class Softplus(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, beta):
+            z = beta * x
+            ctx.save_for_backward(x)
+            ctx.beta = beta
+            return (torch.clamp(z, min=0) + torch.log1p(torch.exp(-z.abs()))) / beta
+
+        @staticmethod
+        def backward(ctx, grad_output):
+            (x,) = ctx.saved_tensors
+            return grad_output * torch.sigmoid(ctx.beta * x), None
+
+    return Softplus.apply(x, beta)
+    ### END SOLUTION
+
+
+# %% nbgrader={"grade": true, "grade_id": "ch07_stable_softplus_test", "locked": true, "points": 3, "schema_version": 3, "solution": false, "task": false}
+comprobar_stable_softplus(stable_softplus)
+### BEGIN HIDDEN TESTS
+from autograder.checks.ch07 import check_stable_softplus
+
+check_stable_softplus(stable_softplus)
+### END HIDDEN TESTS
+
+# %% [markdown]
+# ## Ejercicio 2 · Lineal + tanh que guarda solo lo necesario (3 puntos)
+#
+# Una capa densa con activación, $y = \tanh(xW^\top + b)$, fundida en una sola `Function`.
+# Con $g = \partial L/\partial y$ y $z = xW^\top + b$, la regla de la cadena da
+#
+# $$\frac{\partial L}{\partial z} = g \odot (1 - y^2),\quad
+# \frac{\partial L}{\partial x} = \frac{\partial L}{\partial z} W,\quad
+# \frac{\partial L}{\partial W} = \Big(\frac{\partial L}{\partial z}\Big)^{\!\top} x,\quad
+# \frac{\partial L}{\partial b} = \sum_n \frac{\partial L}{\partial z_n}$$
+#
+# Mira qué usa cada fórmula: `x`, `W` y la salida `y`. El sesgo `b` no aparece, y la
+# preactivación `z` no hace falta si guardas `y`. Escribe `linear_tanh(x, weight, bias)`
+# con estas condiciones:
+#
+# - guarda con `ctx.save_for_backward` solo lo necesario (como mucho tantos números como
+#   `x`, `weight` y la salida juntos) y ningún tensor como atributo de `ctx`;
+# - usa `ctx.needs_input_grad`: para una entrada que no requiere gradiente (por ejemplo
+#   `x`, si son los datos), `backward` devuelve `None` sin calcular nada.
+#
+# La comprobación mira qué guardó tu `ctx` y qué devuelve tu `backward` cuando `x` no
+# requiere gradiente.
+
+# %% nbgrader={"grade": false, "grade_id": "ch07_linear_tanh", "locked": false, "schema_version": 3, "solution": true, "task": false}
+def linear_tanh(x, weight, bias):
+    """tanh(x @ weight.T + bias) through a custom torch.autograd.Function.
+
+    Shapes: x (N, D), weight (H, D), bias (H,); returns (N, H) with the inputs' dtype.
+    The Function saves, with ``ctx.save_for_backward``, no more numbers than x, weight
+    and the output together (no bias, no pre-activation on top) and no tensor as a
+    ``ctx`` attribute. Its backward returns (grad_x, grad_weight, grad_bias), with
+    ``None`` for every input whose ``ctx.needs_input_grad`` is False. Leaves the
+    inputs unchanged.
+    """
+    ### BEGIN SOLUTION
+    class LinearTanh(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, weight, bias):
+            y = torch.tanh(x @ weight.T + bias)
+            ctx.save_for_backward(x, weight, y)
+            return y
+
+        @staticmethod
+        def backward(ctx, grad_output):
+            x, weight, y = ctx.saved_tensors
+            grad_z = grad_output * (1 - y**2)
+            grad_x = grad_z @ weight if ctx.needs_input_grad[0] else None
+            grad_weight = grad_z.T @ x if ctx.needs_input_grad[1] else None
+            grad_bias = grad_z.sum(dim=0) if ctx.needs_input_grad[2] else None
+            return grad_x, grad_weight, grad_bias
+
+    return LinearTanh.apply(x, weight, bias)
+    ### END SOLUTION
+
+
+# %% nbgrader={"grade": true, "grade_id": "ch07_linear_tanh_test", "locked": true, "points": 3, "schema_version": 3, "solution": false, "task": false}
+comprobar_linear_tanh(linear_tanh)
+### BEGIN HIDDEN TESTS
+from autograder.checks.ch07 import check_linear_tanh
+
+check_linear_tanh(linear_tanh)
+### END HIDDEN TESTS
+
+# %% [markdown]
+# ## 5 · El estimador de paso directo
+#
+# Redondear no tiene derivada útil: es una escalera, plana en casi todas partes. Autograd
+# es honesto y devuelve un gradiente **cero**. Un modelo cuantizado (pesos redondeados a
+# unos pocos niveles) no podría aprender nada.
+
+# %% tags=["demo"]
+x = torch.tensor([0.2, 0.7, 1.4, -0.6], requires_grad=True)
+torch.round(x).sum().backward()
+print("gradiente a través de torch.round:", x.grad)
+
+# %% [markdown]
+# El estimador de paso directo hace trampa a propósito: en el forward redondea, en el
+# backward hace como si la operación fuera la identidad y deja pasar `grad_output` tal cual.
+# Con una `Function` es inmediato:
+
+# %% tags=["demo"]
+class RedondeoSTE(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        return torch.round(x)
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        return grad_output  # pretend round were the identity
+
+
+x = torch.tensor([0.2, 0.7, 1.4, -0.6], requires_grad=True)
+RedondeoSTE.apply(x).sum().backward()
+print("gradiente con paso directo:", x.grad)
+
+# %% [markdown]
+# Sin `Function` también se puede: `x + (torch.round(x) - x).detach()` vale `round(x)` en el
+# forward, pero el término con `.detach()` no cuenta para el gradiente y solo queda el de
+# `x`. Los dos caminos dan lo mismo:
+
+# %% tags=["demo"]
+x = torch.tensor([0.2, 0.7, 1.4, -0.6], requires_grad=True)
+y = x + (torch.round(x) - x).detach()
+y.sum().backward()
+print("valores:", y.detach(), "  gradiente:", x.grad)
+
+# %% [markdown]
+# ¿Sirve de algo un gradiente «falso»? Aprendamos un único peso `w` cuantizado a pasos de
+# 0,25 para ajustar $y = 1{,}3\,x$. Con el redondeo de autograd, `w` no se mueve nunca; con
+# el paso directo, llega al nivel más cercano a 1,3.
+
+# %% tags=["demo"]
+x_c = torch.linspace(-2, 2, 32)
+y_c = 1.3 * x_c
+
+
+def cuantizar(w, paso, directo):
+    if directo:
+        return paso * RedondeoSTE.apply(w / paso)
+    return paso * torch.round(w / paso)
+
+
+curvas = {}
+for directo in (False, True):
+    w = torch.tensor(0.1, requires_grad=True)
+    optimizador = torch.optim.SGD([w], lr=0.05)
+    pesos_usados = []
+    for _ in range(60):
+        w_q = cuantizar(w, 0.25, directo)
+        loss = F.mse_loss(w_q * x_c, y_c)
+        optimizador.zero_grad()
+        loss.backward()
+        optimizador.step()
+        pesos_usados.append(w_q.item())
+    curvas["paso directo" if directo else "torch.round"] = pesos_usados
+    print(f"{'paso directo' if directo else 'torch.round':>12}: peso cuantizado final "
+          f"{pesos_usados[-1]:.2f}")
+
+plt.figure(figsize=(7, 3))
+for (nombre, pesos_usados), estilo in zip(curvas.items(), ("--", "-")):
+    plt.step(range(len(pesos_usados)), pesos_usados, estilo, where="post", label=nombre)
+plt.axhline(1.3, color="gray", lw=0.5, label="objetivo 1,3")
+plt.xlabel("paso")
+plt.ylabel("peso cuantizado")
+plt.legend()
+plt.tight_layout()
+plt.show()
+
+# %% [markdown]
+# El peso llega a 1,25 y a ratos salta a 1,5: el peso real (sin cuantizar) ronda la frontera
+# entre los dos niveles y el gradiente lo empuja de un lado a otro. Esa oscilación es típica
+# del paso directo.
+#
+# Un cuantizador real además recorta (*clips*) a un rango: con `levels` niveles a cada lado
+# del cero y separación `step`, los valores van de $-\text{levels}\cdot\text{step}$ a
+# $+\text{levels}\cdot\text{step}$. Fuera de ese rango la salida es constante, así que ahí
+# el estimador deja el gradiente a 0: solo pasa donde $|x| \le \text{levels}\cdot\text{step}$.
+#
+# Mueve los deslizadores para ver la escalera (forward) y el gradiente del paso directo
+# (backward, con `grad_output` = 1).
+
+# %% tags=["demo"]
+import ipywidgets as widgets
+from IPython.display import display
+
+
+def dibujar_cuantizador(paso, niveles):
+    x = torch.linspace(-2, 2, 801)
+    limite = niveles * paso
+    escalera = torch.round(x.clamp(-limite, limite) / paso) * paso
+    gradiente = (x.abs() <= limite).float()
+    fig, (ax_f, ax_g) = plt.subplots(1, 2, figsize=(9, 3))
+    ax_f.plot(x, x, ":", color="gray", label="identidad")
+    ax_f.plot(x, escalera, label="cuantizado")
+    ax_f.set_title(f"forward: {2 * niveles + 1} valores posibles")
+    ax_f.legend()
+    ax_g.plot(x, gradiente, color="tab:orange")
+    ax_g.set_ylim(-0.1, 1.1)
+    ax_g.set_title("backward: gradiente de paso directo")
+    for ax in (ax_f, ax_g):
+        ax.set_xlabel("x")
+    plt.tight_layout()
+    plt.show()
+
+
+deslizador_paso = widgets.FloatSlider(value=0.25, min=0.05, max=0.5, step=0.05,
+                                      description="step")
+deslizador_niveles = widgets.IntSlider(value=4, min=1, max=8, description="levels")
+salida_widget = widgets.Output()
+
+
+def actualizar(_cambio=None):
+    with salida_widget:
+        salida_widget.clear_output(wait=True)
+        dibujar_cuantizador(deslizador_paso.value, deslizador_niveles.value)
+
+
+deslizador_paso.observe(actualizar, names="value")
+deslizador_niveles.observe(actualizar, names="value")
+actualizar()
+display(widgets.VBox([widgets.HBox([deslizador_paso, deslizador_niveles]), salida_widget]))
+
+# %% [markdown]
+# ## Ejercicio 3 · Cuantizador con paso directo (2 puntos)
+#
+# Escribe `quantize_ste(x, step, levels)`:
+#
+# - forward: recorta `x` a $[-\text{levels}\cdot\text{step},\ \text{levels}\cdot\text{step}]$
+#   y redondea al múltiplo de `step` más cercano;
+# - backward: `grad_output` donde $|x| \le \text{levels}\cdot\text{step}$ y 0 fuera.
+#
+# `step` es un `float` y `levels` un `int`: ninguno tiene gradiente. Puedes usar una
+# `Function` o el truco de `.detach()`; no modifiques `grad_output` en el sitio.
+
+# %% nbgrader={"grade": false, "grade_id": "ch07_quantize_ste", "locked": false, "schema_version": 3, "solution": true, "task": false}
+def quantize_ste(x, step, levels):
+    """Fake quantization with a straight-through gradient.
+
+    ``x`` is a float tensor (any shape, any float dtype); ``step`` a positive float;
+    ``levels`` a positive int. Forward: clamp ``x`` to [-levels*step, levels*step],
+    then round to the nearest multiple of ``step``. Backward: ``grad_output`` where
+    ``|x| <= levels*step``, 0 elsewhere. Returns a tensor like ``x`` that is
+    differentiable w.r.t. ``x``; leaves ``x`` and ``grad_output`` unchanged.
+    """
+    ### BEGIN SOLUTION
+    class QuantizeSTE(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, step, levels):
+            limit = levels * step
+            ctx.save_for_backward(x.abs() <= limit)
+            return torch.round(torch.clamp(x, -limit, limit) / step) * step
+
+        @staticmethod
+        def backward(ctx, grad_output):
+            (inside,) = ctx.saved_tensors
+            return grad_output * inside, None, None
+
+    return QuantizeSTE.apply(x, step, levels)
+    ### END SOLUTION
+
+
+# %% nbgrader={"grade": true, "grade_id": "ch07_quantize_ste_test", "locked": true, "points": 2, "schema_version": 3, "solution": false, "task": false}
+comprobar_quantize_ste(quantize_ste)
+### BEGIN HIDDEN TESTS
+from autograder.checks.ch07 import check_quantize_ste
+
+check_quantize_ste(quantize_ste)
+### END HIDDEN TESTS
+
+# %% [markdown]
+# ## 6 · Recálculo de activaciones: memoria a cambio de cómputo
+#
+# Cada capa guarda activaciones para el backward, y esa memoria crece con la profundidad y
+# con el tamaño del lote (*batch*). El recálculo de activaciones (*gradient checkpointing*)
+# guarda solo la entrada de un tramo de la red; en el backward vuelve a ejecutar el forward
+# de ese tramo para reconstruir lo que falta. Por dentro es la misma idea de este capítulo:
+# un forward que guarda poco y un backward que recalcula.
+#
+# `torch.utils.checkpoint.checkpoint(tramo, entrada, use_reentrant=False)` lo hace por ti.
+# Pasa siempre `use_reentrant` de forma explícita: según la versión de PyTorch, omitirlo
+# produce un aviso o un error. Esta celda muestra lo que hace la tuya:
+
+# %% tags=["demo"]
+capa = torch.nn.Linear(4, 4)
+entrada = torch.randn(2, 4, requires_grad=True)
+with warnings.catch_warnings(record=True) as avisos:
+    warnings.simplefilter("always")
+    try:
+        checkpoint(capa, entrada)
+        print("sin use_reentrant: funciona;", len(avisos), "aviso(s)")
+    except Exception as error:  # noqa: BLE001 - newer versions may refuse outright
+        print("sin use_reentrant: error:", type(error).__name__)
+for aviso in avisos:
+    print("  aviso:", str(aviso.message)[:110], "...")
+
+# %% [markdown]
+# Una red de 8 bloques (lineal + GELU). `adelante(x, tramos)` la recorre partida en
+# `tramos` tramos con recálculo cada uno (`tramos=0`: sin recálculo). Un gancho (*hook*)
+# en cada capa lineal cuenta cuántas veces se ejecuta: es el cálculo caro de cada bloque.
+
+# %% tags=["demo"]
+torch.manual_seed(0)
+ANCHO, LOTE, BLOQUES = 256, 128, 8
+red = torch.nn.Sequential(*[torch.nn.Sequential(torch.nn.Linear(ANCHO, ANCHO),
+                                                torch.nn.GELU()) for _ in range(BLOQUES)])
+x_bloques = torch.randn(LOTE, ANCHO)
+lineales_ejecutadas = []
+for bloque in red:
+    bloque[0].register_forward_hook(lambda modulo, entrada, salida: lineales_ejecutadas.append(1))
+
+
+def adelante(x, tramos):
+    if tramos == 0:
+        return red(x)
+    largo = BLOQUES // tramos
+    for inicio in range(0, BLOQUES, largo):
+        x = checkpoint(red[inicio:inicio + largo], x, use_reentrant=False)
+    return x
+
+
+# %% [markdown]
+# Primero lo esencial: los gradientes son los mismos con y sin recálculo.
+
+# %% tags=["demo"]
+def gradientes(tramos):
+    red.zero_grad()
+    adelante(x_bloques, tramos).pow(2).mean().backward()
+    return [p.grad.clone() for p in red.parameters()]
+
+
+iguales = all(torch.allclose(a, b) for a, b in zip(gradientes(0), gradientes(2)))
+print("¿mismos gradientes con y sin recálculo?", iguales)
+
+# %% [markdown]
+# Ahora medimos, para cada número de tramos, tres cosas: los bytes de activaciones que
+# quedan guardados entre el forward y el backward (con `bytes_guardados`, sin contar los
+# pesos), cuántas capas lineales se ejecutan en un paso, y el tiempo de un forward + backward
+# (el mínimo de varias repeticiones, con un solo hilo para que la medida sea estable).
+
+# %% tags=["demo"]
+def medir(tramos, repeticiones=5):
+    red.zero_grad()
+    guardado, salida = bytes_guardados(lambda: adelante(x_bloques, tramos),
+                                       excluir=list(red.parameters()))
+    lineales_ejecutadas.clear()
+    salida.sum().backward()
+    recalculadas = len(lineales_ejecutadas)
+    tiempos = []
+    for _ in range(repeticiones):
+        inicio = time.perf_counter()
+        adelante(x_bloques, tramos).sum().backward()
+        tiempos.append(time.perf_counter() - inicio)
+    return guardado / 2**20, BLOQUES + recalculadas, 1000 * min(tiempos)
+
+
+hilos = torch.get_num_threads()
+torch.set_num_threads(1)
+medir(0)  # warm-up
+TRAMOS = (0, 8, 4, 2, 1)
+medidas = {tramos: medir(tramos) for tramos in TRAMOS}
+torch.set_num_threads(hilos)
+
+print(" tramos  activaciones guardadas  lineales ejecutadas  tiempo f+b")
+for tramos, (mib, lineales, ms) in medidas.items():
+    etiqueta = "sin" if tramos == 0 else str(tramos)
+    print(f"{etiqueta:>7}  {mib:17.3f} MiB  {lineales:19d}  {ms:8.1f} ms")
+
+# %% [markdown]
+# Las lineales ejecutadas cuentan las 8 del forward normal más las que el backward vuelve a
+# ejecutar para recalcular.
+
+# %% tags=["demo"]
+etiquetas = ["sin" if t == 0 else f"{t} tramo{'s' if t > 1 else ''}" for t in TRAMOS]
+fig, (ax_m, ax_t) = plt.subplots(1, 2, figsize=(9, 3))
+ax_m.bar(etiquetas, [medidas[t][0] for t in TRAMOS], color="tab:blue")
+ax_m.set_ylabel("MiB guardados hasta el backward")
+ax_m.set_title("memoria de activaciones")
+ax_t.bar(etiquetas, [medidas[t][2] for t in TRAMOS], color="tab:orange")
+ax_t.set_ylabel("ms por forward + backward")
+ax_t.set_title("tiempo (CPU, 1 hilo)")
+plt.tight_layout()
+plt.show()
+
+# %% [markdown]
+# Lo que dicen los números:
+#
+# - **Memoria.** Sin recálculo se guardan dos activaciones por bloque (la entrada de la
+#   lineal y la de la GELU). Con recálculo solo queda la entrada de cada tramo: menos
+#   tramos, menos memoria. Es la memoria retenida entre forward y backward; durante el
+#   backward se suman, un momento, las activaciones del tramo que se está recalculando.
+# - **Cómputo.** Cada capa recalculada ejecuta su forward dos veces: 16 lineales en lugar
+#   de 8. (Al final de cada tramo, `checkpoint` se detiene en cuanto tiene todo lo que el
+#   backward necesita, así que no siempre recalcula el tramo entero.) Como un backward cuesta
+#   más o menos dos forwards, lo esperable es alrededor de un tercio más de tiempo.
+# - **Tiempo en CPU.** Aquí la penalización medida suele ser bastante mayor que ese tercio:
+#   con capas tan pequeñas, la contabilidad de `checkpoint` (ganchos, tramos que se preparan
+#   en Python) pesa tanto como el propio cálculo. Con capas grandes el coste se acerca a la
+#   teoría, y es en una GPU llena donde la memoria es el límite y el cambio compensa.
+#
+# Si este entorno tiene GPU, la celda siguiente mide la memoria pico en CUDA; si no, lo
+# dice y no hace nada.
+
+# %% tags=["demo"]
+if torch.cuda.is_available():
+    red.to("cuda")
+    x_gpu = torch.randn(4096, ANCHO, device="cuda")
+    for tramos in (0, 2):
+        red.zero_grad(set_to_none=True)
+        torch.cuda.synchronize()
+        torch.cuda.reset_peak_memory_stats()
+        base = torch.cuda.memory_allocated()
+        adelante(x_gpu, tramos).sum().backward()
+        pico = (torch.cuda.max_memory_allocated() - base) / 2**20
+        print(f"tramos={tramos}: memoria pico por encima de la base {pico:.1f} MiB")
+    red.to("cpu")
+else:
+    print("Sin GPU: se omite la medida de memoria pico en CUDA (las cifras de arriba son de CPU).")
+
+# %% [markdown]
+# ## Resumen
+#
+# - Una `torch.autograd.Function` tiene un `forward(ctx, ...)` y un `backward(ctx,
+#   grad_output)` estáticos y se usa con `.apply`; `backward` multiplica `grad_output` por
+#   la derivada local.
+# - `backward` devuelve un valor por cada entrada de `forward`, `None` para lo que no es un
+#   tensor; `ctx.needs_input_grad` dice qué gradientes hacen falta.
+# - Los tensores se guardan con `ctx.save_for_backward` (PyTorch vigila si cambian y los
+#   libera); guarda solo lo que `backward` usa: a veces basta la salida.
+# - Tu `backward` no se comprueba solo: un error entrena peor sin avisar. Usa
+#   `gradcheck` (y `gradgradcheck`) en float64.
+# - El estimador de paso directo redondea en el forward y deja pasar el gradiente en el
+#   backward (con una `Function` o con `x + (q - x).detach()`); con recorte, el gradiente
+#   es 0 fuera del rango.
+# - `torch.utils.checkpoint.checkpoint(..., use_reentrant=False)` guarda solo la entrada de
+#   cada tramo y recalcula el resto en el backward: menos memoria a cambio de un forward más.

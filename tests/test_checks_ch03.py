@@ -1,0 +1,53 @@
+"""Chapter 3 specifics: the sample students score as declared, hidden inputs are not the
+public ones, and the partial cycle is always drawn (the shared contract is in
+test_checks.py)."""
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+from autograder.checks import ch03 as hidden
+from autograder.checks.runner import grade_hidden, plan
+from autograder.reference import ch03 as reference
+from autograder.student import ch03 as public
+from autograder.variants.ch03 import SAMPLE_STUDENTS
+
+
+def grade(exercise, function, student="alumna"):
+    return grade_hidden(exercise, hidden.HIDDEN, function, student, secret="pruebas")
+
+
+@pytest.mark.parametrize("student", SAMPLE_STUDENTS, ids=lambda s: s.student_id)
+def test_sample_students_cells_score_as_declared(student):
+    for grade_id, code in student.replacements.items():
+        namespace = {"torch": torch, "nn": torch.nn, "F": F}
+        exec(code, namespace)  # noqa: S102 - our own sample cell, as the notebook runs it
+        function = namespace[hidden.HIDDEN[grade_id].exercise.funcion]
+        result = grade(grade_id, function, student.student_id)
+        assert result.puntos == student.partial[grade_id + "_test"], result.informe(grade_id)
+
+
+def test_every_hidden_run_has_a_partial_final_cycle_and_two_full_ones():
+    for student in ("alumna", "alumno", "otra"):
+        for shape, _ in plan("ch03_partial_cycle", hidden.HIDDEN, student, "pruebas"):
+            _, lotes, _, accum, *_ = shape
+            assert lotes // accum >= 2 and lotes % accum and 2 * (lotes % accum) != accum
+
+
+def test_clipping_cases_include_one_that_does_not_clip():
+    ratios = [shape[-1] for shape, _ in plan("ch03_clipped_step", hidden.HIDDEN, "a", "s")]
+    assert any(r < 1 for r in ratios) and any(r > 1 for r in ratios)
+
+
+def test_hidden_inputs_differ_from_the_public_ones():
+    seen = {"public": set(), "hidden": set()}
+
+    def spy_for(kind):
+        def accumulate_gradients(model, loss_fn, x, y, accum):
+            seen[kind].add((tuple(x.shape), x.flatten()[0].item()))
+            return reference.accumulate_gradients(model, loss_fn, x, y, accum)
+        return accumulate_gradients
+
+    public.comprobar_accumulate_gradients(spy_for("public"))
+    grade("ch03_accumulate", spy_for("hidden"))
+    assert seen["public"] and seen["hidden"] and not seen["public"] & seen["hidden"]
