@@ -67,6 +67,15 @@ def cmd_export(args):
     return 0
 
 
+def cmd_bench(args):
+    from autograder.bench import bench
+
+    text, csv_path = bench(args.chapter, args.students, args.workers, args.timeout)
+    print(text)
+    print(f"\nPer notebook: {csv_path}")
+    return 0
+
+
 def cmd_exercises(args):
     from autograder.catalogue import catalogue_table
 
@@ -122,6 +131,14 @@ def main(argv=None):
     export.add_argument("--course-dir", type=Path, default=COURSE_DIR)
     export.add_argument("--out", type=Path, default=BUILD_DIR / "grades" / "gradebook.csv")
     export.set_defaults(run=cmd_export)
+
+    bench = sub.add_parser("bench", help="time stock nbgrader, ours and the floor on a "
+                           "synthetic class (table on stdout, CSV in build/bench)")
+    bench.add_argument("--students", type=int, default=50)
+    bench.add_argument("--chapter", default="04", help="default: 04, the heaviest")
+    bench.add_argument("--workers", type=int, default=None, help="default: all cores")
+    bench.add_argument("--timeout", type=int, default=10, help="per-cell limit, seconds")
+    bench.set_defaults(run=cmd_bench)
 
     exercises = sub.add_parser("exercises", help="list every graded exercise")
     exercises.set_defaults(run=cmd_exercises)

@@ -14,8 +14,10 @@ Two changes to how a submission is executed:
   fresh kernel without it, and everything else is graded.
 """
 
+import contextlib
 import importlib
 import secrets
+import time
 from pathlib import Path
 
 import nbformat
@@ -53,6 +55,32 @@ def hidden_table(exercise_id):
         return {}
 
 
+TIMING_KEYS = ("kernel start", "imports", "execution")
+LAST_TIMINGS = {}  # of the notebook this process executed last (for the benchmark)
+
+
+class CellClock:
+    """Seconds spent starting the kernel (until the first cell), in the first cell that
+    imports torch, and in every other cell, added into ``totals``."""
+
+    def __init__(self, totals):
+        self.totals, self.last, self.imported = totals, time.perf_counter(), False
+
+    @contextlib.contextmanager
+    def cell(self, cell):
+        started = time.perf_counter()
+        if self.last is not None:  # the first cell: what came before was the kernel start
+            self.totals["kernel start"] += started - self.last
+            self.last = None
+        try:
+            yield
+        finally:
+            key = "execution"
+            if not self.imported and cell.cell_type == "code" and "import torch" in cell.source:
+                key, self.imported = "imports", True
+            self.totals[key] += time.perf_counter() - started
+
+
 class GradingExecute(Execute):
     """Execute with hidden tests scored grader-side and recovery from dead kernels."""
 
@@ -62,8 +90,11 @@ class GradingExecute(Execute):
     def preprocess(self, nb, resources=None, km=None):
         self._killers = set()
         self._index = None
+        LAST_TIMINGS.clear()
+        LAST_TIMINGS.update(dict.fromkeys(TIMING_KEYS, 0.0))
         while True:
             self._refusals_seen = 0  # a fresh kernel has refused nothing yet
+            self._clock = CellClock(LAST_TIMINGS)
             try:
                 return super().preprocess(nb, resources, km)
             except (DeadKernelError, CellTimeoutError):
@@ -77,6 +108,10 @@ class GradingExecute(Execute):
                 self._killers.add(self._index)
 
     def preprocess_cell(self, cell, resources, index):
+        with self._clock.cell(cell):
+            return self._preprocess_cell(cell, resources, index)
+
+    def _preprocess_cell(self, cell, resources, index):
         self._index = index
         if index in self._killers:
             cell.outputs = [_error(KERNEL_DIED, KERNEL_DIED_TEXT)]

@@ -17,6 +17,7 @@ import os
 import re
 import secrets
 import shutil
+import time
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -61,6 +62,7 @@ class Outcome:
     scores: dict = field(default_factory=dict)  # grade cell id -> points
     max_scores: dict = field(default_factory=dict)
     notes: list = field(default_factory=list)  # repairs made on intake, in Spanish
+    timings: dict = field(default_factory=dict, compare=False)  # seconds, for the benchmark
 
     @property
     def score(self):
@@ -268,10 +270,18 @@ def summary_table(outcomes):
 
 def grade_one(api, course_dir, outcome, out_dir, db_url=None):
     """Steps 3 and 4 for one collected submission: autograde, scores, feedback."""
+    from autograder.execute import LAST_TIMINGS, TIMING_KEYS
+
+    started = time.perf_counter()
+    LAST_TIMINGS.clear()
     if outcome.status != "unreadable":
         autograde_student(api, course_dir, outcome)
+    executed = dict(LAST_TIMINGS) or dict.fromkeys(TIMING_KEYS, 0.0)
     read_scores(course_dir, outcome, db_url)
+    graded = time.perf_counter()
     feedback_student(api, course_dir, outcome, out_dir)
+    outcome.timings = {**executed, "nbgrader + database": graded - started - sum(
+        executed.values()), "feedback": time.perf_counter() - graded}
     return outcome
 
 
