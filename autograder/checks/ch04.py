@@ -1,0 +1,106 @@
+"""Chapter 4 hidden tests: fresh shapes, seeds and settings per student, vs the reference."""
+
+import torch
+
+from autograder.checks.runner import HiddenExercise, run_hidden
+from autograder.reference import ch04 as reference
+from autograder.student.ch04 import (
+    EVALUATE,
+    NOMBRES_ENTRENAMIENTO,
+    TRAIN_ONE_EPOCH,
+    WARMUP_COSINE,
+    ejecutar_instrumentado,
+    evaluacion_de_golpe,
+    lrs_esperadas,
+)
+
+
+def _entero(generador, bajo, alto):
+    return int(torch.randint(bajo, alto + 1, (1,), generator=generador).item())
+
+
+def _semilla(generador):
+    return _entero(generador, 0, 2**31 - 2)
+
+
+def _formas_entrenamiento(generador):
+    """Three epochs: accum=1 with momentum and a cosine schedule; accum=3 with a partial
+    last cycle (AdamW, cosine, no clipping: every scale mistake shows); accum=2 with
+    clipping tight enough to act and no scheduler (the default arguments)."""
+    def red():
+        return (_entero(generador, 4, 8), _entero(generador, 2, 5), _entero(generador, 3, 6),
+                _entero(generador, 2, 4))
+
+    B, D, H, C = red()
+    a = ((_entero(generador, 3, 5), B, D, H, C, 1, 0, "coseno", "sgd"), _semilla(generador))
+    B, D, H, C = red()
+    n = 3 * _entero(generador, 2, 3) + _entero(generador, 1, 2)
+    b = ((n, B, D, H, C, 3, 0, "coseno", "adamw"), _semilla(generador))
+    B, D, H, C = red()
+    c = ((2 * _entero(generador, 2, 3), B, D, H, C, 2, 0.3, "ninguno", "sgd"),
+         _semilla(generador))
+    return [a, b, c]
+
+
+def _entrenamiento_esperado(*entradas):
+    observacion = ejecutar_instrumentado(reference.train_one_epoch,
+                                         dict(zip(NOMBRES_ENTRENAMIENTO, entradas)))
+    return {"traza": observacion["traza"], "pasos": observacion["pasos"],
+            "parametros": observacion["parametros"], "perdidas": observacion["perdidas"],
+            "perdida": observacion["devuelto"]}
+
+
+def _formas_evaluacion(generador):
+    casos = []
+    for _ in range(2):
+        n, B = _entero(generador, 2, 4), _entero(generador, 5, 8)
+        forma = (n, B, _entero(generador, 2, B - 2), _entero(generador, 2, 5),
+                 _entero(generador, 3, 6), _entero(generador, 2, 4))
+        casos.append((forma, _semilla(generador)))
+    return casos
+
+
+def _evaluacion_esperada(model, loader, loss_fn):
+    alternativas = evaluacion_de_golpe(model, loader, loss_fn)
+    perdida, exactitud = reference.evaluate(model, loader, loss_fn)
+    return dict(alternativas, perdida=perdida, exactitud=exactitud)
+
+
+def _formas_planificador(generador):
+    """Same total_steps and lr (a hard-coded sequence would repeat), W and min_lr vary."""
+    primero = _entero(generador, 3, 9)
+    segundo = primero + _entero(generador, 2, 4)
+    return [((W, 30, 0.1, round(0.001 * _entero(generador, 1, 20), 6)), _semilla(generador))
+            for W in (primero, segundo)]
+
+
+def _lrs_esperadas(optimizer, warmup_steps, total_steps, min_lr):
+    esperadas = lrs_esperadas(optimizer, warmup_steps, total_steps, min_lr)
+    planificador = reference.warmup_cosine(optimizer, warmup_steps, total_steps, min_lr)
+    lrs = [optimizer.param_groups[0]["lr"]]
+    for _ in range(total_steps):
+        optimizer.step()
+        planificador.step()
+        lrs.append(optimizer.param_groups[0]["lr"])
+    esperadas["correcta"] = torch.tensor(lrs, dtype=torch.float64)
+    return esperadas
+
+
+HIDDEN = {
+    "ch04_train_one_epoch": HiddenExercise(TRAIN_ONE_EPOCH, _formas_entrenamiento,
+                                           _entrenamiento_esperado),
+    "ch04_evaluate": HiddenExercise(EVALUATE, _formas_evaluacion, _evaluacion_esperada),
+    "ch04_warmup_cosine": HiddenExercise(WARMUP_COSINE, _formas_planificador, _lrs_esperadas),
+}
+
+
+def check_train_one_epoch(train_one_epoch):
+    return run_hidden("ch04_train_one_epoch", HIDDEN, train_one_epoch)
+
+
+def check_evaluate(evaluate):
+    return run_hidden("ch04_evaluate", HIDDEN, evaluate)
+
+
+def check_warmup_cosine(warmup_cosine):
+    return run_hidden("ch04_warmup_cosine", HIDDEN, warmup_cosine)

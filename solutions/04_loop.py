@@ -1,0 +1,827 @@
+# ---
+# jupyter:
+#   jupytext:
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # Capítulo 4 · El bucle de optimización completo
+#
+# En los capítulos anteriores viste cada pieza por separado: el grafo, `backward()`, la
+# acumulación de gradientes (*gradient accumulation*), `zero_grad()` y el recorte de
+# gradientes (*gradient clipping*). Aquí las juntas en el bucle de entrenamiento (*training
+# loop*) que escribirás una y otra vez, con la pérdida (*loss*) de clasificación, los
+# optimizadores habituales y los planificadores de la tasa de aprendizaje (*learning-rate
+# schedulers*).
+#
+# **Al terminar sabrás:**
+#
+# - escribir `train_loop` y `test_loop` con las llamadas en su orden fijo: pase hacia
+#   adelante (*forward pass*), pérdida, `backward()`, recorte, `optimizer.step()`, `scheduler.step()`,
+#   `zero_grad()`;
+# - evaluar con `model.eval()` **y** `torch.no_grad()`, y volver a `model.train()`;
+# - usar `nn.CrossEntropyLoss` sobre logits crudos y calcular la exactitud con `argmax`;
+# - comparar SGD, Adam y AdamW, y explicar el decaimiento de pesos desacoplado;
+# - registrar métricas con `.item()` y medir qué pasa si no lo haces;
+# - usar `OneCycleLR` y coseno con calentamiento lineal, en el lugar correcto del bucle.
+#
+# Todo corre en CPU en pocos segundos: los datos son sintéticos y se generan aquí mismo.
+
+# %%
+import math
+import warnings
+import weakref
+
+import ipywidgets as widgets
+import matplotlib.pyplot as plt
+import torch
+import torch.nn.functional as F
+from IPython.display import display
+from torch import nn
+from torch.utils.data import DataLoader, TensorDataset
+from tqdm.auto import tqdm
+
+torch.manual_seed(0)
+
+# %% [markdown]
+# ## 1 · Datos y modelo
+#
+# Usaremos tres espirales entrelazadas en el plano: 3 clases, 2 rasgos por punto. Es un
+# problema pequeño, pero una recta no lo separa: el modelo tiene que aprender algo. La
+# función recibe un `torch.Generator` para que los datos salgan siempre iguales.
+
+# %% tags=["demo"]
+def hacer_espirales(n_por_clase, generador, ruido=0.25):
+    """Points (N, 2) and labels (N,) of three interleaved spirals."""
+    xs, ys = [], []
+    for clase in range(3):
+        r = torch.linspace(0.2, 1.0, n_por_clase)
+        angulo = r * 4.0 + clase * 2 * math.pi / 3
+        angulo = angulo + ruido * torch.randn(n_por_clase, generator=generador)
+        xs.append(torch.stack([r * torch.cos(angulo), r * torch.sin(angulo)], dim=1))
+        ys.append(torch.full((n_por_clase,), clase))
+    return torch.cat(xs), torch.cat(ys)
+
+
+generador = torch.Generator().manual_seed(0)
+X_train, y_train = hacer_espirales(200, generador)
+X_test, y_test = hacer_espirales(100, generador)
+print("entrenamiento:", tuple(X_train.shape), " prueba:", tuple(X_test.shape))
+
+plt.figure(figsize=(4, 4))
+for clase, marca in zip(range(3), "o^s"):
+    puntos = X_train[y_train == clase]
+    plt.scatter(puntos[:, 0], puntos[:, 1], s=8, marker=marca, label=f"clase {clase}")
+plt.legend()
+plt.title("tres espirales (entrenamiento)")
+plt.show()
+
+# %% [markdown]
+# Un `DataLoader` reparte los datos en lotes (*batches*) de 32 y los baraja en cada época
+# (*epoch*). Le damos su propio generador para que el orden también sea reproducible. El
+# modelo es un perceptrón pequeño que devuelve **logits**: un número por clase, sin
+# normalizar.
+
+# %% tags=["demo"]
+def nuevo_loader(semilla=0, tam_lote=32):
+    return DataLoader(TensorDataset(X_train, y_train), batch_size=tam_lote, shuffle=True,
+                      generator=torch.Generator().manual_seed(semilla))
+
+
+test_loader = DataLoader(TensorDataset(X_test, y_test), batch_size=100)
+
+
+def nuevo_modelo(semilla=0):
+    torch.manual_seed(semilla)
+    return nn.Sequential(nn.Linear(2, 32), nn.ReLU(), nn.Linear(32, 32), nn.ReLU(),
+                         nn.Linear(32, 3))
+
+
+modelo = nuevo_modelo()
+x, y = next(iter(nuevo_loader()))
+print("lote:", tuple(x.shape), " logits:", tuple(modelo(x).shape))
+
+# %% [markdown]
+# ## 2 · La pérdida de clasificación: `nn.CrossEntropyLoss` sobre logits
+#
+# `nn.CrossEntropyLoss` recibe los logits crudos y las etiquetas enteras. Por dentro hace dos
+# cosas: `log_softmax` (convierte los logits en log-probabilidades) y la log-verosimilitud
+# negativa (*negative log-likelihood*, `NLLLoss`), que toma la log-probabilidad de la clase
+# correcta con signo menos. Compruébalo:
+
+# %% tags=["demo"]
+loss_fn = nn.CrossEntropyLoss()
+logits = modelo(x)
+a_mano = F.nll_loss(F.log_softmax(logits, dim=1), y)
+print(f"CrossEntropyLoss: {loss_fn(logits, y).item():.6f}   "
+      f"NLLLoss(LogSoftmax): {a_mano.item():.6f}")
+
+# %% [markdown]
+# La predicción es la clase con el logit más alto: `argmax` sobre la dimensión de clases. No
+# hace falta `softmax` para eso: es monótona y no cambia cuál es el mayor. La exactitud
+# (*accuracy*) es la fracción de aciertos.
+
+# %% tags=["demo"]
+prediccion = logits.argmax(dim=1)
+print("predicciones:", prediccion[:10].tolist())
+print("etiquetas:   ", y[:10].tolist())
+print(f"exactitud del modelo sin entrenar: {(prediccion == y).float().mean().item():.3f}")
+print("¿argmax igual con softmax?", torch.equal(prediccion, logits.softmax(1).argmax(1)))
+
+# %% [markdown]
+# Un error frecuente es poner un `softmax` al final del modelo **y** usar
+# `nn.CrossEntropyLoss`: la pérdida aplica su propio `log_softmax` sobre probabilidades. Las
+# probabilidades viven entre 0 y 1, así que el segundo softmax nunca puede concentrarse en
+# una clase: aunque el modelo acierte con total seguridad, la pérdida no baja de
+# $\log(1 + (C-1)/e) \approx 0{,}55$ con $C = 3$.
+
+# %% tags=["demo"]
+seguro = torch.tensor([[30.0, 0.0, 0.0]])  # logits de un modelo que acierta sin dudar
+etiqueta = torch.tensor([0])
+print(f"pérdida sobre logits:          {loss_fn(seguro, etiqueta).item():.4f}")
+print(f"pérdida sobre softmax(logits): {loss_fn(seguro.softmax(1), etiqueta).item():.4f}")
+print(f"cota inferior log(1 + 2/e):    {math.log(1 + 2 / math.e):.4f}")
+
+# %% [markdown]
+# El efecto en el entrenamiento: los gradientes se aplastan y el modelo aprende más despacio.
+# Entrena dos copias idénticas con el mismo optimizador (SGD, `lr=0.3`); la segunda pasa sus
+# logits por un softmax antes de la pérdida. Para compararlas, medimos las dos con la
+# pérdida correcta sobre los logits.
+
+# %% tags=["demo"]
+def entrenar_rapido(doble_softmax, epocas=12):
+    torch.manual_seed(0)
+    red = nuevo_modelo()
+    opt = torch.optim.SGD(red.parameters(), lr=0.3)
+    historia = []
+    for _ in range(epocas):
+        for xb, yb in nuevo_loader():
+            salida = red(xb)
+            if doble_softmax:
+                salida = salida.softmax(dim=1)  # el error: probabilidades a CrossEntropyLoss
+            loss = loss_fn(salida, yb)
+            loss.backward()
+            opt.step()
+            opt.zero_grad()
+        with torch.no_grad():
+            logits_test = red(X_test)
+            historia.append((loss_fn(logits_test, y_test).item(),
+                             (logits_test.argmax(1) == y_test).float().mean().item()))
+    return historia
+
+
+curvas = {"logits (correcto)": entrenar_rapido(False), "softmax + CE": entrenar_rapido(True)}
+fig, (ax_l, ax_a) = plt.subplots(1, 2, figsize=(9, 3))
+for nombre, historia in curvas.items():
+    ax_l.plot([h[0] for h in historia], label=nombre)
+    ax_a.plot([h[1] for h in historia], label=nombre)
+ax_l.set_title("pérdida de prueba (sobre logits)")
+ax_a.set_title("exactitud de prueba")
+for ax in (ax_l, ax_a):
+    ax.set_xlabel("época")
+    ax.legend()
+plt.tight_layout()
+plt.show()
+for nombre, historia in curvas.items():
+    print(f"{nombre:>18}: exactitud final {historia[-1][1]:.3f}")
+
+# %% [markdown]
+# ## 3 · `train_loop` y `test_loop`
+#
+# El bucle de entrenamiento es una secuencia fija de pasos, igual para un perceptrón que para
+# un modelo enorme:
+#
+# 1. `model.train()` una vez, al empezar;
+# 2. pase hacia adelante y pérdida;
+# 3. `loss.backward()`;
+# 4. recorte de gradientes, si lo usas;
+# 5. `optimizer.step()`;
+# 6. `scheduler.step()`, si hay planificador;
+# 7. `optimizer.zero_grad()`.
+#
+# Lo que registras (la pérdida media) se acumula con `.item()`: un `float` de Python.
+
+# %% tags=["demo"]
+def train_loop(loader, model, loss_fn, optimizer, scheduler=None, max_norm=None):
+    model.train()
+    total = 0.0
+    for xb, yb in loader:
+        loss = loss_fn(model(xb), yb)
+        loss.backward()
+        if max_norm is not None:
+            torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm)
+        optimizer.step()
+        if scheduler is not None:
+            scheduler.step()
+        optimizer.zero_grad()
+        total += loss.item()
+    return total / len(loader)
+
+
+# %% [markdown]
+# Para evaluar hacen falta **dos** cosas independientes. `model.eval()` cambia el
+# comportamiento de capas como Dropout y BatchNorm. `torch.no_grad()` evita construir el
+# grafo. Al terminar, el modelo vuelve al modo en que estaba. La pérdida media se pondera
+# por el tamaño de cada lote, que puede variar (el último suele ser más pequeño).
+
+# %% tags=["demo"]
+def test_loop(loader, model, loss_fn):
+    estaba_entrenando = model.training
+    model.eval()
+    suma, aciertos, muestras = 0.0, 0, 0
+    with torch.no_grad():
+        for xb, yb in loader:
+            logits = model(xb)
+            suma += loss_fn(logits, yb).item() * len(yb)
+            aciertos += (logits.argmax(1) == yb).sum().item()
+            muestras += len(yb)
+    model.train(estaba_entrenando)
+    return suma / muestras, aciertos / muestras
+
+
+modelo = nuevo_modelo()
+opt = torch.optim.SGD(modelo.parameters(), lr=0.1)
+for epoca in range(3):
+    perdida = train_loop(nuevo_loader(epoca), modelo, loss_fn, opt)
+    perdida_test, exactitud = test_loop(test_loader, modelo, loss_fn)
+    print(f"época {epoca}: pérdida de entrenamiento {perdida:.3f}   "
+          f"prueba: pérdida {perdida_test:.3f}, exactitud {exactitud:.3f}")
+
+# %% [markdown]
+# ¿Por qué las dos? Con un modelo que tiene Dropout se ve enseguida. Solo `no_grad()`: el
+# Dropout sigue activo y dos evaluaciones del mismo dato dan resultados distintos. Solo
+# `eval()`: el resultado es estable, pero lleva `grad_fn`, así que se construyó un grafo
+# que nadie va a usar.
+
+# %% tags=["demo"]
+torch.manual_seed(0)
+con_dropout = nn.Sequential(nn.Linear(2, 16), nn.ReLU(), nn.Dropout(0.5), nn.Linear(16, 3))
+punto = X_test[:1]
+
+with torch.no_grad():  # modo entrenamiento: Dropout activo
+    a, b = con_dropout(punto), con_dropout(punto)
+print("solo no_grad: ¿dos evaluaciones iguales?", torch.equal(a, b))
+
+con_dropout.eval()
+a, b = con_dropout(punto), con_dropout(punto)
+print("solo eval:    ¿iguales?", torch.equal(a, b), "  grad_fn:", type(a.grad_fn).__name__)
+con_dropout.train()
+
+# %% [markdown]
+# ## Ejercicio 1 · Evaluar un modelo (3 puntos)
+#
+# Escribe `evaluate(model, loader, loss_fn)`. Devuelve la pérdida media **por muestra** y
+# la exactitud, los dos como `float` de Python. Los lotes pueden tener tamaños distintos:
+# no promedies las medias de cada lote. El modelo que recibes puede tener BatchNorm y
+# llegar en modo entrenamiento: evalúa en modo evaluación, sin construir grafo, y déjalo
+# al final en el modo en que llegó.
+
+# %% nbgrader={"grade": false, "grade_id": "ch04_evaluate", "locked": false, "schema_version": 3, "solution": true, "task": false}
+def evaluate(model, loader, loss_fn):
+    """Mean loss per sample and accuracy of ``model`` over ``loader``.
+
+    ``loader`` yields (x, y) batches, possibly of different sizes; ``loss_fn`` averages
+    over its batch (like ``nn.CrossEntropyLoss()``). Returns ``(loss, accuracy)``, two
+    Python floats, accuracy in [0, 1] (prediction = argmax of the logits). Runs every
+    forward pass in eval mode with gradient tracking off, changes no BatchNorm running
+    statistic, and leaves the model in the mode (train or eval) it had on entry.
+    """
+    ### BEGIN SOLUTION
+    was_training = model.training
+    model.eval()
+    loss_sum, correct, seen = 0.0, 0, 0
+    with torch.no_grad():
+        for x, y in loader:
+            logits = model(x)
+            loss_sum += loss_fn(logits, y).item() * len(y)
+            correct += (logits.argmax(dim=1) == y).sum().item()
+            seen += len(y)
+    model.train(was_training)
+    return loss_sum / seen, correct / seen
+    ### END SOLUTION
+
+
+# %% nbgrader={"grade": true, "grade_id": "ch04_evaluate_test", "locked": true, "points": 3, "schema_version": 3, "solution": false, "task": false}
+comprobar_evaluate(evaluate)
+### BEGIN HIDDEN TESTS
+from autograder.checks.ch04 import check_evaluate
+
+check_evaluate(evaluate)
+### END HIDDEN TESTS
+
+# %% [markdown]
+# ## 4 · SGD, Adam y AdamW sobre el mismo problema
+#
+# `torch.optim` trae muchos optimizadores. SGD da un paso proporcional al gradiente. Adam
+# lleva medias móviles del gradiente y de su cuadrado, y divide el paso por la raíz de la
+# segunda: cada parámetro recibe su propia escala. Entrena tres copias idénticas del modelo
+# durante las mismas épocas. La barra de progreso (*progress bar*) de `tqdm.auto` te dice
+# cuánto falta cuando el bucle tarda más de un momento.
+
+# %% tags=["demo"]
+OPTIMIZADORES = {
+    "SGD (lr=0.1)": lambda p: torch.optim.SGD(p, lr=0.1),
+    "Adam (lr=0.01)": lambda p: torch.optim.Adam(p, lr=0.01),
+    "AdamW (lr=0.01, wd=0.01)": lambda p: torch.optim.AdamW(p, lr=0.01, weight_decay=0.01),
+}
+EPOCAS = 15
+historias = {}
+for nombre, crear in OPTIMIZADORES.items():
+    red = nuevo_modelo()
+    opt = crear(red.parameters())
+    historias[nombre] = []
+    for epoca in tqdm(range(EPOCAS), desc=nombre, mininterval=1.0):
+        historias[nombre].append(train_loop(nuevo_loader(epoca), red, loss_fn, opt))
+    print(f"{nombre:>25}: (pérdida, exactitud) de prueba = "
+          f"{tuple(round(v, 3) for v in test_loop(test_loader, red, loss_fn))}")
+
+plt.figure(figsize=(6, 3))
+for nombre, historia in historias.items():
+    plt.plot(historia, label=nombre)
+plt.xlabel("época")
+plt.ylabel("pérdida media de entrenamiento")
+plt.legend()
+plt.tight_layout()
+plt.show()
+
+# %% [markdown]
+# En este problema, y con estas tasas, Adam y AdamW bajan la pérdida mucho antes que SGD. No
+# es una ley: con más épocas, otra tasa o momento (*momentum*), SGD puede alcanzarlos.
+#
+# **Decaimiento de pesos desacoplado.** El decaimiento de pesos (*weight decay*) encoge los
+# pesos un poco en cada paso. En `Adam(weight_decay=...)` se implementa sumando
+# `weight_decay · w` al gradiente, y ese término pasa después por la normalización
+# adaptativa de Adam: un peso grande y uno pequeño acaban encogiendo casi lo mismo. AdamW
+# (Loshchilov y Hutter) lo desacopla: aplica `w ← w − lr · weight_decay · w` aparte del
+# paso de Adam, así que el decaimiento es proporcional al peso, como se pretendía. Por eso
+# AdamW es el optimizador por defecto de los transformers.
+#
+# Compruébalo con dos pesos, uno grande y uno pequeño, cuya pérdida tiene gradiente cero:
+# solo actúa el decaimiento.
+
+# %% tags=["demo"]
+for clase in (torch.optim.Adam, torch.optim.AdamW):
+    w = nn.Parameter(torch.tensor([10.0, 0.1]))
+    opt = clase([w], lr=0.01, weight_decay=0.1)
+    for _ in range(10):
+        (0 * w).sum().backward()  # gradiente de la pérdida: cero
+        opt.step()
+        opt.zero_grad()
+    print(f"{clase.__name__:>5}: pesos tras 10 pasos {w.data.tolist()}  "
+          f"(fracción conservada {(w.data / torch.tensor([10.0, 0.1])).tolist()})")
+
+# %% [markdown]
+# Con Adam, los dos pesos bajan casi lo mismo en valor absoluto (≈ 0,1 = 10 · `lr`): el
+# pequeño pierde el 100 % y el grande apenas el 1 %. Con AdamW, los dos conservan la misma
+# fracción, $(1 - 0{,}01 \cdot 0{,}1)^{10} \approx 0{,}990$.
+#
+# ## 5 · Registrar con `.item()`
+#
+# `loss` es un tensor con `grad_fn`. Si lo sumas a un acumulador, `running_loss += loss`, el
+# acumulador también lleva `grad_fn` y apunta al grafo de **cada** iteración: ninguno se
+# puede liberar. `loss.item()` devuelve un `float` y suelta todo.
+#
+# Midámoslo. Con un gancho de tensores guardados (`torch.autograd.graph.saved_tensors_hooks`)
+# contamos los bytes que los grafos guardan para el pase hacia atrás y que siguen vivos, y
+# contamos los nodos del grafo que cuelgan del acumulador.
+
+# %% tags=["demo"]
+class Caja:
+    """What the graph stores instead of a saved tensor: the tensor, in a box we can watch."""
+
+    def __init__(self, tensor):
+        self.tensor = tensor
+
+
+class MedidorDeGrafos:
+    """Bytes of saved tensors still alive, via saved_tensors_hooks and weak references."""
+
+    def __init__(self):
+        self.vivos = 0
+
+    def _guardar(self, tensor):
+        # detach(): a saved output must not point back to its own grad_fn (a cycle that
+        # only the garbage collector would free). The graph keeps the box alive.
+        caja = Caja(tensor.detach())
+        tam = tensor.numel() * tensor.element_size()
+        self.vivos += tam
+        weakref.finalize(caja, self._liberar, tam)
+        return caja
+
+    def _liberar(self, tam):
+        self.vivos -= tam
+
+    def ganchos(self):
+        return torch.autograd.graph.saved_tensors_hooks(self._guardar, lambda caja: caja.tensor)
+
+
+def nodos_del_grafo(tensor):
+    """How many autograd nodes hang from ``tensor`` (iterative: the chain can be long)."""
+    if not isinstance(tensor, torch.Tensor) or tensor.grad_fn is None:
+        return 0
+    pendientes, vistos = [tensor.grad_fn], set()
+    while pendientes:
+        nodo = pendientes.pop()
+        if nodo is None or nodo in vistos:
+            continue
+        vistos.add(nodo)
+        pendientes.extend(siguiente for siguiente, _ in nodo.next_functions)
+    return len(vistos)
+
+
+# %% [markdown]
+# Primero, un bucle de **evaluación** olvidando `no_grad()`: nadie llama a `backward()`, así
+# que cada grafo conserva sus activaciones. Con `+= loss` quedan todas vivas; con
+# `+= loss.item()` cada grafo muere en la iteración siguiente.
+
+# %% tags=["demo"]
+def memoria_en_evaluacion(con_item, iteraciones=60):
+    red = nuevo_modelo()
+    medidor, acumulado, serie = MedidorDeGrafos(), 0.0, []
+    with medidor.ganchos():
+        for i in range(iteraciones):
+            xb = X_train[(i * 32) % 576:(i * 32) % 576 + 32]
+            yb = y_train[(i * 32) % 576:(i * 32) % 576 + 32]
+            loss = loss_fn(red(xb), yb)  # sin no_grad: se construye el grafo
+            acumulado += loss.item() if con_item else loss
+            serie.append(medidor.vivos / 1024)
+    return serie, acumulado
+
+
+eval_tensor, acumulado = memoria_en_evaluacion(con_item=False)
+eval_item, _ = memoria_en_evaluacion(con_item=True)
+print(f"+= loss:        {eval_tensor[-1]:7.1f} KiB retenidos tras 60 lotes; "
+      f"el acumulado tiene grad_fn = {type(acumulado.grad_fn).__name__}")
+print(f"+= loss.item(): {eval_item[-1]:7.1f} KiB retenidos tras 60 lotes")
+
+# %% [markdown]
+# En el bucle de **entrenamiento**, `backward()` libera los tensores guardados de cada
+# grafo, así que lo que crece es la cadena de nodos que cuelga del acumulador: cada
+# iteración añade los suyos y ninguno se libera mientras el acumulador viva.
+
+# %% tags=["demo"]
+def nodos_en_entrenamiento(con_item, iteraciones=60):
+    red = nuevo_modelo()
+    opt = torch.optim.SGD(red.parameters(), lr=0.1)
+    acumulado, serie = 0.0, []
+    for i in range(iteraciones):
+        xb = X_train[(i * 32) % 576:(i * 32) % 576 + 32]
+        yb = y_train[(i * 32) % 576:(i * 32) % 576 + 32]
+        loss = loss_fn(red(xb), yb)
+        loss.backward()
+        opt.step()
+        opt.zero_grad()
+        acumulado += loss.item() if con_item else loss
+        serie.append(nodos_del_grafo(acumulado))
+    return serie
+
+
+entrena_tensor, entrena_item = nodos_en_entrenamiento(False), nodos_en_entrenamiento(True)
+print(f"nodos vivos tras 60 iteraciones: += loss → {entrena_tensor[-1]}, "
+      f"+= loss.item() → {entrena_item[-1]}")
+
+fig, (ax_m, ax_n) = plt.subplots(1, 2, figsize=(9, 3))
+ax_m.plot(eval_tensor, label="+= loss")
+ax_m.plot(eval_item, label="+= loss.item()")
+ax_m.set_title("evaluación sin no_grad: KiB retenidos")
+ax_n.plot(entrena_tensor, label="+= loss")
+ax_n.plot(entrena_item, label="+= loss.item()")
+ax_n.set_title("entrenamiento: nodos colgando del acumulador")
+for ax in (ax_m, ax_n):
+    ax.set_xlabel("iteración")
+    ax.legend()
+plt.tight_layout()
+plt.show()
+
+# %% [markdown]
+# Las dos curvas de `+= loss` crecen en línea recta con el número de iteraciones; las de
+# `.item()` se quedan planas. Ninguna celda de arriba emitió un aviso: el código funciona
+# igual y solo crece la memoria, así que este error se descubre tarde, cuando se acaba.
+#
+# ## 6 · Planificadores de la tasa de aprendizaje
+#
+# Un planificador cambia la tasa de aprendizaje (*learning rate*, `lr`) del optimizador a lo
+# largo del entrenamiento. Dos curvas
+# cubren casi todo:
+#
+# - `OneCycleLR`: sube desde un valor bajo hasta `max_lr` y luego baja hasta casi cero (por
+#   defecto, las dos fases siguen medio coseno). Se llama **una vez por lote**, y necesita saber el número total de pasos.
+# - Calentamiento lineal (*linear warmup*) seguido de un coseno (`CosineAnnealingLR`) hasta
+#   `eta_min`: la curva de casi todos los modelos de lenguaje.
+#
+# `scheduler.get_last_lr()` devuelve la tasa actual (una por grupo de parámetros): es lo que
+# registras.
+
+# %% tags=["demo"]
+def recorrer_planificador(crear, pasos):
+    """The lr used by each of ``pasos`` optimizer steps, for a fresh optimizer."""
+    w = nn.Parameter(torch.zeros(1))
+    opt = torch.optim.SGD([w], lr=0.1)
+    planificador = crear(opt)
+    tasas = []
+    for _ in range(pasos):
+        tasas.append(planificador.get_last_lr()[0])
+        opt.step()
+        planificador.step()
+    return tasas
+
+
+PASOS = 200
+un_ciclo = recorrer_planificador(
+    lambda opt: torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=0.1, total_steps=PASOS), PASOS)
+
+
+def calentamiento_y_coseno(opt, calentamiento=20, t_max=PASOS - 20):
+    lineal = torch.optim.lr_scheduler.LinearLR(opt, start_factor=0.05, total_iters=calentamiento)
+    coseno = torch.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=t_max, eta_min=1e-3)
+    return torch.optim.lr_scheduler.SequentialLR(opt, [lineal, coseno],
+                                                 milestones=[calentamiento])
+
+
+con_calentamiento = recorrer_planificador(calentamiento_y_coseno, PASOS)
+print("OneCycleLR, primeras tasas:", [round(t, 5) for t in un_ciclo[:3]],
+      " máxima:", round(max(un_ciclo), 4))
+print("calentamiento + coseno, pasos 0, 19, 20, 199:",
+      [round(con_calentamiento[i], 5) for i in (0, 19, 20, 199)])
+
+plt.figure(figsize=(6, 3))
+plt.plot(un_ciclo, label="OneCycleLR (max_lr=0.1)")
+plt.plot(con_calentamiento, label="LinearLR 20 pasos + CosineAnnealingLR")
+plt.xlabel("paso del optimizador")
+plt.ylabel("lr")
+plt.legend(loc="upper right")
+plt.tight_layout()
+plt.show()
+
+# %% [markdown]
+# **El orden importa.** `scheduler.step()` va **después** de `optimizer.step()`. Si lo
+# llamas antes, PyTorch avisa, y el primer paso usa la segunda tasa de la curva: la
+# primera se pierde.
+
+# %% tags=["demo"]
+w = nn.Parameter(torch.zeros(1))
+opt = torch.optim.SGD([w], lr=0.1)
+planificador = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=0.1, total_steps=10)
+primera_tasa = planificador.get_last_lr()[0]
+with warnings.catch_warnings(record=True) as avisos:
+    warnings.simplefilter("always")
+    (w**2).sum().backward()
+    planificador.step()  # al revés: antes que optimizer.step()
+    tasa_usada = opt.param_groups[0]["lr"]
+    opt.step()
+for aviso in avisos:
+    print(f"{aviso.category.__name__}: {aviso.message}")
+print(f"\nprimera tasa de la curva: {primera_tasa:.5f}   tasa del primer paso: {tasa_usada:.5f}")
+
+# %% [markdown]
+# `OneCycleLR` sabe cuántos pasos le diste (`total_steps`). Si lo llamas más veces, lanza
+# un error en vez de seguir en silencio con tasas sin sentido:
+
+# %% tags=["demo"]
+w = nn.Parameter(torch.zeros(1))
+opt = torch.optim.SGD([w], lr=0.1)
+planificador = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=0.1, total_steps=5)
+with muestra_error(ValueError):
+    for _ in range(6):
+        opt.step()
+        planificador.step()
+
+# %% [markdown]
+# **Con acumulación de gradientes**, un paso real del optimizador ocurre cada `accum`
+# micro-lotes (*micro-batches*). El planificador cuenta pasos del optimizador, no lotes: va
+# dentro del mismo `if` que `optimizer.step()`, y `total_steps` es el número de pasos
+# reales. Si lo dejas fuera del `if`, avanza `accum` veces más rápido y `OneCycleLR` se
+# pasa de su total a mitad de la época.
+
+# %% tags=["demo"]
+def epoca_con_acumulacion(planificador_dentro_del_if, accum=4):
+    red = nuevo_modelo()
+    opt = torch.optim.SGD(red.parameters(), lr=0.1)
+    loader = nuevo_loader(tam_lote=16)
+    pasos_reales = math.ceil(len(loader) / accum)
+    planificador = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=0.1, total_steps=pasos_reales)
+    for i, (xb, yb) in enumerate(loader):
+        (loss_fn(red(xb), yb) / accum).backward()
+        if not planificador_dentro_del_if:
+            planificador.step()  # el error: una vez por micro-lote
+        if (i + 1) % accum == 0 or i + 1 == len(loader):
+            opt.step()
+            if planificador_dentro_del_if:
+                planificador.step()
+            opt.zero_grad()
+    return pasos_reales, planificador.last_epoch
+
+
+with warnings.catch_warnings():
+    warnings.simplefilter("ignore")  # el orden al revés también avisa; aquí no es lo que miramos
+    print("dentro del if: (pasos reales, pasos del planificador) =", epoca_con_acumulacion(True))
+    with muestra_error(ValueError):
+        epoca_con_acumulacion(False)
+
+# %% [markdown]
+# `T_max` es la longitud del medio coseno, en pasos. Tras un calentamiento de 20 pasos
+# quedan 180: con `T_max` menor, la tasa toca `eta_min` antes de tiempo y vuelve a subir;
+# con `T_max` mayor, el entrenamiento termina sin llegar a `eta_min`.
+
+# %% tags=["demo"]
+for t_max in (100, 180, 400):
+    tasas = recorrer_planificador(lambda opt, t=t_max: calentamiento_y_coseno(opt, 20, t),
+                                  PASOS + 1)
+    bajada = tasas[20:]  # after the warmup
+    print(f"T_max = {t_max:3d}: mínima {min(bajada):.4f} en el paso "
+          f"{20 + bajada.index(min(bajada)):3d}, tasa final {tasas[-1]:.4f}   (eta_min = 0.001)")
+
+# %% [markdown]
+# Explora las dos curvas con los deslizadores: `max_lr` y el calentamiento cambian la
+# subida; `T_max`, la bajada del coseno.
+
+# %% tags=["demo"]
+def dibujar_planificadores(max_lr=0.1, calentamiento=20, t_max=180):
+    ciclo = recorrer_planificador(lambda opt: torch.optim.lr_scheduler.OneCycleLR(
+        opt, max_lr=max_lr, total_steps=PASOS, pct_start=max(calentamiento, 1) / PASOS), PASOS)
+
+    def crear(opt):
+        for grupo in opt.param_groups:
+            grupo["lr"] = max_lr
+        return calentamiento_y_coseno(opt, max(calentamiento, 1), t_max)
+
+    coseno = recorrer_planificador(crear, PASOS)
+    plt.figure(figsize=(6, 3))
+    plt.plot(ciclo, label="OneCycleLR")
+    plt.plot(coseno, label="calentamiento + coseno")
+    plt.axvline(calentamiento, color="gray", lw=0.5)
+    plt.xlabel("paso del optimizador")
+    plt.ylabel("lr")
+    plt.ylim(0, 0.31)
+    plt.legend()
+    plt.show()
+
+
+explorador = widgets.interactive(
+    dibujar_planificadores,
+    max_lr=widgets.FloatSlider(value=0.1, min=0.01, max=0.3, step=0.01, description="max_lr"),
+    calentamiento=widgets.IntSlider(value=20, min=1, max=100, step=1,
+                                    description="calentamiento"),
+    t_max=widgets.IntSlider(value=180, min=20, max=400, step=10, description="T_max"),
+)
+display(explorador)
+
+# %% [markdown]
+# ## Ejercicio 2 · Calentamiento lineal y coseno (3 puntos)
+#
+# Escribe una fábrica de planificadores: `warmup_cosine(optimizer, warmup_steps,
+# total_steps, min_lr)`. Con $W$ = `warmup_steps`, $T$ = `total_steps` y `lr` la tasa que
+# tiene el optimizador al crearlo, la tasa tras $t$ llamadas a `scheduler.step()` debe ser
+#
+# $$\mathrm{lr}_t = \begin{cases} \mathrm{lr}\cdot\dfrac{t+1}{W+1} & 0 \le t < W \\[2mm]
+# \mathrm{min\_lr} + (\mathrm{lr} - \mathrm{min\_lr})\cdot
+# \dfrac{1 + \cos\!\big(\pi\,\frac{t - W}{T - W}\big)}{2} & W \le t \le T \end{cases}$$
+#
+# Puedes combinar `LinearLR` y `CosineAnnealingLR` con `SequentialLR`, o escribir el factor
+# con `LambdaLR`. Comprueba a mano que en $t = W$ la tasa vale `lr` y en $t = T$, `min_lr`.
+
+# %% nbgrader={"grade": false, "grade_id": "ch04_warmup_cosine", "locked": false, "schema_version": 3, "solution": true, "task": false}
+def warmup_cosine(optimizer, warmup_steps, total_steps, min_lr=0.0):
+    """A learning-rate scheduler: linear warmup, then cosine annealing to ``min_lr``.
+
+    With lr the optimizer's learning rate on entry, W = warmup_steps >= 1 and
+    T = total_steps > W, the learning rate after t calls to ``scheduler.step()`` is
+    lr * (t + 1) / (W + 1) for t < W, and
+    min_lr + (lr - min_lr) * (1 + cos(pi * (t - W) / (T - W))) / 2 for W <= t <= T.
+    Returns the scheduler (an object of ``torch.optim.lr_scheduler``); takes no step.
+    """
+    ### BEGIN SOLUTION
+    warmup = torch.optim.lr_scheduler.LinearLR(
+        optimizer, start_factor=1.0 / (warmup_steps + 1), end_factor=1.0,
+        total_iters=warmup_steps)
+    cosine = torch.optim.lr_scheduler.CosineAnnealingLR(
+        optimizer, T_max=total_steps - warmup_steps, eta_min=min_lr)
+    return torch.optim.lr_scheduler.SequentialLR(optimizer, [warmup, cosine],
+                                                 milestones=[warmup_steps])
+    ### END SOLUTION
+
+
+# %% nbgrader={"grade": true, "grade_id": "ch04_warmup_cosine_test", "locked": true, "points": 3, "schema_version": 3, "solution": false, "task": false}
+comprobar_warmup_cosine(warmup_cosine)
+### BEGIN HIDDEN TESTS
+from autograder.checks.ch04 import check_warmup_cosine
+
+check_warmup_cosine(warmup_cosine)
+### END HIDDEN TESTS
+
+# %% [markdown]
+# ## 7 · Todo junto
+#
+# El bucle completo: `OneCycleLR` por lote, recorte de gradientes, AdamW, `test_loop` al
+# final de cada época y `.item()` en todo lo que se registra. La barra de progreso muestra
+# la pérdida de prueba mientras entrena.
+
+# %% tags=["demo"]
+red = nuevo_modelo()
+opt = torch.optim.AdamW(red.parameters(), lr=0.01, weight_decay=0.01)
+EPOCAS = 15
+planificador = torch.optim.lr_scheduler.OneCycleLR(
+    opt, max_lr=0.03, total_steps=EPOCAS * len(nuevo_loader()))
+registro = {"entrenamiento": [], "prueba": [], "exactitud": [], "lr": []}
+barra = tqdm(range(EPOCAS), desc="épocas", mininterval=1.0)
+for epoca in barra:
+    registro["lr"].append(planificador.get_last_lr()[0])
+    registro["entrenamiento"].append(
+        train_loop(nuevo_loader(epoca), red, loss_fn, opt, planificador, max_norm=1.0))
+    perdida, exactitud = test_loop(test_loader, red, loss_fn)
+    registro["prueba"].append(perdida)
+    registro["exactitud"].append(exactitud)
+    barra.set_postfix(prueba=f"{perdida:.3f}")
+
+fig, (ax_l, ax_lr) = plt.subplots(1, 2, figsize=(9, 3))
+ax_l.plot(registro["entrenamiento"], label="entrenamiento")
+ax_l.plot(registro["prueba"], label="prueba")
+ax_l.set_title("pérdida")
+ax_l.legend()
+ax_lr.plot(registro["lr"])
+ax_lr.set_title("lr al empezar cada época")
+for ax in (ax_l, ax_lr):
+    ax.set_xlabel("época")
+plt.tight_layout()
+plt.show()
+print(f"exactitud de prueba final: {registro['exactitud'][-1]:.3f}")
+
+# %% [markdown]
+# ## Ejercicio 3 · Una época completa (4 puntos)
+#
+# Escribe `train_one_epoch(model, loader, loss_fn, optimizer, scheduler=None, accum=1,
+# max_norm=None)`: una época con acumulación de gradientes, recorte y planificador, con las
+# llamadas en su orden.
+#
+# - Pon el modelo en modo entrenamiento (puede llegar en modo evaluación).
+# - Un paso del optimizador cada `accum` micro-lotes **y** tras el último lote, aunque su
+#   ciclo esté incompleto (si hay 7 lotes y `accum=3`, los ciclos tienen 3, 3 y 1).
+# - Divide la pérdida de cada micro-lote por el número de micro-lotes de **su** ciclo
+#   (`accum`, o el resto en el ciclo final): así cada paso usa la media de su ciclo.
+# - En cada paso, en este orden: recorte con `torch.nn.utils.clip_grad_norm_` si `max_norm`
+#   no es `None`, `optimizer.step()`, `scheduler.step()` si hay planificador; y pon los
+#   gradientes a cero antes del ciclo siguiente.
+# - Devuelve la media de las pérdidas **sin dividir** de todos los micro-lotes, como `float`.
+
+# %% nbgrader={"grade": false, "grade_id": "ch04_train_one_epoch", "locked": false, "schema_version": 3, "solution": true, "task": false}
+def train_one_epoch(model, loader, loss_fn, optimizer, scheduler=None, accum=1, max_norm=None):
+    """One training epoch with gradient accumulation, clipping and a per-step scheduler.
+
+    ``loader`` is a sized iterable of (x, y) micro-batches. Puts ``model`` in train mode.
+    Micro-batches are grouped in cycles of ``accum`` (the last one may be shorter); each
+    micro-batch loss is divided by its cycle's length before ``backward()``. At the end of
+    every cycle: ``torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm)`` if
+    ``max_norm`` is not None, then ``optimizer.step()``, then ``scheduler.step()`` if
+    ``scheduler`` is not None; gradients are zeroed before the next cycle's first backward.
+    Returns the mean of the undivided micro-batch losses as a Python float.
+    """
+    ### BEGIN SOLUTION
+    model.train()
+    n = len(loader)
+    total = 0.0
+    for i, (x, y) in enumerate(loader):
+        cycle_len = min(accum, n - (i - i % accum))
+        loss = loss_fn(model(x), y)
+        (loss / cycle_len).backward()
+        total += loss.item()
+        if (i + 1) % accum == 0 or i + 1 == n:
+            if max_norm is not None:
+                torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm)
+            optimizer.step()
+            if scheduler is not None:
+                scheduler.step()
+            optimizer.zero_grad()
+    return total / n
+    ### END SOLUTION
+
+
+# %% nbgrader={"grade": true, "grade_id": "ch04_train_one_epoch_test", "locked": true, "points": 4, "schema_version": 3, "solution": false, "task": false}
+comprobar_train_one_epoch(train_one_epoch)
+### BEGIN HIDDEN TESTS
+from autograder.checks.ch04 import check_train_one_epoch
+
+check_train_one_epoch(train_one_epoch)
+### END HIDDEN TESTS
+
+# %% [markdown]
+# ## Resumen
+#
+# - El bucle de entrenamiento tiene un orden fijo: pase hacia adelante, pérdida,
+#   `backward()`, recorte, `optimizer.step()`, `scheduler.step()`, `zero_grad()`.
+# - Para evaluar, `model.eval()` **y** `torch.no_grad()`: uno cambia Dropout y BatchNorm, el
+#   otro evita el grafo. Después, de vuelta a `model.train()`.
+# - `nn.CrossEntropyLoss` espera logits crudos: hace `log_softmax` y `NLLLoss` por dentro.
+#   Un softmax de más pone un suelo a la pérdida y frena el aprendizaje. La predicción es
+#   `argmax` de los logits.
+# - Adam y AdamW adaptan el paso a cada parámetro; AdamW aplica el decaimiento de pesos
+#   aparte del gradiente, proporcional a cada peso.
+# - Registra con `.item()`: `running_loss += loss` mantiene vivo el grafo de cada iteración.
+# - `OneCycleLR` (por lote) y calentamiento + coseno son las curvas habituales;
+#   `scheduler.step()` va después de `optimizer.step()`, una vez por paso real (con
+#   acumulación, dentro del mismo `if`), y `get_last_lr()` te da la tasa para registrarla.

@@ -1,0 +1,80 @@
+"""Chapter 4 specifics: the instrumentation of the training loop leaves nothing behind,
+the hidden cases exercise what they claim, inputs differ per student (the shared contract
+is in test_checks.py)."""
+
+import torch
+
+from autograder.checks import ch04 as hidden
+from autograder.checks.runner import grade_hidden, plan
+from autograder.reference import ch04 as reference
+from autograder.student import ch04 as public
+from autograder.student.compare import ComprobacionFallida
+
+
+def grade(exercise, function, student="alumna"):
+    return grade_hidden(exercise, hidden.HIDDEN, function, student, secret="pruebas")
+
+
+def test_instrumentation_is_removed_even_when_the_student_raises():
+    original = torch.nn.utils.clip_grad_norm_
+
+    def explodes(model, loader, loss_fn, optimizer, scheduler=None, accum=1, max_norm=None):
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        raise RuntimeError("boom")
+
+    for function in (reference.train_one_epoch, explodes):
+        inputs = public.construir_entrenamiento(
+            torch.Generator().manual_seed(0), (5, 4, 3, 4, 3, 2, 0.5, "coseno", "sgd"))
+        public.ejecutar_instrumentado(function, inputs)
+        assert torch.nn.utils.clip_grad_norm_ is original
+        assert "zero_grad" not in vars(inputs["optimizer"])
+        assert "zero_grad" not in vars(inputs["model"])
+        assert "step" not in vars(inputs["scheduler"])
+        assert not inputs["model"]._forward_pre_hooks
+        assert not inputs["optimizer"]._optimizer_step_pre_hooks
+
+
+def test_the_hidden_epochs_cover_accumulation_a_partial_cycle_and_active_clipping():
+    cases = plan("ch04_train_one_epoch", hidden.HIDDEN, "alumna", "pruebas")
+    assert any(shape[5] > 1 and shape[0] % shape[5] for shape, _ in cases)
+    clipped = [(shape, seed) for shape, seed in cases if shape[6]]
+    assert clipped
+    shape, seed = clipped[0]
+    inputs = public.construir_entrenamiento(torch.Generator().manual_seed(seed), shape)
+    unclipped = public.ejecutar_instrumentado(
+        lambda m, lo, lf, o, s, a, n: reference.train_one_epoch(m, lo, lf, o, s, a, None), inputs)
+    assert torch.linalg.vector_norm(unclipped["pasos"][0]) > shape[6]  # clipping must act
+
+
+def test_hidden_inputs_differ_between_students_and_from_the_public_check():
+    first = plan("ch04_train_one_epoch", hidden.HIDDEN, "alumna", "pruebas")
+    assert first == plan("ch04_train_one_epoch", hidden.HIDDEN, "alumna", "pruebas")
+    assert first != plan("ch04_train_one_epoch", hidden.HIDDEN, "alumno", "pruebas")
+    assert all(seed != 4 for _, seed in first)
+
+
+def test_the_order_is_judged_without_zero_grad_and_with_clip_only_when_traced():
+    trace = ["backward", "backward", "clip_grad_norm_", "optimizer.step", "scheduler.step",
+             "optimizer.zero_grad", "backward", "clip_grad_norm_", "optimizer.step",
+             "scheduler.step", "optimizer.zero_grad"]
+    no_zero_no_clip = [e for e in trace if e not in ("optimizer.zero_grad", "clip_grad_norm_")]
+    zero_first = ["optimizer.zero_grad"] + trace[:5] + ["optimizer.zero_grad"] + trace[6:10]
+    for candidate in (trace, no_zero_no_clip, zero_first):
+        assert public.diagnosticar_orden(candidate, trace, 3, 2, 1.0) is None
+    late_clip = trace[:2] + ["optimizer.step", "clip_grad_norm_"] + trace[4:]
+    assert public.diagnosticar_orden(late_clip, trace, 3, 2, 1.0).id == "recorte_fuera_de_lugar"
+
+
+def test_evaluate_in_train_mode_is_named_by_the_public_check():
+    def train_mode_evaluate(model, loader, loss_fn):
+        with torch.no_grad():
+            losses = [loss_fn(model(x), y).item() for x, y in loader]
+        return sum(losses) / len(losses), 0.5
+
+    try:
+        public.comprobar_evaluate(train_mode_evaluate)
+    except ComprobacionFallida as failure:
+        assert failure.diagnostico == "modelo_en_train"
+    else:
+        raise AssertionError("the public check accepted an evaluation in train mode")
+    assert grade("ch04_evaluate", train_mode_evaluate).puntos == 0
