@@ -68,8 +68,13 @@ def watched_namespaces():
 
     import numpy
     import torch
+    import torch._dynamo  # noqa: F401 - see the comment below
     import torch.nn.functional
+    import torch.optim  # noqa: F401
 
+    # The first optimizer a process builds imports torch._dynamo, which rebinds
+    # torch.manual_seed (and others) to wrappers: imported before the snapshot, or an
+    # honest notebook that trains would look tampered with.
     import autograder.harness
     import autograder.student.compare
     import autograder.student.diagnostico
@@ -159,7 +164,10 @@ def install_kernelspec(prefix=sys.prefix):
 
     folder = Path(prefix) / "share" / "jupyter" / "kernels" / KERNEL_NAME
     folder.mkdir(parents=True, exist_ok=True)
-    spec = {"argv": [sys.executable, "-m", "autograder.kernel", "-f", "{connection_file}"],
+    # No IPython history: kernels grading side by side would share (and lock) one sqlite
+    # file, and its "disk I/O error" message would land in the student's feedback.
+    spec = {"argv": [sys.executable, "-m", "autograder.kernel", "-f", "{connection_file}",
+                     "--HistoryManager.enabled=False"],
             "display_name": "Python 3 (calificación protegida)", "language": "python"}
     (folder / "kernel.json").write_text(json.dumps(spec, indent=1) + "\n")
     return folder

@@ -51,6 +51,8 @@ c.Execute.interrupt_on_timeout = True
 # Submissions run in the hardened kernel (autograder/kernel.py: resource limits, audit
 # guard); `python -m autograder build` registers it in this environment.
 c.GradingExecute.kernel_name = "autograder-hardened"
+# The kernel is thrown away after grading: no graceful shutdown to wait for.
+c.GradingExecute.shutdown_kernel = "immediate"
 
 # Order matters:
 # - RestoreHelperCell runs after OverwriteCells(WithIds), which fixes the metadata it reads.
