@@ -2,17 +2,9 @@
 
 import torch
 
-from autograder.checks.runner import HiddenExercise, run_hidden
+from autograder.checks.runner import HiddenExercise, entero, run_hidden, semilla
 from autograder.reference import ch01 as reference
 from autograder.student.ch01 import GRADIENT_PENALTY, MANUAL_BACKWARD, TWO_LOSSES
-
-
-def _entero(generador, bajo, alto):
-    return int(torch.randint(bajo, alto + 1, (1,), generator=generador).item())
-
-
-def _semilla(generador):
-    return _entero(generador, 0, 2**31 - 2)
 
 
 def _formas_red(generador):
@@ -20,22 +12,22 @@ def _formas_red(generador):
     N, K and N·K distinct and ≠ 2 so that every wrong scale has one name."""
     casos = []
     for dtype in ("float64", "float64", "float32"):
-        N, K = _entero(generador, 5, 9), _entero(generador, 3, 4)
+        N, K = entero(generador, 5, 9), entero(generador, 3, 4)
         while N == K:
-            N = _entero(generador, 5, 9)
-        forma = (N, _entero(generador, 2, 6), _entero(generador, 3, 8), K, dtype)
-        casos.append((forma, _semilla(generador)))
+            N = entero(generador, 5, 9)
+        forma = (N, entero(generador, 2, 6), entero(generador, 3, 8), K, dtype)
+        casos.append((forma, semilla(generador)))
     return casos
 
 
 def _formas_dos_perdidas(generador):
-    return [((_entero(generador, 3, 9), _entero(generador, 2, 6), _entero(generador, 3, 8),
-              _entero(generador, 1, 4)), _semilla(generador)) for _ in range(2)]
+    return [((entero(generador, 3, 9), entero(generador, 2, 6), entero(generador, 3, 8),
+              entero(generador, 1, 4)), semilla(generador)) for _ in range(2)]
 
 
 def _formas_penalizacion(generador):
-    return [((_entero(generador, 3, 9), _entero(generador, 2, 6), _entero(generador, 3, 8)),
-             _semilla(generador)) for _ in range(2)]
+    return [((entero(generador, 3, 9), entero(generador, 2, 6), entero(generador, 3, 8)),
+             semilla(generador)) for _ in range(2)]
 
 
 def _penalizacion_esperada(model, x):

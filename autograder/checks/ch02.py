@@ -5,17 +5,9 @@ import copy
 import torch
 import torch.nn.functional as F
 
-from autograder.checks.runner import HiddenExercise, run_hidden
+from autograder.checks.runner import HiddenExercise, entero, run_hidden, semilla
 from autograder.reference import ch02 as reference
 from autograder.student.ch02 import FREEZE_HEAD, HIDDEN_GRAD, PREDICT
-
-
-def _entero(generador, bajo, alto):
-    return int(torch.randint(bajo, alto + 1, (1,), generator=generador).item())
-
-
-def _semilla(generador):
-    return _entero(generador, 0, 2**31 - 2)
 
 
 def _formas_intermedio(generador):
@@ -23,15 +15,15 @@ def _formas_intermedio(generador):
     and dL/dh never share a shape."""
     casos = []
     for _ in range(2):
-        N, K = _entero(generador, 5, 9), _entero(generador, 3, 4)
-        forma = (N, _entero(generador, 2, 4), _entero(generador, 5, 8), K)
-        casos.append((forma, _semilla(generador)))
+        N, K = entero(generador, 5, 9), entero(generador, 3, 4)
+        forma = (N, entero(generador, 2, 4), entero(generador, 5, 8), K)
+        casos.append((forma, semilla(generador)))
     return casos
 
 
 def _formas_prediccion(generador):
-    return [((_entero(generador, 3, 9), _entero(generador, 2, 6), _entero(generador, 3, 8),
-              _entero(generador, 2, 5)), _semilla(generador)) for _ in range(2)]
+    return [((entero(generador, 3, 9), entero(generador, 2, 6), entero(generador, 3, 8),
+              entero(generador, 2, 5)), semilla(generador)) for _ in range(2)]
 
 
 def _formas_congelar(generador):
@@ -40,8 +32,8 @@ def _formas_congelar(generador):
     tipos = ["lineal", "mlp", "norma"]
     orden = torch.randperm(3, generator=generador).tolist()
     capas = torch.randperm(3, generator=generador).tolist()
-    return [((_entero(generador, 2, 5), _entero(generador, 3, 6), capas[i] + 1,
-              _entero(generador, 2, 4), tipos[orden[i]]), _semilla(generador)) for i in range(2)]
+    return [((entero(generador, 2, 5), entero(generador, 3, 6), capas[i] + 1,
+              entero(generador, 2, 4), tipos[orden[i]]), semilla(generador)) for i in range(2)]
 
 
 def _gradientes_esperados(model, x, y):

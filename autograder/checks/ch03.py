@@ -4,7 +4,7 @@ import copy
 
 import torch
 
-from autograder.checks.runner import HiddenExercise, run_hidden
+from autograder.checks.runner import HiddenExercise, entero, run_hidden, semilla
 from autograder.reference import ch03 as reference
 from autograder.student.ch03 import (
     ACCUMULATE,
@@ -15,21 +15,13 @@ from autograder.student.ch03 import (
 )
 
 
-def _entero(generador, bajo, alto):
-    return int(torch.randint(bajo, alto + 1, (1,), generator=generador).item())
-
-
-def _semilla(generador):
-    return _entero(generador, 0, 2**31 - 2)
-
-
 def _elegir(generador, opciones):
-    return opciones[_entero(generador, 0, len(opciones) - 1)]
+    return opciones[entero(generador, 0, len(opciones) - 1)]
 
 
 def _capas(generador):
     """(D, H, K) of a small network."""
-    return _entero(generador, 2, 5), _entero(generador, 3, 6), _entero(generador, 2, 4)
+    return entero(generador, 2, 5), entero(generador, 3, 6), entero(generador, 2, 4)
 
 
 # ---------------------------------------------------------------- accumulate_gradients
@@ -38,8 +30,8 @@ def _formas_acumulacion(generador):
     (× accum) is never mistaken for a factor 2."""
     casos = []
     for tipo in ("mse", "ce", _elegir(generador, ("mse", "ce"))):
-        forma = (tipo, _entero(generador, 2, 4), _entero(generador, 3, 5), *_capas(generador))
-        casos.append((forma, _semilla(generador)))
+        forma = (tipo, entero(generador, 2, 4), entero(generador, 3, 5), *_capas(generador))
+        casos.append((forma, semilla(generador)))
     return casos
 
 
@@ -60,11 +52,11 @@ def _formas_ciclos(generador):
     r/accum neither ½ nor 2 (a factor 2 has its own diagnosis)."""
     casos = []
     for tipo in ("mse", "ce"):
-        accum = _entero(generador, 3, 5)
+        accum = entero(generador, 3, 5)
         resto = _elegir(generador, [r for r in range(1, accum) if 2 * r != accum])
-        lotes = accum * _entero(generador, 2, 3) + resto
-        forma = (tipo, lotes, _entero(generador, 2, 4), accum, *_capas(generador))
-        casos.append((forma, _semilla(generador)))
+        lotes = accum * entero(generador, 2, 3) + resto
+        forma = (tipo, lotes, entero(generador, 2, 4), accum, *_capas(generador))
+        casos.append((forma, semilla(generador)))
     return casos
 
 
@@ -87,9 +79,9 @@ def _formas_recorte(generador):
     """Two steps that clip (max_norm below the gradient norm) and one that does not."""
     casos = []
     for razon in (0.3, 3.0, 0.6):
-        forma = (_elegir(generador, ("mse", "ce")), _entero(generador, 4, 9), *_capas(generador),
+        forma = (_elegir(generador, ("mse", "ce")), entero(generador, 4, 9), *_capas(generador),
                  razon)
-        casos.append((forma, _semilla(generador)))
+        casos.append((forma, semilla(generador)))
     return casos
 
 

@@ -2,7 +2,7 @@
 
 import torch
 
-from autograder.checks.runner import HiddenExercise, run_hidden
+from autograder.checks.runner import HiddenExercise, entero, run_hidden, semilla
 from autograder.reference import ch04 as reference
 from autograder.student.ch04 import (
     EVALUATE,
@@ -15,30 +15,22 @@ from autograder.student.ch04 import (
 )
 
 
-def _entero(generador, bajo, alto):
-    return int(torch.randint(bajo, alto + 1, (1,), generator=generador).item())
-
-
-def _semilla(generador):
-    return _entero(generador, 0, 2**31 - 2)
-
-
 def _formas_entrenamiento(generador):
     """Three epochs: accum=1 with momentum and a cosine schedule; accum=3 with a partial
     last cycle (AdamW, cosine, no clipping: every scale mistake shows); accum=2 with
     clipping tight enough to act and no scheduler (the default arguments)."""
     def red():
-        return (_entero(generador, 4, 8), _entero(generador, 2, 5), _entero(generador, 3, 6),
-                _entero(generador, 2, 4))
+        return (entero(generador, 4, 8), entero(generador, 2, 5), entero(generador, 3, 6),
+                entero(generador, 2, 4))
 
     B, D, H, C = red()
-    a = ((_entero(generador, 3, 5), B, D, H, C, 1, 0, "coseno", "sgd"), _semilla(generador))
+    a = ((entero(generador, 3, 5), B, D, H, C, 1, 0, "coseno", "sgd"), semilla(generador))
     B, D, H, C = red()
-    n = 3 * _entero(generador, 2, 3) + _entero(generador, 1, 2)
-    b = ((n, B, D, H, C, 3, 0, "coseno", "adamw"), _semilla(generador))
+    n = 3 * entero(generador, 2, 3) + entero(generador, 1, 2)
+    b = ((n, B, D, H, C, 3, 0, "coseno", "adamw"), semilla(generador))
     B, D, H, C = red()
-    c = ((2 * _entero(generador, 2, 3), B, D, H, C, 2, 0.3, "ninguno", "sgd"),
-         _semilla(generador))
+    c = ((2 * entero(generador, 2, 3), B, D, H, C, 2, 0.3, "ninguno", "sgd"),
+         semilla(generador))
     return [a, b, c]
 
 
@@ -53,10 +45,10 @@ def _entrenamiento_esperado(*entradas):
 def _formas_evaluacion(generador):
     casos = []
     for _ in range(2):
-        n, B = _entero(generador, 2, 4), _entero(generador, 5, 8)
-        forma = (n, B, _entero(generador, 2, B - 2), _entero(generador, 2, 5),
-                 _entero(generador, 3, 6), _entero(generador, 2, 4))
-        casos.append((forma, _semilla(generador)))
+        n, B = entero(generador, 2, 4), entero(generador, 5, 8)
+        forma = (n, B, entero(generador, 2, B - 2), entero(generador, 2, 5),
+                 entero(generador, 3, 6), entero(generador, 2, 4))
+        casos.append((forma, semilla(generador)))
     return casos
 
 
@@ -68,9 +60,9 @@ def _evaluacion_esperada(model, loader, loss_fn):
 
 def _formas_planificador(generador):
     """Same total_steps and lr (a hard-coded sequence would repeat), W and min_lr vary."""
-    primero = _entero(generador, 3, 9)
-    segundo = primero + _entero(generador, 2, 4)
-    return [((W, 30, 0.1, round(0.001 * _entero(generador, 1, 20), 6)), _semilla(generador))
+    primero = entero(generador, 3, 9)
+    segundo = primero + entero(generador, 2, 4)
+    return [((W, 30, 0.1, round(0.001 * entero(generador, 1, 20), 6)), semilla(generador))
             for W in (primero, segundo)]
 
 

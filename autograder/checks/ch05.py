@@ -2,7 +2,7 @@
 
 import torch
 
-from autograder.checks.runner import HiddenExercise, run_hidden
+from autograder.checks.runner import HiddenExercise, entero, run_hidden, semilla
 from autograder.reference import ch05 as reference
 from autograder.student.ch05 import (
     CAMBIAN,
@@ -15,14 +15,6 @@ from autograder.student.ch05 import (
 )
 
 
-def _entero(generador, bajo, alto):
-    return int(torch.randint(bajo, alto + 1, (1,), generator=generador).item())
-
-
-def _semilla(generador):
-    return _entero(generador, 0, 2**31 - 2)
-
-
 def _p(generador):
     return round(0.2 + 0.4 * torch.rand(1, generator=generador).item(), 3)
 
@@ -30,14 +22,14 @@ def _p(generador):
 def _formas_evaluacion(generador):
     """One case per starting mode; eval first, then the frozen-BatchNorm mix, then train:
     the first case that fails names the mistake (forced train, root flag only, left in eval)."""
-    return [((_entero(generador, 4, 9), _entero(generador, 2, 6), _entero(generador, 3, 8),
-              _entero(generador, 2, 5), _p(generador), modo), _semilla(generador))
+    return [((entero(generador, 4, 9), entero(generador, 2, 6), entero(generador, 3, 8),
+              entero(generador, 2, 5), _p(generador), modo), semilla(generador))
             for modo in ("eval", "mixto", "train")]
 
 
 def _disposicion(generador):
     """The middle block: every trap (S, Z, G) plus B and D, shuffled, with an extra layer."""
-    codigos = list("BDGSZ") + [("R", "T", "I")[_entero(generador, 0, 2)]]
+    codigos = list("BDGSZ") + [("R", "T", "I")[entero(generador, 0, 2)]]
     orden = torch.randperm(len(codigos), generator=generador).tolist()
     return "".join(codigos[i] for i in orden)
 
@@ -52,16 +44,16 @@ def _formas_modulos(generador):
         disposicion = _disposicion(generador)
         if casos and _cambian(casos[0][0][4]) == _cambian(disposicion):
             continue  # two layouts with the same answer would not expose a fixed one
-        forma = (_entero(generador, 4, 9), _entero(generador, 2, 6), _entero(generador, 3, 8),
-                 _entero(generador, 2, 5), disposicion, ("eval", "train")[len(casos)])
-        casos.append((forma, _semilla(generador)))
+        forma = (entero(generador, 4, 9), entero(generador, 2, 6), entero(generador, 3, 8),
+                 entero(generador, 2, 5), disposicion, ("eval", "train")[len(casos)])
+        casos.append((forma, semilla(generador)))
     return casos
 
 
 def _formas_mc(generador):
-    return [((_entero(generador, 3, 8), _entero(generador, 2, 6), _entero(generador, 3, 8),
-              _entero(generador, 2, 5), _p(generador), _entero(generador, 5, 12), modo),
-             _semilla(generador)) for modo in ("train", "eval")]
+    return [((entero(generador, 3, 8), entero(generador, 2, 6), entero(generador, 3, 8),
+              entero(generador, 2, 5), _p(generador), entero(generador, 5, 12), modo),
+             semilla(generador)) for modo in ("train", "eval")]
 
 
 def _evaluacion_esperada(model, x, y):

@@ -5,24 +5,16 @@ import copy
 
 import torch
 
-from autograder.checks.runner import HiddenExercise, run_hidden
+from autograder.checks.runner import HiddenExercise, entero, run_hidden, semilla
 from autograder.reference import ch06 as reference
 from autograder.student.ch06 import AMP_TRAIN_STEP, PICK_AMP_DTYPE, SIMULATE_LOSS_SCALE
-
-
-def _entero(generador, bajo, alto):
-    return int(torch.randint(bajo, alto + 1, (1,), generator=generador).item())
-
-
-def _semilla(generador):
-    return _entero(generador, 0, 2**31 - 2)
 
 
 def _tabla_de_dispositivos(generador):
     """The four machines in a per-student order, then the same table rotated by one row
     (a rotated answer list equals the original only if every row got the same answer)."""
     orden = tuple(torch.randperm(4, generator=generador).tolist())
-    return [(orden, _semilla(generador)), (orden[1:] + orden[:1], _semilla(generador))]
+    return [(orden, semilla(generador)), (orden[1:] + orden[:1], semilla(generador))]
 
 
 def _elecciones_esperadas(filas):
@@ -31,8 +23,8 @@ def _elecciones_esperadas(filas):
 
 def _formas_escala(generador):
     """Long enough sequences that a scale grows, backs off and grows again."""
-    return [((_entero(generador, 30, 45), _entero(generador, 2, 4), codigo),
-             _semilla(generador)) for codigo in (0, 1)]
+    return [((entero(generador, 30, 45), entero(generador, 2, 4), codigo),
+             semilla(generador)) for codigo in (0, 1)]
 
 
 def _escalas_esperadas(found_inf, init_scale, growth_factor, backoff_factor, growth_interval):
@@ -46,8 +38,8 @@ def _formas_paso(generador):
     """Every CPU case (scaler, no scaler, overflow, no clipping), and CUDA fp16 where a GPU is."""
     codigos = [0, 1, 2, 3] + ([4] if torch.cuda.is_available() else [])
     orden = torch.randperm(len(codigos), generator=generador).tolist()
-    return [((_entero(generador, 4, 9), _entero(generador, 2, 6), _entero(generador, 4, 10),
-              _entero(generador, 1, 4), codigos[i]), _semilla(generador)) for i in orden]
+    return [((entero(generador, 4, 9), entero(generador, 2, 6), entero(generador, 4, 10),
+              entero(generador, 1, 4), codigos[i]), semilla(generador)) for i in orden]
 
 
 def _paso_esperado(*entradas):

@@ -2,17 +2,9 @@
 
 import torch
 
-from autograder.checks.runner import HiddenExercise, run_hidden
+from autograder.checks.runner import HiddenExercise, entero, run_hidden, semilla
 from autograder.reference import ch07 as reference
 from autograder.student.ch07 import LINEAR_TANH, QUANTIZE_STE, STABLE_SOFTPLUS
-
-
-def _entero(generador, bajo, alto):
-    return int(torch.randint(bajo, alto + 1, (1,), generator=generador).item())
-
-
-def _semilla(generador):
-    return _entero(generador, 0, 2**31 - 2)
 
 
 def _gradientes(funcion, entradas, grad_output, *otros):
@@ -31,8 +23,8 @@ def _formas_softplus(generador):
     for dtype in ("float64", "float64", "float32"):
         decimas = 10
         while decimas == 10:
-            decimas = _entero(generador, 4, 30)
-        casos.append(((_entero(generador, 5, 12), decimas, dtype), _semilla(generador)))
+            decimas = entero(generador, 4, 30)
+        casos.append(((entero(generador, 5, 12), decimas, dtype), semilla(generador)))
     return casos
 
 
@@ -49,9 +41,9 @@ def _formas_lineal(generador):
     for dtype in ("float64", "float32"):
         N, D, H = 0, 0, 0
         while len({N, D, H}) < 3:
-            N, D, H = (_entero(generador, 3, 9), _entero(generador, 3, 7),
-                       _entero(generador, 3, 7))
-        casos.append(((N, D, H, dtype), _semilla(generador)))
+            N, D, H = (entero(generador, 3, 9), entero(generador, 3, 7),
+                       entero(generador, 3, 7))
+        casos.append(((N, D, H, dtype), semilla(generador)))
     return casos
 
 
@@ -63,8 +55,8 @@ def _lineal_esperado(x, weight, bias, grad_output):
 # ---------------------------------------------------------------- quantize_ste
 def _formas_cuantizador(generador):
     """step = 2^-k with k in 2..4 (so 1/step is 4, 8 or 16), levels in 3..8."""
-    return [((_entero(generador, 10, 24), _entero(generador, 2, 4), _entero(generador, 3, 8),
-              dtype), _semilla(generador)) for dtype in ("float64", "float32")]
+    return [((entero(generador, 10, 24), entero(generador, 2, 4), entero(generador, 3, 8),
+              dtype), semilla(generador)) for dtype in ("float64", "float32")]
 
 
 def _cuantizador_esperado(x, step, levels, grad_output):

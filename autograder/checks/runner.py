@@ -29,6 +29,16 @@ class HiddenExercise:
         return sum(part.puntos for part in self.exercise.partes)
 
 
+def entero(generador, bajo, alto):
+    """A random int in [bajo, alto] from ``generador`` (hidden shapes, drawn per student)."""
+    return int(torch.randint(bajo, alto + 1, (1,), generator=generador).item())
+
+
+def semilla(generador):
+    """A random seed for one hidden case."""
+    return entero(generador, 0, 2**31 - 2)
+
+
 def plan(exercise_id, table, student=None, secret=None):
     generator = torch.Generator().manual_seed(seed_for(exercise_id, student=student,
                                                        secret=secret))
