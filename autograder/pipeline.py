@@ -306,7 +306,10 @@ def grade(submissions_dir, out_dir, course_dir=COURSE_DIR, timeout=None, progres
     db_url = db_url or os.environ.get(DB_URL_ENV) or None  # None: the course's sqlite file
     # nbgrader 0.9.6 trips SQLAlchemy's autoflush warnings on every submission: noise only.
     warnings.filterwarnings("ignore", message=".*not in session.*")
-    prepare_course(course_dir, db_url=db_url)
+    # A shard's machine builds its notebooks against a local gradebook: the shared one is
+    # set up once beforehand (README), not by machines racing to create the same rows.
+    local = f"sqlite:///{Path(course_dir) / 'gradebook.db'}"
+    prepare_course(course_dir, db_url=local if shard else db_url)
     if progress is not None:
         progress("Protecciones: " + "; ".join(protections()))
     pending = [o for o in collect(submissions_dir, course_dir) if in_shard(o.student, shard)]
