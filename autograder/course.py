@@ -9,7 +9,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 SOLUTIONS_DIR = ROOT / "solutions"
 NOTEBOOKS_DIR = ROOT / "notebooks"
-BUILD_DIR = ROOT / "build"
+# AUTOGRADER_BUILD_DIR moves every generated file (course, grades, bench) elsewhere, so that
+# a second environment (the torch drift canary) can build beside the main one.
+BUILD_DIR = Path(os.environ.get("AUTOGRADER_BUILD_DIR") or ROOT / "build").resolve()
 COURSE_DIR = BUILD_DIR / "course"
 CONFIG_FILE = Path(__file__).resolve().parent / "nbgrader_config.py"
 

@@ -114,7 +114,8 @@ class GradingExecute(Execute):
     def _preprocess_cell(self, cell, resources, index):
         self._index = index
         if index in self._killers:
-            cell.outputs = [_error(KERNEL_DIED, KERNEL_DIED_TEXT)]
+            # The count depends on whether the kernel announced the cell before dying: a race.
+            cell.outputs, cell.execution_count = [_error(KERNEL_DIED, KERNEL_DIED_TEXT)], None
             return cell, resources
         if cell.cell_type == "code" and is_test_cell(cell):
             exercise_id = cell.metadata["nbgrader"]["grade_id"].removesuffix("_test")
