@@ -50,7 +50,7 @@ def cmd_grade(args):
           + (f", shard {args.shard[0]}/{args.shard[1]}" if args.shard else "") + ":")
     outcomes = grade(submissions, args.out, course_dir=args.course_dir, timeout=args.timeout,
                      workers=args.workers, db_url=args.db_url, shard=args.shard,
-                     bar=not args.lines, progress=print)
+                     bar=not args.lines, progress=print, students=args.students)
     print()
     print(summary_table(outcomes))
     print(f"\nGrades: {args.out / 'grades.csv'}   Feedback: {args.out / 'feedback'}/")
@@ -121,6 +121,9 @@ def main(argv=None):
                        help="grade only the K-th of N shares of the students (by id)")
     grade.add_argument("--course-dir", type=Path, default=COURSE_DIR,
                        help="the nbgrader course folder (one per machine)")
+    grade.add_argument("--student", action="append", dest="students", metavar="ID",
+                       help="grade only this student (repeatable): a re-grade; their rows "
+                            "in grades.csv are replaced, the others kept")
     grade.add_argument("--lines", action="store_true",
                        help="one line per submission instead of a progress bar")
     grade.set_defaults(run=cmd_grade)

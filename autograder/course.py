@@ -10,8 +10,9 @@ ROOT = Path(__file__).resolve().parent.parent
 SOLUTIONS_DIR = ROOT / "solutions"
 NOTEBOOKS_DIR = ROOT / "notebooks"
 # AUTOGRADER_BUILD_DIR moves every generated file (course, grades, bench) elsewhere, so that
-# a second environment (the torch drift canary) can build beside the main one.
-BUILD_DIR = Path(os.environ.get("AUTOGRADER_BUILD_DIR") or ROOT / "build").resolve()
+# a second environment (the torch drift canary) can build beside the main one. A relative
+# path is taken from the repository root, whatever the current folder (kernels run elsewhere).
+BUILD_DIR = (ROOT / os.environ.get("AUTOGRADER_BUILD_DIR", "build")).resolve()
 COURSE_DIR = BUILD_DIR / "course"
 CONFIG_FILE = Path(__file__).resolve().parent / "nbgrader_config.py"
 
@@ -104,6 +105,10 @@ def nbgrader_api(course_dir=COURSE_DIR, timeout=None, db_url=None):
     """
     from nbgrader.apps import NbGraderAPI
     from nbgrader.coursedir import CourseDirectory
+
+    from autograder import speedups
+
+    speedups.install()
 
     # nbgrader runs `alembic` from PATH: make this interpreter's scripts visible
     # even when the virtual environment is not activated.

@@ -35,8 +35,10 @@ BLOCKED_EVENTS = ("subprocess.Popen", "os.system", "os.exec", "os.posix_spawn", 
 
 def protected_paths(cwd):
     """What student code may not read while it is graded in ``cwd``."""
+    from autograder.course import BUILD_DIR
+
     paths = [REPO_DIR / "solutions", PACKAGE_DIR / "reference", PACKAGE_DIR / "checks",
-             PACKAGE_DIR / "variants", REPO_DIR / "build" / "sample_class"]
+             PACKAGE_DIR / "variants", BUILD_DIR / "sample_class"]
     if cwd.parent.parent.name == "autograded":  # autograded/<student>/<assignment>
         course = cwd.parents[2]
         paths += [course / name for name in ("gradebook.db", "course_secret.txt", "source",

@@ -81,3 +81,13 @@ c.Autograde.autograde_preprocessors = [
 
 # Feedback: HideHiddenTests after GetGrades (which reads the scores of the cells).
 c.GenerateFeedback.preprocessors = [GetGrades, HideHiddenTests, CSSHTMLHeaderPreprocessor]
+
+# `nbgrader zip_collect <assignment>`: an LMS's "download all submissions" zip, put in
+# downloaded/<assignment>/archive/, lands in submitted/<student>/<assignment>/. The file
+# names below are Canvas's: <login>_[late_]<user id>_<submission id>_<file>.ipynb, matched
+# against the whole extracted path. For another LMS, set this pattern in the course's
+# nbgrader_config.py (see nbgrader's zip_collect docs).
+c.FileNameCollectorPlugin.named_regexp = (
+    r"^(?:.*/)?(?P<student_id>[^_/]+)_(?:late_)?\d+_\d+_(?P<file_id>[^/]+\.ipynb)$"
+)
+c.FileNameCollectorPlugin.valid_ext = [".ipynb"]

@@ -10,6 +10,7 @@ The steps run in this order; each is a small function tested alone:
 5. ``export``: grades CSV with one column per exercise, and the summary table.
 """
 
+import contextlib
 import csv
 import hashlib
 import html
@@ -17,6 +18,7 @@ import os
 import re
 import secrets
 import shutil
+import tempfile
 import time
 import warnings
 from dataclasses import dataclass, field
@@ -84,33 +86,56 @@ def prepare_course(course_dir=COURSE_DIR, selected=None, db_url=None):
         generate(chapter, course_dir, db_url=db_url)
 
 
-def collect(submissions_dir, course_dir=COURSE_DIR):
+@contextlib.contextmanager
+def _readable(submissions_dir, submitted):
+    """``submissions_dir``, or a temporary copy of it when it is the course's own
+    submitted/ folder (where ``nbgrader collect`` and ``zip_collect`` put submissions),
+    since collecting rewrites that folder."""
+    if Path(submissions_dir).resolve() != submitted.resolve():
+        yield Path(submissions_dir)
+        return
+    with tempfile.TemporaryDirectory(prefix="autograder-collect-") as tmp:
+        yield Path(shutil.copytree(submitted, Path(tmp) / "submitted"))
+
+
+def collect(submissions_dir, course_dir=COURSE_DIR, students=None):
     """Step 2: read every <submissions>/<student>/<assignment>/ (repairing what can be
-    repaired, see ``autograder.intake``) into submitted/. One Outcome per submission:
-    status "unreadable" when there is nothing to grade."""
+    repaired, see ``autograder.intake``) into submitted/, with nbgrader's timestamp.txt
+    when there is one (late penalties use it). One Outcome per submission: status
+    "unreadable" when there is nothing to grade. ``students``: only these (a re-grade);
+    other students' folders in submitted/ are left as they are."""
     submitted = course_dir / "submitted"
-    if submitted.exists():
-        shutil.rmtree(submitted)
     outcomes = []
-    for student_dir in sorted(p for p in Path(submissions_dir).iterdir() if p.is_dir()):
-        for assignment_dir in sorted(p for p in student_dir.iterdir() if p.is_dir()):
-            outcome = Outcome(student_dir.name, assignment_dir.name)
-            release = course_dir / "release" / outcome.assignment / f"{outcome.assignment}.ipynb"
-            if not release.exists():
-                outcome.status, outcome.detail = "unreadable", "tarea desconocida"
-                outcomes.append(outcome)
+    with _readable(submissions_dir, submitted) as source:
+        for student_dir in sorted(p for p in source.iterdir() if p.is_dir()):
+            if students and student_dir.name not in students:
                 continue
-            intake = read_submission(assignment_dir, outcome.assignment,
-                                     nbformat.read(release, as_version=4))
-            outcome.notes = intake.notes
-            if intake.nb is None:
-                outcome.status, outcome.detail = "unreadable", intake.problem
-            else:
-                target = submitted / outcome.student / outcome.assignment
-                target.mkdir(parents=True)
-                nbformat.write(intake.nb, target / f"{outcome.assignment}.ipynb")
-            outcomes.append(outcome)
+            for assignment_dir in sorted(p for p in student_dir.iterdir() if p.is_dir()):
+                outcomes.append(_collect_one(assignment_dir, course_dir, submitted))
     return outcomes
+
+
+def _collect_one(assignment_dir, course_dir, submitted):
+    outcome = Outcome(assignment_dir.parent.name, assignment_dir.name)
+    target = submitted / outcome.student / outcome.assignment
+    if target.exists():  # a previous run's copy must not be graded in place of this one
+        shutil.rmtree(target)
+    release = course_dir / "release" / outcome.assignment / f"{outcome.assignment}.ipynb"
+    if not release.exists():
+        outcome.status, outcome.detail = "unreadable", "tarea desconocida"
+        return outcome
+    intake = read_submission(assignment_dir, outcome.assignment,
+                             nbformat.read(release, as_version=4))
+    outcome.notes = intake.notes
+    if intake.nb is None:
+        outcome.status, outcome.detail = "unreadable", intake.problem
+        return outcome
+    target.mkdir(parents=True)
+    nbformat.write(intake.nb, target / f"{outcome.assignment}.ipynb")
+    stamp = assignment_dir / "timestamp.txt"
+    if stamp.is_file():
+        shutil.copy2(stamp, target / "timestamp.txt")
+    return outcome
 
 
 def _autograded_path(course_dir, student, assignment):
@@ -225,17 +250,28 @@ def _add_notes_to_feedback(page, outcome):
                     else banner + text)
 
 
-def export(outcomes, csv_path):
-    """Step 5: one row per submission, one column per graded cell."""
-    cells = sorted({cell for o in outcomes for cell in o.max_scores})
+EXPORT_COLUMNS = ("student", "assignment", "status", "detail", "notes", "score", "max_score")
+
+
+def export(outcomes, csv_path, update=False):
+    """Step 5: one row per submission, one column per graded cell. ``update``: keep the
+    rows of an existing file for the submissions not in ``outcomes`` (a re-grade)."""
+    rows = {(o.student, o.assignment): {
+        "student": o.student, "assignment": o.assignment, "status": o.status,
+        "detail": o.detail, "notes": "; ".join(o.notes), **o.scores, "score": o.score,
+        "max_score": o.max_score} for o in outcomes}
+    cells = {cell for o in outcomes for cell in o.max_scores}
+    if update and csv_path.exists():
+        with csv_path.open(newline="") as handle:
+            for row in csv.DictReader(handle):
+                rows.setdefault((row["student"], row["assignment"]), row)
+                cells.update(k for k in row if k not in EXPORT_COLUMNS)
+    columns = [*EXPORT_COLUMNS[:5], *sorted(cells), *EXPORT_COLUMNS[5:]]
     csv_path.parent.mkdir(parents=True, exist_ok=True)
     with csv_path.open("w", newline="") as handle:
-        writer = csv.writer(handle)
-        writer.writerow(["student", "assignment", "status", "detail", "notes", *cells, "score",
-                         "max_score"])
-        for o in outcomes:
-            writer.writerow([o.student, o.assignment, o.status, o.detail, "; ".join(o.notes),
-                             *(o.scores.get(c, "") for c in cells), o.score, o.max_score])
+        writer = csv.DictWriter(handle, columns, restval="")
+        writer.writeheader()
+        writer.writerows(rows[key] for key in sorted(rows))
     return csv_path
 
 
@@ -295,12 +331,13 @@ def in_shard(student, shard):
 
 
 def grade(submissions_dir, out_dir, course_dir=COURSE_DIR, timeout=None, progress=print,
-          workers=1, db_url=None, shard=None, bar=False):
+          workers=1, db_url=None, shard=None, bar=False, students=None):
     """Grade every submission under ``submissions_dir``; write grades.csv and feedback/.
 
     ``workers`` > 1 grades in that many processes (``autograder.parallel``), with the
     same results; ``db_url`` names a shared gradebook (PostgreSQL); ``shard`` = (k, n)
-    grades only this machine's share of the students. ``bar`` shows a progress bar.
+    grades only this machine's share of the students; ``students`` only these students
+    (a re-grade: grades.csv then lists just them). ``bar`` shows a progress bar.
     """
     out_dir = Path(out_dir)
     db_url = db_url or os.environ.get(DB_URL_ENV) or None  # None: the course's sqlite file
@@ -312,7 +349,8 @@ def grade(submissions_dir, out_dir, course_dir=COURSE_DIR, timeout=None, progres
     prepare_course(course_dir, db_url=local if shard else db_url)
     if progress is not None:
         progress("Protecciones: " + "; ".join(protections()))
-    pending = [o for o in collect(submissions_dir, course_dir) if in_shard(o.student, shard)]
+    pending = [o for o in collect(submissions_dir, course_dir, students)
+               if in_shard(o.student, shard)]
     report = Progress(len(pending), progress, bar)
     if workers > 1 and len(pending) > 1:
         from autograder.parallel import grade_in_workers
@@ -323,7 +361,7 @@ def grade(submissions_dir, out_dir, course_dir=COURSE_DIR, timeout=None, progres
         api = nbgrader_api(course_dir, timeout=timeout, db_url=db_url)
         outcomes = [report.done(grade_one(api, course_dir, o, out_dir, db_url)) for o in pending]
     report.close()
-    export(outcomes, out_dir / "grades.csv")
+    export(outcomes, out_dir / "grades.csv", update=bool(students))
     return outcomes
 
 

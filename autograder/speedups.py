@@ -1,0 +1,74 @@
+"""Work that nbconvert repeats for every graded notebook, done once per process instead.
+
+1. nbconvert validates a notebook after each preprocessor with ``relax_add_props=True``,
+   and nbformat 5.10 compiles a new fastjsonschema validator on every such call (~50 ms):
+   about 40 compilations, 2 s of CPU, per graded notebook. That validator depends only on
+   the schema version, so it is compiled once. (nbformat also keeps the relaxed validator
+   as the current one; that is unchanged.)
+2. Every feedback page builds a new HTML exporter, whose Jinja environment compiles the
+   same nine templates again (~0.5 s). A per-exporter-class bytecode cache keeps them;
+   Jinja checks each template's source checksum, so an edited template is recompiled.
+
+Grades and feedback are byte-for-byte what they were: only the repeated work goes.
+"""
+
+import functools
+
+import jinja2
+from nbconvert.exporters.templateexporter import TemplateExporter
+from nbformat import validator
+
+
+class MemoryBytecodeCache(jinja2.BytecodeCache):
+    """Compiled templates kept in memory for the life of the process."""
+
+    def __init__(self):
+        self.store = {}
+
+    def load_bytecode(self, bucket):
+        if bucket.key in self.store:
+            bucket.bytecode_from_string(self.store[bucket.key])
+
+    def dump_bytecode(self, bucket):
+        self.store[bucket.key] = bucket.bytecode_to_string()
+
+
+def cache_relaxed_validators():
+    original = validator.get_validator
+    if hasattr(original, "relaxed_cache"):
+        return
+    cache = {}
+
+    @functools.wraps(original)
+    def get_validator(version=None, version_minor=None, relax_add_props=False, name=None):
+        if not relax_add_props:
+            return original(version, version_minor, False, name)
+        key = (version, version_minor, name)
+        if key not in cache:
+            cache[key] = original(version, version_minor, True, name)
+        return cache[key]
+
+    get_validator.relaxed_cache = cache
+    validator.get_validator = get_validator
+
+
+def cache_compiled_templates():
+    original = TemplateExporter._create_environment
+    if hasattr(original, "bytecode_caches"):
+        return
+    caches = {}
+
+    @functools.wraps(original)
+    def create_environment(self):
+        environment = original(self)
+        environment.bytecode_cache = caches.setdefault(type(self), MemoryBytecodeCache())
+        return environment
+
+    create_environment.bytecode_caches = caches
+    TemplateExporter._create_environment = create_environment
+
+
+def install():
+    """Both caches, in this process (idempotent)."""
+    cache_relaxed_validators()
+    cache_compiled_templates()

@@ -1,0 +1,77 @@
+"""The instructor walk-through (README): an LMS zip through ``nbgrader zip_collect``,
+graded in the course's submitted/ folder, grades exported with nbgrader's own command
+too, then one student re-graded."""
+
+import csv
+import os
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from autograder.course import chapter_named
+from autograder.pipeline import grade, prepare_course
+from autograder.submissions import fill_solutions, solution_code
+
+pytestmark = pytest.mark.slow
+
+
+def _rows(path):
+    with path.open(newline="") as handle:
+        return {row["student"]: row for row in csv.DictReader(handle)}
+
+
+def nbgrader(*args, course):
+    scripts = str(Path(sys.executable).parent)
+    env = {**os.environ, "PATH": scripts + os.pathsep + os.environ.get("PATH", "")}
+    done = subprocess.run([sys.executable, "-m", "nbgrader", *args], cwd=course, env=env,
+                          capture_output=True, text=True)
+    assert done.returncode == 0, done.stdout + done.stderr
+    return done
+
+
+def test_canvas_zip_is_collected_graded_and_one_student_regraded(tmp_path):
+    chapter = chapter_named("01")
+    name = chapter.name
+    course = tmp_path / "course"
+    prepare_course(course, selected=[chapter])
+    source = nbformat.read(course / "source" / name / f"{name}.ipynb", 4)
+    release = nbformat.read(course / "release" / name / f"{name}.ipynb", 4)
+    solved = fill_solutions(release, solution_code(source))
+
+    archive = course / "downloaded" / name / "archive"
+    archive.mkdir(parents=True)
+    with zipfile.ZipFile(archive / "submissions.zip", "w") as bundle:
+        bundle.writestr(f"anaperez_1234_5678_{name}.ipynb", nbformat.writes(solved))
+        # A late resubmission that Canvas renamed; the student never touched the stubs.
+        bundle.writestr(f"luisgomez_late_2345_6789_{name}-1.ipynb", nbformat.writes(release))
+    nbgrader("zip_collect", name, course=course)
+    submitted = course / "submitted"
+    assert sorted(p.name for p in submitted.iterdir()) == ["anaperez", "luisgomez"]
+
+    out = tmp_path / "grades"
+    outcomes = {o.student: o for o in grade(submitted, out, course_dir=course, timeout=10,
+                                            progress=None)}
+    assert outcomes["anaperez"].score == outcomes["anaperez"].max_score > 0
+    assert outcomes["luisgomez"].score == 0
+    assert {o.status for o in outcomes.values()} == {"graded"}
+
+    nbgrader("export", "--to", str(tmp_path / "nbgrader.csv"), course=course)
+    exported = (tmp_path / "nbgrader.csv").read_text()
+    assert "anaperez" in exported and "luisgomez" in exported
+
+    # Luis hands in a corrected notebook: re-grade him alone; Ana's row stays as it was.
+    ana_before = _rows(out / "grades.csv")["anaperez"]
+    for old in (submitted / "luisgomez" / name).glob("*.ipynb"):
+        old.unlink()
+    nbformat.write(solved, submitted / "luisgomez" / name / f"{name}.ipynb")
+    again = grade(submitted, out, course_dir=course, timeout=10, progress=None,
+                  students=["luisgomez"])
+    assert [o.student for o in again] == ["luisgomez"]
+    rows = _rows(out / "grades.csv")
+    assert rows["anaperez"] == ana_before
+    assert float(rows["luisgomez"]["score"]) == outcomes["anaperez"].max_score
+    assert (out / "feedback" / "luisgomez" / f"{name}.html").exists()
