@@ -4,6 +4,7 @@
 #   make build   rebuild notebooks/ from solutions/
 #   make lab     JupyterLab on the course, with the nbgrader extension (formgrader)
 #   make fairness  grade the variant corpus through the hidden tests (table; fails if unfair)
+#   make canary  torch drift canary: the course under CANARY_TORCH (default 2.14.1)
 
 PYTHON ?= python3
 VENV ?= .venv
@@ -54,3 +55,8 @@ lab: build
 
 clean:
 	rm -rf build
+
+# Torch drift canary, before each term: its own venv and build folder (ci/canary.sh).
+.PHONY: canary
+canary:
+	PYTHON=$(PYTHON) ci/canary.sh
