@@ -6,7 +6,8 @@ import yaml
 
 from autograder.course import ROOT
 
-CONDA_NAMES = {"pytorch": "torch", "python-graphviz": "graphviz", "psycopg-c": "psycopg-binary"}
+CONDA_NAMES = {"pytorch": "torch", "python-graphviz": "graphviz", "psycopg-c": "psycopg-binary",
+               "playwright-python": "playwright"}
 NOT_PACKAGES = {"python", "pip"}
 
 
