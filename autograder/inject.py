@@ -20,7 +20,11 @@ HEADER = (
 # function with the same name as an internal helper cannot break the checks.
 WRAPPER = ("def _utilidades_del_curso():\n{body}\n"
            "    return {{n: v for n, v in locals().items() if n in {exports!r}}}\n")
-FOOTER = "globals().update(_utilidades_del_curso())\ndel _utilidades_del_curso\ninfo_entorno()\n"
+FOOTER = ("globals().update(_utilidades_del_curso())\ndel _utilidades_del_curso\n"
+          "info_entorno({options})\n")
+# A chapter's student module may set INFO_ENTORNO = {...}: keyword arguments of the
+# runtime report its helper cell ends with (e.g. chapter 6 asks for GPU advice).
+RUNTIME_OPTIONS = "INFO_ENTORNO"
 
 
 def _strip_package_imports(source):
@@ -45,15 +49,26 @@ def helper_modules(chapter):
     return modules
 
 
-def exported_names(module_source):
-    """The names a student module offers the notebook: its ``__all__`` (none if absent)."""
+def _module_constant(module_source, name, default):
+    """The literal value a module assigns to ``name`` at top level (``default`` if none)."""
     import ast
 
     for node in ast.parse(module_source).body:
         if isinstance(node, ast.Assign) and any(
-                isinstance(t, ast.Name) and t.id == "__all__" for t in node.targets):
-            return list(ast.literal_eval(node.value))
-    return []
+                isinstance(t, ast.Name) and t.id == name for t in node.targets):
+            return ast.literal_eval(node.value)
+    return default
+
+
+def exported_names(module_source):
+    """The names a student module offers the notebook: its ``__all__`` (none if absent)."""
+    return list(_module_constant(module_source, "__all__", []))
+
+
+def runtime_options(chapter):
+    """Keyword arguments of ``info_entorno`` in chapter ``chapter``'s helper cell."""
+    path = STUDENT_DIR / f"{chapter}.py"
+    return _module_constant(path.read_text(), RUNTIME_OPTIONS, {}) if path.is_file() else {}
 
 
 def helper_source(chapter):
@@ -67,4 +82,6 @@ def helper_source(chapter):
         bodies.append("\n".join(("    " + line) if line.strip() else "" for line in
                                  body.splitlines()))
     header = HEADER.format(modules=", ".join(f"{m}.py" for m in modules))
-    return header + WRAPPER.format(body="\n\n".join(bodies), exports=sorted(exports)) + FOOTER
+    options = ", ".join(f"{k}={v!r}" for k, v in sorted(runtime_options(chapter).items()))
+    return (header + WRAPPER.format(body="\n\n".join(bodies), exports=sorted(exports))
+            + FOOTER.format(options=options))

@@ -34,3 +34,37 @@ def test_notebook_names_cannot_break_the_helpers():
         namespace[name] = None
     namespace["comprobar_manual_backward"](reference.manual_backward)
 
+
+
+def test_only_gpu_chapters_ask_for_runtime_advice():
+    assert helper_source("ch06").endswith("info_entorno(consejo_gpu=True)\n")
+    assert helper_source("ch01").endswith("info_entorno()\n")
+
+
+def _runtime_report(monkeypatch, capsys, gpu=None):
+    """What the chapter 6 helper cell prints on a machine with ``gpu`` = (name, capability)."""
+    import torch
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: gpu is not None)
+    if gpu:
+        monkeypatch.setattr(torch.cuda, "get_device_name", lambda *_: gpu[0])
+        monkeypatch.setattr(torch.cuda, "get_device_capability", lambda *_: gpu[1])
+    exec(helper_source("ch06"), {})
+    return capsys.readouterr().out
+
+
+def test_gpu_chapter_says_which_runtime_to_pick_without_a_gpu(monkeypatch, capsys):
+    lines = _runtime_report(monkeypatch, capsys).strip().splitlines()
+    assert lines[0].startswith("Entorno:") and 2 <= len(lines) - 1 <= 3
+    advice = " ".join(lines[1:])
+    assert "Cambiar tipo de entorno de ejecución → GPU T4" in advice
+    assert "CPU con bfloat16" in advice and "se saltan" in advice
+
+
+def test_gpu_chapter_names_the_gpu_and_its_bf16(monkeypatch, capsys):
+    t4 = " ".join(_runtime_report(monkeypatch, capsys, ("Tesla T4", (7, 5))).split())
+    assert "Tesla T4 (capacidad 7.5)" in t4 and "no tiene bfloat16 nativo" in t4
+    assert "float16 y GradScaler" in t4
+    a100 = " ".join(_runtime_report(monkeypatch, capsys, ("NVIDIA A100", (8, 0))).split())
+    assert "NVIDIA A100 (capacidad 8.0)" in a100 and "tiene bfloat16 nativo" in a100
+    assert "no tiene" not in a100

@@ -27,6 +27,8 @@ from autograder.student.mensajes import registrar
 
 __all__ = ["comprobar_pick_amp_dtype", "comprobar_simulate_loss_scale",
            "comprobar_amp_train_step"]
+# The helper cell's runtime report also says which runtime to pick (autograder/inject.py).
+INFO_ENTORNO = {"consejo_gpu": True}
 
 # id -> (title, Spanish explanation, Spanish hint, English explanation)
 MENSAJES = {

@@ -9,14 +9,19 @@ import contextlib
 import platform
 import shutil
 import sys
+import textwrap
 
 import torch
 
 __all__ = ["info_entorno", "muestra_error", "recorrer_grafo", "dibujar_grafo"]
 
 
-def info_entorno():
-    """Print where the notebook runs: Colab or not, CPU/GPU, Python and torch versions."""
+def info_entorno(consejo_gpu=False):
+    """Print where the notebook runs: Colab or not, CPU/GPU, Python and torch versions.
+
+    ``consejo_gpu``: the chapter is about GPUs (the build sets it from the chapter's
+    ``INFO_ENTORNO``); also say which runtime to pick and what this one changes.
+    """
     en_colab = "google.colab" in sys.modules
     if torch.cuda.is_available():
         dispositivo = f"GPU ({torch.cuda.get_device_name(0)})"
@@ -24,6 +29,27 @@ def info_entorno():
         dispositivo = "CPU"
     print(f"Entorno: {'Google Colab' if en_colab else 'local'} · dispositivo: {dispositivo} · "
           f"Python {platform.python_version()} · torch {torch.__version__}")
+    if consejo_gpu:
+        print(textwrap.fill(consejo_entorno_gpu(), width=90))
+
+
+def consejo_entorno_gpu():
+    """Spanish advice for a GPU chapter: the runtime to pick, or what this GPU can do."""
+    if not torch.cuda.is_available():
+        return ("Este capítulo se aprovecha con GPU: en Colab, Entorno de ejecución → Cambiar "
+                "tipo de entorno de ejecución → GPU T4. Sin GPU funciona igual en CPU con "
+                "bfloat16; las celdas de GPU se saltan y las medidas son de tu CPU.")
+    nombre = torch.cuda.get_device_name(0)
+    mayor, menor = torch.cuda.get_device_capability(0)
+    gpu = f"Este capítulo usa tu GPU, {nombre} (capacidad {mayor}.{menor}):"
+    if mayor >= 8:  # Ampere or newer: bf16 in hardware, as the chapter's bf16_nativo() says
+        return (f"{gpu} tiene bfloat16 nativo, así que verás acelerar bfloat16 y también "
+                "float16 (este con GradScaler).")
+    if mayor >= 7:  # Volta/Turing (the T4): fp16 tensor cores, bf16 only emulated
+        return (f"{gpu} no tiene bfloat16 nativo; la aceleración la verás con float16 y "
+                "GradScaler (bfloat16 se emula y va lento).")
+    return (f"{gpu} no tiene núcleos tensoriales ni bfloat16 nativo: la precisión mixta "
+            "ahorra memoria pero apenas acelera; en Colab, elige GPU T4.")
 
 
 @contextlib.contextmanager
