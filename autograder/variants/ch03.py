@@ -272,6 +272,15 @@ def clipped_step_clips_after_step(model, loss_fn, optimizer, x, y, max_norm):
     return _clipped(model, loss_fn, optimizer, x, y, max_norm, where="after_step")
 
 
+@variant(CS, "recorte_fuera_de_sitio")
+def clipped_step_clips_before_backward(model, loss_fn, optimizer, x, y, max_norm):
+    optimizer.zero_grad()
+    norm = torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm)  # no gradients yet
+    loss_fn(model(x), y).backward()
+    optimizer.step()
+    return norm.item()  # always 0.0: not a typed-in answer, the clip came too early
+
+
 @variant(CS, "recorte_por_parametro")
 def clipped_step_per_parameter(model, loss_fn, optimizer, x, y, max_norm):
     optimizer.zero_grad()
