@@ -47,7 +47,7 @@ nbval: env
 	$(TIMED) nbval $(PY) -m pytest --nbval-lax --nbval-current-env -p no:cacheprovider build/course/source
 
 test: lint check-build nbval
-	$(TIMED) pytest $(PY) -m pytest
+	$(TIMED) pytest $(PY) -m pytest --durations=15
 
 # As root (containers, CI) Jupyter needs --allow-root.
 lab: build
