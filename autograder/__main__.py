@@ -46,6 +46,10 @@ def cmd_grade(args):
         prepare_course(args.course_dir, db_url=args.db_url)
         submissions = write_sample_class(args.course_dir, BUILD_DIR / "sample_class")
         print(f"Sample class written to {submissions}")
+    missing = [s for s in args.students or () if not (Path(submissions) / s).is_dir()]
+    if missing:
+        print(f"No submissions in {submissions} for: {', '.join(missing)}", file=sys.stderr)
+        return 2
     print(f"Grading with {args.workers} worker(s)"
           + (f", shard {args.shard[0]}/{args.shard[1]}" if args.shard else "") + ":")
     outcomes = grade(submissions, args.out, course_dir=args.course_dir, timeout=args.timeout,

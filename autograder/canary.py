@@ -10,6 +10,11 @@ when
   prints the kernel's torch version).
 Stderr in other cells and warnings in the grader's log cost no points: they are listed as
 notices, since students or graders will see them.
+
+The grading pipeline itself drops stderr from test cells (``DropStderrFromTests``) and
+replaces their output with the grader's report, so a new warning raised while a hidden
+test runs cannot show there: ``--instructor-notebooks`` executes the instructor notebooks
+(solutions and hidden tests inline) and fails on any error or on stderr in a graded cell.
 """
 
 import argparse
@@ -185,6 +190,21 @@ def render(report):
     return "\n".join(lines)
 
 
+def check_instructor_notebooks(course_dir, timeout=300):
+    """Run every instructor notebook of the course; 1 if any error or graded-cell stderr."""
+    from autograder.develop import run_notebook
+
+    failed = 0
+    for path in sorted((Path(course_dir) / "source").glob("*/*.ipynb")):
+        elapsed, problems, _ = run_notebook(path, timeout)
+        print(f"{path.parent.name}: {elapsed:.0f} s, "
+              + ("ok" if not problems else f"{len(problems)} problem(s)"))
+        for problem in problems:
+            print("  PROBLEM " + problem)
+        failed |= bool(problems)
+    return int(failed)
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(prog="python -m autograder.canary",
                                      description=__doc__.split("\n\n")[0])
@@ -194,7 +214,12 @@ def main(argv=None):
                         help="fail unless the grading kernels ran this torch release")
     parser.add_argument("--grader-log", type=Path, default=None,
                         help="output of `python -m autograder grade`: its warnings are listed")
+    parser.add_argument("--instructor-notebooks", action="store_true",
+                        help="instead: run the course's instructor notebooks and fail on "
+                             "errors or stderr in graded cells")
     args = parser.parse_args(argv)
+    if args.instructor_notebooks:
+        return check_instructor_notebooks(args.course_dir)
     from autograder.sample_class import SAMPLE_CLASS
 
     report = check(args.course_dir, args.grades, SAMPLE_CLASS, args.expect_torch,

@@ -38,7 +38,8 @@ def protected_paths(cwd):
     from autograder.course import BUILD_DIR
 
     paths = [REPO_DIR / "solutions", PACKAGE_DIR / "reference", PACKAGE_DIR / "checks",
-             PACKAGE_DIR / "variants", BUILD_DIR / "sample_class"]
+             PACKAGE_DIR / "variants", BUILD_DIR / "sample_class",
+             REPO_DIR / "build" / "sample_class", BUILD_DIR / "grades"]
     if cwd.parent.parent.name == "autograded":  # autograded/<student>/<assignment>
         course = cwd.parents[2]
         paths += [course / name for name in ("gradebook.db", "course_secret.txt", "source",

@@ -88,14 +88,14 @@ def prepare_course(course_dir=COURSE_DIR, selected=None, db_url=None):
 
 @contextlib.contextmanager
 def _readable(submissions_dir, submitted):
-    """``submissions_dir``, or a temporary copy of it when it is the course's own
-    submitted/ folder (where ``nbgrader collect`` and ``zip_collect`` put submissions),
-    since collecting rewrites that folder."""
+    """(folder to read, in place): ``submissions_dir``, or a temporary copy of it when it
+    is the course's own submitted/ folder (where ``nbgrader collect`` and ``zip_collect``
+    put submissions), since collecting rewrites that folder."""
     if Path(submissions_dir).resolve() != submitted.resolve():
-        yield Path(submissions_dir)
+        yield Path(submissions_dir), False
         return
     with tempfile.TemporaryDirectory(prefix="autograder-collect-") as tmp:
-        yield Path(shutil.copytree(submitted, Path(tmp) / "submitted"))
+        yield Path(shutil.copytree(submitted, Path(tmp) / "submitted")), True
 
 
 def collect(submissions_dir, course_dir=COURSE_DIR, students=None):
@@ -106,29 +106,36 @@ def collect(submissions_dir, course_dir=COURSE_DIR, students=None):
     other students' folders in submitted/ are left as they are."""
     submitted = course_dir / "submitted"
     outcomes = []
-    with _readable(submissions_dir, submitted) as source:
+    with _readable(submissions_dir, submitted) as (source, in_place):
         for student_dir in sorted(p for p in source.iterdir() if p.is_dir()):
             if students and student_dir.name not in students:
                 continue
             for assignment_dir in sorted(p for p in student_dir.iterdir() if p.is_dir()):
-                outcomes.append(_collect_one(assignment_dir, course_dir, submitted))
+                outcomes.append(_collect_one(assignment_dir, course_dir, submitted, in_place))
     return outcomes
 
 
-def _collect_one(assignment_dir, course_dir, submitted):
+def _collect_one(assignment_dir, course_dir, submitted, in_place):
+    """One submission into submitted/. In place (submitted/ is also the source), a readable
+    submission is replaced by the repaired notebook nbgrader grades and an unreadable one
+    is left untouched; otherwise any previous copy is replaced, or removed."""
     outcome = Outcome(assignment_dir.parent.name, assignment_dir.name)
     target = submitted / outcome.student / outcome.assignment
-    if target.exists():  # a previous run's copy must not be graded in place of this one
-        shutil.rmtree(target)
     release = course_dir / "release" / outcome.assignment / f"{outcome.assignment}.ipynb"
+    intake = None
     if not release.exists():
         outcome.status, outcome.detail = "unreadable", "tarea desconocida"
+    else:
+        intake = read_submission(assignment_dir, outcome.assignment,
+                                 nbformat.read(release, as_version=4))
+        outcome.notes = intake.notes
+        if intake.nb is None:
+            outcome.status, outcome.detail = "unreadable", intake.problem
+    if outcome.status == "unreadable" and in_place:
         return outcome
-    intake = read_submission(assignment_dir, outcome.assignment,
-                             nbformat.read(release, as_version=4))
-    outcome.notes = intake.notes
-    if intake.nb is None:
-        outcome.status, outcome.detail = "unreadable", intake.problem
+    if target.exists():  # a previous run's copy must not be graded in place of this one
+        shutil.rmtree(target)
+    if outcome.status == "unreadable":
         return outcome
     target.mkdir(parents=True)
     nbformat.write(intake.nb, target / f"{outcome.assignment}.ipynb")

@@ -23,11 +23,12 @@ class MemoryBytecodeCache(jinja2.BytecodeCache):
     """Compiled templates kept in memory for the life of the process."""
 
     def __init__(self):
-        self.store = {}
+        self.store, self.hits = {}, 0
 
     def load_bytecode(self, bucket):
         if bucket.key in self.store:
             bucket.bytecode_from_string(self.store[bucket.key])
+            self.hits += 1
 
     def dump_bytecode(self, bucket):
         self.store[bucket.key] = bucket.bytecode_to_string()

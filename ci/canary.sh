@@ -76,9 +76,12 @@ step "grading kernel in the canary venv" kernel_in_this_venv
 # Library deprecations are shown inside the kernel too (Python hides them by default).
 step "nbval" env PYTHONWARNINGS=default "$PY" -m pytest -rw --nbval-lax --nbval-current-env \
   -p no:cacheprovider "$COURSE/source"
+# The pipeline drops stderr from graded cells, so warnings of hidden tests are looked for here.
+step "instructor notebooks: no errors, no stderr in graded cells" \
+  env PYTHONWARNINGS=default "$PY" -m autograder.canary --instructor-notebooks
 step "hidden-test unit tests" "$PY" -m pytest -rw tests/test_checks.py tests/test_checks_ch*.py
 step "grade sample class" grade_sample_class
-step "verdict (stderr in graded cells, expected points)" \
+step "verdict (expected points, torch in the kernels, grading warnings)" \
   "$PY" -m autograder.canary --expect-torch "$TORCH_VERSION" --grader-log "$GRADER_LOG"
 
 # 3. Summary.

@@ -94,6 +94,7 @@ class LabServer:
         self.process = subprocess.Popen(
             [str(jupyter), "lab", "--no-browser", "--ip=127.0.0.1", f"--port={self.port}",
              f"--IdentityProvider.token={TOKEN}", "--ServerApp.open_browser=False",
+             "--ServerApp.port_retries=0",  # on our port or not at all (we poll that port)
              f"--LabApp.user_settings_dir={self.private / 'settings'}",
              f"--LabApp.workspaces_dir={self.private / 'workspaces'}",
              *(["--allow-root"] if os.getuid() == 0 else [])],
@@ -105,6 +106,7 @@ class LabServer:
                 return self
             except OSError:
                 if self.process.poll() is not None or time.monotonic() > deadline:
+                    self.stop()
                     raise RuntimeError("JupyterLab did not start; its log:\n"
                                        + (self.private / "lab.log").read_text()[-3000:]) from None
                 time.sleep(0.3)

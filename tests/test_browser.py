@@ -148,8 +148,6 @@ DOM_CELLS_JS = """(panel) => {
             return {
                 prompt: prompt ? prompt.textContent : '',
                 text,
-                stderr: outputs.filter(o => o.dataset.mimeType ===
-                    'application/vnd.jupyter.stderr').length,
                 traceback: text.includes('Traceback (most recent call last)'),
                 images: outputs.flatMap(o => [...o.querySelectorAll(
                     ':scope.jp-RenderedImage img')]).map(i => ({
@@ -209,8 +207,10 @@ def problems_in(nb, dom):
             problems.append(f"{where}: error in the saved file: {error.ename}: {error.evalue}")
         if errors:
             continue  # its public check cannot have passed; the error says why
-        if shown["traceback"] or shown["stderr"] > len(outputs_of(cell, "stderr")):
+        if shown["traceback"]:
             problems.append(f"{where}: the page shows an error: {shown['text'][-300:]!r}")
+        for stream in outputs_of(cell, "stderr"):  # warnings: red text the student must not see
+            problems.append(f"{where}: writes to stderr: {stream.text[-300:]!r}")
         expected_images = len(outputs_of(cell, "image/png"))
         rendered = [i for i in shown["images"] if i["visible"] and i["width"] > 0]
         if len(rendered) < expected_images:

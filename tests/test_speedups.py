@@ -3,6 +3,8 @@
 import nbformat
 import pytest
 from nbconvert import HTMLExporter
+from nbconvert.exporters.templateexporter import TemplateExporter
+from nbformat import validator
 
 from autograder import speedups
 
@@ -17,22 +19,52 @@ def _notebook():
     return nb
 
 
-def test_feedback_html_and_validation_are_unchanged_by_the_caches():
+def _with_extra_field():
     nb = _notebook()
-    before = HTMLExporter().from_notebook_node(nb)[0]
-    speedups.install()
-    speedups.install()  # idempotent: no double wrapping
-    first, second = (HTMLExporter().from_notebook_node(nb)[0] for _ in range(2))
-    assert before == first == second
-    cache = next(iter(HTMLExporter._create_environment.bytecode_caches.values()))
-    assert cache.store, "the second exporter should have reused compiled templates"
+    nb.cells[1]["campo_extra"] = 1  # allowed only by the relaxed validator
+    return nb
 
-    extra = _notebook()
-    extra.cells[1].metadata["nuevo"] = 1
-    extra.cells[1]["campo_extra"] = 1  # allowed only by the relaxed validator
-    nbformat.validate(extra, relax_add_props=True)
-    nbformat.validate(extra, relax_add_props=True)  # from the cache
-    broken = _notebook()
-    broken.cells[1].outputs[0].output_type = "no_existe"
-    with pytest.raises(nbformat.ValidationError):
-        nbformat.validate(broken, relax_add_props=True)
+
+def _broken():
+    nb = _notebook()
+    nb.cells[1].outputs[0].output_type = "no_existe"
+    return nb
+
+
+def _uncached(monkeypatch):
+    """Undo the caches for this test (other tests in the session may have installed them)."""
+    speedups.install()
+    monkeypatch.setattr(TemplateExporter, "_create_environment",
+                        TemplateExporter._create_environment.__wrapped__)
+    monkeypatch.setattr(validator, "get_validator", validator.get_validator.__wrapped__)
+
+
+def test_feedback_html_is_unchanged_and_templates_are_reused(monkeypatch):
+    nb = _notebook()
+    with monkeypatch.context() as patch:
+        _uncached(patch)
+        before = HTMLExporter().from_notebook_node(nb)[0]
+    speedups.install()  # idempotent: the caches are back, not wrapped twice
+    assert not hasattr(TemplateExporter._create_environment.__wrapped__, "bytecode_caches")
+    cache = TemplateExporter._create_environment.bytecode_caches.setdefault(
+        HTMLExporter, speedups.MemoryBytecodeCache())
+    first = HTMLExporter().from_notebook_node(nb)[0]
+    hits = cache.hits
+    second = HTMLExporter().from_notebook_node(nb)[0]
+    assert before == first == second
+    assert cache.hits > hits, "a new exporter should load the templates already compiled"
+
+
+def test_validation_results_are_unchanged(monkeypatch):
+    speedups.install()
+    cached = validator.get_validator
+    for _ in range(2):  # the second time from the cache
+        nbformat.validate(_with_extra_field(), relax_add_props=True)
+        with pytest.raises(nbformat.ValidationError):
+            nbformat.validate(_broken(), relax_add_props=True)
+    assert cached.relaxed_cache
+    with monkeypatch.context() as patch:
+        _uncached(patch)
+        nbformat.validate(_with_extra_field(), relax_add_props=True)
+        with pytest.raises(nbformat.ValidationError):
+            nbformat.validate(_broken(), relax_add_props=True)

@@ -12,8 +12,9 @@ from pathlib import Path
 import nbformat
 import pytest
 
+from autograder.__main__ import main
 from autograder.course import chapter_named
-from autograder.pipeline import grade, prepare_course
+from autograder.pipeline import grade, gradebook_outcomes, prepare_course
 from autograder.submissions import fill_solutions, solution_code
 
 pytestmark = pytest.mark.slow
@@ -52,12 +53,17 @@ def test_canvas_zip_is_collected_graded_and_one_student_regraded(tmp_path):
     submitted = course / "submitted"
     assert sorted(p.name for p in submitted.iterdir()) == ["anaperez", "luisgomez"]
 
+    stamp = submitted / "anaperez" / name / "timestamp.txt"  # as nbgrader collect writes
+    stamp.write_text("2026-12-01 10:00:00.000000 UTC")
     out = tmp_path / "grades"
     outcomes = {o.student: o for o in grade(submitted, out, course_dir=course, timeout=10,
                                             progress=None)}
     assert outcomes["anaperez"].score == outcomes["anaperez"].max_score > 0
     assert outcomes["luisgomez"].score == 0
     assert {o.status for o in outcomes.values()} == {"graded"}
+    for folder in ("submitted", "autograded"):  # late penalties read it there
+        assert (course / folder / "anaperez" / name / "timestamp.txt").read_text() == \
+            stamp.read_text()
 
     nbgrader("export", "--to", str(tmp_path / "nbgrader.csv"), course=course)
     exported = (tmp_path / "nbgrader.csv").read_text()
@@ -75,3 +81,13 @@ def test_canvas_zip_is_collected_graded_and_one_student_regraded(tmp_path):
     assert rows["anaperez"] == ana_before
     assert float(rows["luisgomez"]["score"]) == outcomes["anaperez"].max_score
     assert (out / "feedback" / "luisgomez" / f"{name}.html").exists()
+    recorded = {o.student: o.score for o in gradebook_outcomes(None, course)}
+    assert recorded == {"anaperez": outcomes["anaperez"].max_score,
+                        "luisgomez": outcomes["anaperez"].max_score}
+
+
+def test_regrading_a_student_without_submissions_says_so(tmp_path, capsys):
+    (tmp_path / "submitted" / "anaperez").mkdir(parents=True)
+    assert main(["grade", "--submissions", str(tmp_path / "submitted"),
+                 "--student", "luisgomes"]) == 2
+    assert "luisgomes" in capsys.readouterr().err

@@ -247,10 +247,8 @@ def solo_ceros(objeto):
 
 
 def _resultado_fijo(casos):
-    """Two cases with different expected answers but the same result: hard-coded. All
-    zeros is left to the parts, which name the actual mistake."""
-    validos = [c for c in casos if c.error is None and "esperado" in c.datos
-               and not solo_ceros(c.resultado)]
+    """Two cases with different expected answers but the same result: hard-coded."""
+    validos = [c for c in casos if c.error is None and "esperado" in c.datos]
     for a, b in zip(validos, validos[1:]):
         if (huella(a.resultado) == huella(b.resultado)
                 and huella(a.datos["esperado"]) != huella(b.datos["esperado"])):
@@ -293,11 +291,18 @@ class Resultado:
 def puntuar(partes, casos):
     """Score every part over every case; a part passes only if it passes on all cases."""
     fijo = _resultado_fijo(casos)
+    # The same all-zero result every time is more likely a computation nothing reached (a
+    # clip before backward) than a typed-in answer: it scores as hard-coded, but a part
+    # that names the actual mistake explains it.
+    ceros = fijo is not None and all(solo_ceros(c.resultado) for c in casos if c.error is None)
     fallos = []
     for parte in partes:
         fallo = None
         for caso in casos:
-            fallo = caso.error or (None if parte.requisito else fijo) or _verificar(parte, caso)
+            if caso.error is not None or parte.requisito or fijo is None:
+                fallo = caso.error or _verificar(parte, caso)
+            else:
+                fallo = (_verificar(parte, caso) or fijo) if ceros else fijo
             if fallo is not None:
                 break
         fallos.append((parte, fallo))
