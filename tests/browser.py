@@ -8,13 +8,13 @@ workspaces folders so that nothing a developer configured changes what the test 
 
 import json
 import os
-import shutil
-import socket
 import subprocess
 import sys
 import time
 import urllib.request
 from pathlib import Path
+
+from debian import apt_install, free_port
 
 CHROMIUM = Path("/usr/bin/chromium")
 # fonts-dejavu-core: readable screenshots on a bare machine (no recommends pull fonts in).
@@ -46,15 +46,9 @@ def ensure_chromium():
     only); (None, why) when it is missing and cannot be installed."""
     if CHROMIUM.exists():
         return CHROMIUM, None
-    if os.geteuid() != 0 or not shutil.which("apt-get"):
-        return None, f"{CHROMIUM} is missing; installing Debian's `chromium` needs root and apt-get"
-    env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
-    for command in (["apt-get", "update", "-qq"],
-                    ["apt-get", "install", "-y", "-qq", "--no-install-recommends",
-                     *DEBIAN_PACKAGES]):
-        done = subprocess.run(command, env=env, capture_output=True, text=True)
-        if done.returncode != 0:
-            return None, f"`{' '.join(command)}` failed:\n{done.stderr[-2000:]}"
+    why_not = apt_install(DEBIAN_PACKAGES)
+    if why_not:
+        return None, f"{CHROMIUM} is missing; {why_not}"
     if not CHROMIUM.exists():
         return None, f"apt-get installed {DEBIAN_PACKAGES} but {CHROMIUM} is still missing"
     return CHROMIUM, None
@@ -65,18 +59,12 @@ def launch(playwright):
     return playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
 
 
-def _free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 class LabServer:
     """``jupyter lab`` on a folder, on loopback, with a token and private settings."""
 
     def __init__(self, root, private_dir):
         self.root, self.private = Path(root), Path(private_dir)
-        self.port = _free_port()
+        self.port = free_port()
         self.base = f"http://127.0.0.1:{self.port}"
         self.process = None
 

@@ -7,10 +7,11 @@ the ``postgres`` user when running as root (the server refuses to run as root).
 import glob
 import os
 import shutil
-import socket
 import subprocess
 import time
 from pathlib import Path
+
+from debian import apt_install, free_port
 
 
 def _bin_dir():
@@ -19,28 +20,20 @@ def _bin_dir():
 
 
 def ensure_installed():
-    """The server's bin folder, installing Debian's ``postgresql`` if needed (root only)."""
-    if _bin_dir() is None and os.geteuid() == 0 and shutil.which("apt-get"):
-        env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
-        subprocess.run(["apt-get", "update", "-qq"], check=True, env=env, capture_output=True)
-        subprocess.run(["apt-get", "install", "-y", "-qq", "--no-install-recommends",
-                        "postgresql"], check=True, env=env, capture_output=True)
+    """The server's bin folder, installing Debian's ``postgresql`` if needed; raises with
+    the reason when it is missing and cannot be installed."""
+    if _bin_dir() is None:
+        why_not = apt_install(["postgresql"])
+        if why_not:
+            raise RuntimeError(f"PostgreSQL is not installed and cannot be installed here: "
+                               f"{why_not}")
     return _bin_dir()
-
-
-def _free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 class Server:
     def __init__(self, folder):
         self.bin = ensure_installed()
-        if self.bin is None:
-            raise RuntimeError("PostgreSQL is not installed and cannot be installed here "
-                               "(needs root and apt-get): install Debian's `postgresql`")
-        self.folder, self.port = Path(folder), _free_port()
+        self.folder, self.port = Path(folder), free_port()
         self.data = self.folder / "data"
         self.as_postgres = os.geteuid() == 0
         if self.as_postgres:
