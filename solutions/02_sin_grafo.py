@@ -26,7 +26,8 @@
 #   qué error da cada una cuando se usa mal;
 # - cuál usar para servir un modelo y cuál para evaluar durante el entrenamiento;
 # - congelar parámetros (*frozen parameters*) para entrenar solo la cabeza de un modelo;
-# - medir lo que ahorras: tiempo y memoria retenida para el pase hacia atrás;
+# - medir lo que ahorras: tiempo y memoria retenida para el pase hacia atrás (*backward
+#   pass*);
 # - por qué una operación *in-place* puede romper el pase hacia atrás, y cómo exportar un
 #   tensor a NumPy con `.detach().cpu().numpy()`.
 #
@@ -59,13 +60,15 @@ for nombre, t in {"w": w, "x": x, "x * 2": x * 2, "w * x": w * x}.items():
 
 # %% [markdown]
 # Solo los números reales continuos tienen derivada. Un tensor de enteros (o de booleanos)
-# no puede pedir gradiente: PyTorch lo rechaza al crearlo.
+# no puede pedir gradiente: PyTorch lo rechaza, tanto al crearlo como después.
 
 # %% tags=["demo"]
 with muestra_error(RuntimeError):
     torch.tensor([1, 2, 3], requires_grad=True)
 with muestra_error(RuntimeError):
     torch.arange(3).requires_grad_()
+with muestra_error(RuntimeError):
+    torch.tensor([True, False]).requires_grad_()
 print("en coma flotante sí:", torch.arange(3.0).requires_grad_().requires_grad)
 
 # %% [markdown]
@@ -100,15 +103,17 @@ print("h.grad =", h.grad, "   2h =", 2 * h.detach())
 # de los parámetros.
 
 # %% tags=["demo"]
+w_grad_antes = w.grad.clone()
 h = torch.tanh(w * x)
 (dL_dh,) = torch.autograd.grad((h**2).sum(), h)
 print("autograd.grad:", dL_dh)
+print("¿w.grad cambió?", not torch.equal(w.grad, w_grad_antes))
 
 # %% [markdown]
 # ## Ejercicio 1 · El gradiente de una activación oculta (2 puntos)
 #
 # Depurar una red suele empezar por mirar cuánto gradiente llega a una capa intermedia. Tienes
-# `model = nn.Sequential(nn.Linear(D, H), nn.Tanh(), nn.Linear(H, K))` y la pérdida
+# `model = nn.Sequential(nn.Linear(D, H), nn.Tanh(), nn.Linear(H, K))` y la pérdida (*loss*)
 # `F.mse_loss(model(x), y)`. Devuelve $\partial L/\partial h$, donde
 # $h = $ `model[1](model[0](x))` es la activación oculta (la salida de la Tanh), de forma
 # `(N, H)`.
@@ -210,7 +215,8 @@ print("d(w.detach()·w)/dw =", w.grad.item(), " (w: el factor cortado no cuenta)
 #
 # `inference_mode` apaga lo mismo que `no_grad` y algo más: los tensores que crea son
 # tensores de inferencia (*inference tensors*), sin contador de versiones ni seguimiento de
-# vistas. Es un poco más barato, y se usa igual: como bloque `with` o como decorador.
+# vistas. En principio es algo más barato (lo medirás en la sección 4), y se usa igual: como
+# bloque `with` o como decorador.
 
 # %% tags=["demo"]
 lineal = nn.Linear(3, 2)
@@ -261,11 +267,12 @@ print("tras clone(): is_inference =", copia.is_inference(), "  y el backward fun
 # %% [markdown]
 # **Cuál usar.**
 #
-# - **Servir un modelo** (*inference*): `torch.inference_mode()`. Las salidas van a un
-#   usuario, no vuelven a un grafo, y si por error vuelven, el error salta enseguida.
-# - **Evaluar durante el entrenamiento** (validación cada época, métricas, una media móvil
-#   de los pesos): `torch.no_grad()`. Lo que calculas puede acabar junto a tensores de
-#   entrenamiento, y `no_grad` no te lo impide.
+# - **Servir un modelo** (inferencia, *inference*): `torch.inference_mode()`. Las salidas
+#   van a un usuario, no vuelven a un grafo, y si por error vuelven, el error salta
+#   enseguida.
+# - **Evaluar durante el entrenamiento** (validación cada época (*epoch*), métricas, una
+#   media móvil de los pesos): `torch.no_grad()`. Lo que calculas puede acabar junto a
+#   tensores de entrenamiento, y `no_grad` no te lo impide.
 # - **Cortar un solo tensor** dentro de un cálculo que sí se deriva: `.detach()`.
 #
 # Ninguno cambia el modo del modelo: `model.eval()` (Dropout, BatchNorm) es otra cosa, y en
@@ -282,8 +289,8 @@ print("clases predichas:", servir(lineal, entrada).tolist())
 # %% [markdown]
 # ## 4 · Medido, no supuesto: tiempo y memoria
 #
-# ¿Cuánto ahorras? Mide el mismo pase hacia adelante de tres formas: registrando el grafo, bajo
-# `no_grad` y bajo `inference_mode`. Dos magnitudes:
+# ¿Cuánto ahorras? Mide el mismo pase hacia adelante (*forward pass*) de tres formas:
+# registrando el grafo, bajo `no_grad` y bajo `inference_mode`. Dos magnitudes:
 #
 # - **tiempo**: el mejor de varios pases, con `time.perf_counter`;
 # - **memoria retenida**: los bytes de activaciones que el grafo guarda para el pase hacia
@@ -348,11 +355,13 @@ for contexto in MODOS.values():  # calentamiento: la primera pasada siempre es m
 tiempos = {modo: mejor_tiempo_ms(red, lote, c) for modo, c in MODOS.items()}
 memoria = {modo: bytes_guardados(red, lote, c) / 1024 for modo, c in MODOS.items()}
 for modo in MODOS:
-    print(f"{modo:>15}: {tiempos[modo]:6.3f} ms   {memoria[modo]:8.1f} KiB retenidos")
+    razon = tiempos[modo] / tiempos["no_grad"]
+    print(f"{modo:>15}: {tiempos[modo]:6.3f} ms ({razon:4.2f} × no_grad)   "
+          f"{memoria[modo]:8.1f} KiB retenidos")
 
 # %% [markdown]
-# La memoria retenida crece con el tamaño del lote cuando registras el grafo, y es cero sin
-# él. Mídela para varios lotes y dibuja las dos cosas.
+# La memoria retenida crece con el tamaño del lote (*batch*) cuando registras el grafo, y es
+# cero sin él. Mídela para varios lotes y dibuja las dos cosas.
 
 # %% tags=["demo"]
 lotes = [16, 32, 64, 128, 256]
@@ -373,12 +382,37 @@ plt.tight_layout()
 plt.show()
 
 # %% [markdown]
-# Lee los números con honestidad. En CPU y con capas como estas, el tiempo lo dominan las
-# multiplicaciones de matrices: registrar el grafo añade poco, y la diferencia entre
-# `no_grad` e `inference_mode` queda a menudo dentro del ruido de la medida (repite la celda y
-# verás cómo cambian). La memoria, en cambio, no es ruido: con el grafo se retienen las
-# activaciones de cada capa, proporcionales al lote; sin él, nada. En una GPU con un modelo
-# grande, eso es lo que decide si el lote cabe.
+# Lee los números con honestidad. Son de tu CPU, y el tiempo de un pase tan corto (menos de
+# un milisegundo) es ruidoso: repite la celda y verás cómo cambian. Registrar el grafo tiene
+# un coste fijo por operación (crear su nodo, guardar sus tensores) que con capas tan pequeñas
+# se nota: mira la razón frente a `no_grad`. La diferencia entre `no_grad` e
+# `inference_mode`, en cambio, queda casi siempre dentro del ruido. La memoria no es ruido:
+# con el grafo se retienen las activaciones de cada capa, proporcionales al lote; sin él,
+# nada. En una GPU con un modelo grande, eso es lo que decide si el lote cabe.
+#
+# Con una GPU, el pico de memoria sí se mide directamente con
+# `torch.cuda.max_memory_allocated()`. Si tu entorno la tiene, esta celda lo hace; en CPU se
+# salta.
+
+# %% tags=["demo"]
+if torch.cuda.is_available():
+    red_gpu, lote_gpu = red.to("cuda"), torch.randn(4096, 128, device="cuda")
+    with torch.no_grad():
+        red_gpu(lote_gpu)  # calentamiento: la primera llamada reserva el espacio de cuBLAS
+    for modo, contexto in MODOS.items():
+        torch.cuda.synchronize()
+        base = torch.cuda.memory_allocated()
+        torch.cuda.reset_peak_memory_stats()
+        with contexto():
+            salida = red_gpu(lote_gpu)
+        pico = (torch.cuda.max_memory_allocated() - base) / 2**20
+        retenido = (torch.cuda.memory_allocated() - base) / 2**20
+        del salida
+        print(f"{modo:>15}: pico {pico:6.1f} MiB, retenido con la salida viva {retenido:6.1f} MiB")
+    red.to("cpu")
+else:
+    print("Sin GPU: en CPU no hay un contador de pico fiable; la memoria retenida de arriba "
+          "es la diferencia que importa.")
 
 # %% [markdown]
 # ## Ejercicio 2 · Una predicción que no construye grafo (3 puntos)
@@ -628,12 +662,12 @@ print("con .copy() no:", pesos[0, 1].item())
 #   o `torch.autograd.grad(perdida, intermedio)`.
 # - `torch.no_grad()` no registra nada dentro de su bloque (úsalo para evaluar durante el
 #   entrenamiento y para actualizar parámetros a mano); `.detach()` corta un solo tensor;
-#   `torch.inference_mode()` es más estricto y algo más barato: para servir, porque sus
-#   tensores no pueden volver a un grafo.
+#   `torch.inference_mode()` es más estricto (en CPU, su ventaja de tiempo sobre `no_grad`
+#   se pierde en el ruido): para servir, porque sus tensores no pueden volver a un grafo.
 # - Congelar es `requires_grad_(False)`: ni gradiente ni actualización, y el pase hacia atrás
 #   no guarda las activaciones de la parte congelada. `no_grad` no congela nada.
 # - Sin grafo, la memoria retenida para el pase hacia atrás es cero; el ahorro de tiempo en
-#   CPU es pequeño y ruidoso. Mídelo en lugar de suponerlo.
+#   CPU depende del tamaño de las capas y es ruidoso. Mídelo en lugar de suponerlo.
 # - Una operación *in-place* sobre un tensor que el grafo necesita rompe el pase hacia atrás
 #   (contador de versiones); `detach()` comparte memoria y versión con el original.
 # - Para exportar: `.detach().cpu().numpy()`, y `.copy()` si vas a modificar el array.

@@ -14,15 +14,16 @@
 # # Capítulo 3 · Los gradientes se acumulan
 #
 # Cada `backward()` **suma** sus gradientes a lo que ya había en `.grad`; no lo reemplaza.
-# Es una decisión de diseño, no un error: permite repartir un lote grande en trozos y
-# sumar sus contribuciones. Pero si lo olvidas, el entrenamiento se estropea sin avisar.
+# Es una decisión de diseño, no un error: permite repartir un lote (*batch*) grande en trozos
+# y sumar sus contribuciones. Pero si lo olvidas, el entrenamiento se estropea sin avisar.
 #
 # **Al terminar sabrás:**
 #
 # - qué hace `zero_grad()` y qué pasa si falta (lo verás oscilar en una gráfica);
 # - la diferencia entre `zero_grad(set_to_none=True)` y `set_to_none=False`;
 # - hacer acumulación de gradientes (*gradient accumulation*): por qué se divide la pérdida
-#   entre el número de micro-lotes y por qué BatchNorm rompe la equivalencia;
+#   (*loss*) entre el número de micro-lotes (*micro-batches*) y por qué BatchNorm rompe la
+#   equivalencia;
 # - tratar el último ciclo incompleto cuando el número de micro-lotes no es múltiplo de
 #   `accum`;
 # - usar `clip_grad_norm_` en su sitio, registrar la norma que devuelve y leer sus picos.
@@ -131,11 +132,22 @@ print("set_to_none=True  →", capa.weight.grad)
 
 # %% [markdown]
 # Con `None` no queda ningún tensor de ceros ocupando memoria. Para el siguiente `backward()`
-# da igual: `None` y ceros acumulan lo mismo. Pero hay dos diferencias reales.
-#
-# La primera: el código que lee `.grad` tiene que aceptar `None`.
+# da igual: `None` y ceros acumulan lo mismo.
 
 # %% tags=["demo"]
+x_cero, y_cero = torch.randn(8, 3), torch.randn(8, 1)
+resultado = {}
+for set_to_none in (True, False):
+    opt.zero_grad(set_to_none=set_to_none)
+    F.mse_loss(capa(x_cero), y_cero).backward()
+    resultado[set_to_none] = capa.weight.grad.clone()
+print("mismo .grad tras el backward:", torch.equal(resultado[True], resultado[False]))
+
+# %% [markdown]
+# Pero hay dos diferencias reales. La primera: el código que lee `.grad` tiene que aceptar `None`.
+
+# %% tags=["demo"]
+opt.zero_grad()
 with muestra_error(AttributeError):
     print(capa.weight.grad.norm())
 
@@ -173,8 +185,8 @@ for set_to_none in (True, False):
 #
 # ## 4 · Acumulación de gradientes
 #
-# Quieres entrenar con lotes (*batches*) de 32 muestras, pero en memoria solo caben 8. La
-# solución: partir el lote en 4 micro-lotes (*micro-batches*) de 8, hacer un `backward()` por
+# Quieres entrenar con lotes de 32 muestras, pero en memoria solo caben 8. La
+# solución: partir el lote en 4 micro-lotes de 8, hacer un `backward()` por
 # micro-lote sin borrar `.grad` entre ellos, y dar un solo paso del optimizador
 # (*optimizer step*) al final. El tamaño de lote efectivo (*effective batch size*) es
 #
@@ -304,13 +316,13 @@ plt.tight_layout()
 plt.show()
 
 # %% [markdown]
-# La memoria guardada crece casi en proporción al micro-lote (la parte fija son los pesos,
-# que el grafo también guarda). El precio es el tiempo: muchos pases pequeños aprovechan
-# peor el hardware, porque cada pase tiene un coste fijo (llamadas de Python, lanzar cada
-# operación). Con un modelo tan pequeño, ese coste fijo domina y los micro-lotes de 8 son
-# claramente más lentos; los tiempos exactos dependen de tu máquina y de su carga, así que
-# mira tus números. En una GPU, que procesa un lote grande en paralelo, la diferencia suele
-# ser mayor.
+# La memoria guardada crece casi en proporción al micro-lote. La parte fija es la matriz de
+# pesos de la segunda capa, que el grafo guarda para llevar el gradiente hasta la primera (la
+# de la primera no hace falta: `x` no pide gradiente). El precio es el tiempo: muchos pases
+# pequeños aprovechan peor el hardware, porque cada pase tiene un coste fijo (llamadas de
+# Python, lanzar cada operación). Con un modelo tan pequeño, ese coste fijo domina y los
+# micro-lotes de 8 son claramente más lentos; los tiempos exactos dependen de tu máquina y de
+# su carga, así que mira tus números (y, si tienes una GPU, repite allí la medida).
 #
 # ### La excepción: BatchNorm
 #
@@ -422,8 +434,29 @@ print("¿quedó algo en .grad al terminar?", modelo.weight.grad is not None,
 
 # %% [markdown]
 # Los micro-lotes 8 y 9 (contando desde 0) nunca llegan a un paso: su gradiente se queda en
-# `.grad`. Si la época siguiente no empieza con `zero_grad()`, ese resto se suma a su primer
-# paso. La corrección es dar también un paso tras el último micro-lote:
+# `.grad`. Si la época (*epoch*) siguiente no empieza con `zero_grad()`, ese resto se suma a
+# su primer paso:
+
+# %% tags=["demo"]
+def primer_ciclo_de_la_epoca(modelo, borrar_antes):
+    """.grad of the weight after the next epoch's first cycle, with or without zero_grad()."""
+    resto = [p.grad.clone() for p in modelo.parameters()]  # lo que dejó la época anterior
+    if borrar_antes:
+        modelo.zero_grad()
+    for xb, yb in lotes[:accum]:
+        (F.mse_loss(modelo(xb), yb) / accum).backward()
+    norma = modelo.weight.grad.norm().item()
+    for p, g in zip(modelo.parameters(), resto):  # deja el resto como estaba, para comparar
+        p.grad = g
+    return norma
+
+
+print(f"norma del gradiente del primer paso: "
+      f"{primer_ciclo_de_la_epoca(modelo, borrar_antes=True):.3f} con zero_grad(), "
+      f"{primer_ciclo_de_la_epoca(modelo, borrar_antes=False):.3f} sin él")
+
+# %% [markdown]
+# La corrección es dar también un paso tras el último micro-lote:
 #
 # ```python
 # if (i + 1) % accum == 0 or i + 1 == len(lotes):
@@ -506,7 +539,9 @@ check_train_with_accumulation(train_with_accumulation)
 # norma euclídea de **todos** los gradientes juntos, como si fueran un único vector. El
 # recorte de gradientes (*gradient clipping*) con `torch.nn.utils.clip_grad_norm_` mira esa
 # norma y, si supera `max_norm`, multiplica todos los gradientes por el mismo factor
-# $\frac{\text{max\_norm}}{\text{norma}}$. La dirección no cambia; solo la longitud.
+# $\frac{\text{max\_norm}}{\text{norma} + 10^{-6}}$ (el $10^{-6}$ evita dividir por cero; por
+# eso la norma queda un pelín por debajo de `max_norm`). La dirección no cambia; solo la
+# longitud.
 #
 # Y devuelve la norma **de antes** del recorte. Compruébalo:
 
@@ -553,6 +588,31 @@ print(f"norma con la que step() trabajaría: {norma_total(list(red.parameters())
 
 # %% [markdown]
 # Después de `step()` es igual de inútil: el paso ya se dio con los gradientes sin recortar.
+# Compara el cambio de los parámetros sin recorte, con el recorte después de `step()` y en su
+# sitio:
+
+# %% tags=["demo"]
+def cambio_de_un_paso(donde):
+    torch.manual_seed(0)
+    modelo = nn.Sequential(nn.Linear(10, 32), nn.ReLU(), nn.Linear(32, 3))
+    optimizer = torch.optim.SGD(modelo.parameters(), lr=0.1)
+    antes = [p.detach().clone() for p in modelo.parameters()]
+    F.cross_entropy(modelo(X32) * 5, y32).backward()
+    if donde == "en su sitio":
+        nn.utils.clip_grad_norm_(modelo.parameters(), 1.0)
+    optimizer.step()
+    if donde == "después de step()":
+        nn.utils.clip_grad_norm_(modelo.parameters(), 1.0)
+    return torch.cat([(p.detach() - a).flatten() for p, a in zip(modelo.parameters(), antes)])
+
+
+for donde in ("sin recorte", "después de step()", "en su sitio"):
+    print(f"{donde:>17}: norma del cambio de los parámetros "
+          f"{cambio_de_un_paso(donde).norm().item():.4f}")
+
+# %% [markdown]
+# Recortar después de `step()` da exactamente el mismo paso que no recortar (el cambio es
+# `lr` × la norma del gradiente); solo en su sitio el paso mide `lr` × `max_norm` = 0.1.
 # Con acumulación, el recorte va dentro del mismo `if` que el paso, una vez por ciclo.
 #
 # ### La norma como señal de alarma
@@ -618,8 +678,9 @@ dibujar_entrenamiento(resultados)
 # largo que los demás y el entrenamiento apenas lo nota.
 #
 # Mira también el principio: con `max_norm = 1` casi todos los primeros pasos se recortan
-# (su norma ronda 5) y la pérdida baja más despacio. Elegir `max_norm` es un compromiso; un
-# valor habitual es algo por encima de la norma típica de tus pasos, registrada.
+# (sus normas van de 3 a 11) y la pérdida baja más despacio. Elegir `max_norm` es un
+# compromiso; un valor habitual es algo por encima de la norma típica de tus pasos,
+# registrada.
 #
 # Elige `max_norm` con el desplegable. Un valor muy bajo recorta casi todos los pasos (y
 # frena el entrenamiento); uno muy alto no protege del pico.
@@ -646,15 +707,17 @@ widgets.interactive(explorar_max_norm, max_norm=widgets.Dropdown(
 #
 # Escribe `clipped_step`: un paso de entrenamiento completo sobre el lote `(x, y)` que
 # recorta la norma total del gradiente a `max_norm` en el momento justo y devuelve la norma
-# **de antes** del recorte, para registrarla.
+# **de antes** del recorte, para registrarla. Como en el ejercicio 1, cuando te llaman `.grad`
+# puede traer restos de un paso anterior: descártalos.
 
 # %% nbgrader={"grade": false, "grade_id": "ch03_clipped_step", "locked": false, "schema_version": 3, "solution": true, "task": false}
 def clipped_step(model, loss_fn, optimizer, x, y, max_norm):
     """One training step on (x, y) with gradient clipping.
 
-    Clears the gradients, runs forward and backward, rescales all gradients together so
-    that their total L2 norm is at most ``max_norm`` (``clip_grad_norm_``), and then calls
-    ``optimizer.step()`` once, so the step uses the clipped gradients. Returns the total
+    Clears the gradients first (``.grad`` may hold leftovers of an earlier step), runs
+    forward and backward, rescales all gradients together so that their total L2 norm is
+    at most ``max_norm`` (``clip_grad_norm_``), and then calls ``optimizer.step()`` once,
+    so the step uses the clipped gradients. Returns the total
     gradient norm before clipping (a Python float; a 0-dim tensor is accepted). Leaves
     ``x`` and ``y`` unchanged.
     """

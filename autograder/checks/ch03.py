@@ -12,6 +12,7 @@ from autograder.student.ch03 import (
     PARTIAL_CYCLE,
     espiar_pasos,
     recortes_equivocados,
+    ultimo_micro_lote_del_primer_ciclo,
 )
 
 
@@ -66,12 +67,14 @@ def _copia_con_optimizador(model, optimizer):
 
 
 def _ciclos_esperados(model, loss_fn, optimizer, batches, accum):
+    ultimo = ultimo_micro_lote_del_primer_ciclo(model, loss_fn, batches, accum)
     modelo, optimizador = _copia_con_optimizador(model, optimizer)
     pasos, gancho = espiar_pasos(optimizador, list(modelo.parameters()))
     perdidas = reference.train_with_accumulation(modelo, loss_fn, optimizador, batches, accum)
     gancho.remove()
     return {"pasos": pasos, "perdidas": torch.tensor(perdidas, dtype=torch.float64),
-            "parametros": [p.detach().clone() for p in modelo.parameters()]}
+            "parametros": [p.detach().clone() for p in modelo.parameters()],
+            "ultimo_del_ciclo": ultimo}
 
 
 # ---------------------------------------------------------------- clipped_step
@@ -86,6 +89,7 @@ def _formas_recorte(generador):
 
 
 def _recorte_esperado(model, loss_fn, optimizer, x, y, max_norm):
+    previos = [p.grad.detach().clone() for p in model.parameters()]  # stale, as built
     modelo, optimizador = _copia_con_optimizador(model, optimizer)
     parametros = list(modelo.parameters())
     pasos, gancho = espiar_pasos(optimizador, parametros)
@@ -94,7 +98,7 @@ def _recorte_esperado(model, loss_fn, optimizer, x, y, max_norm):
     sin_recortar = torch.autograd.grad(loss_fn(model(x), y), list(model.parameters()))
     return {"norma": torch.tensor(norma, dtype=torch.float64), "max_norm": max_norm,
             "gradientes": pasos[0], "sin_recortar": list(sin_recortar),
-            **recortes_equivocados(sin_recortar, max_norm),
+            **recortes_equivocados(sin_recortar, max_norm, previos),
             "parametros": [p.detach().clone() for p in parametros]}
 
 

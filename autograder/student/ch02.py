@@ -45,6 +45,13 @@ MENSAJES = {
         "Haz el pase hacia adelante dentro de `with torch.inference_mode():` (o "
         "`torch.no_grad()`). Ojo: `torch.no_grad()` sin `with` no hace nada.",
         "The prediction has a grad_fn: the forward pass was recorded in a graph."),
+    "salida_sin_modelo": (
+        "La salida no sale del modelo",
+        "Tu función devuelve {que}: no es una predicción calculada con el modelo, así que "
+        "tampoco cuenta como una predicción hecha sin grafo.",
+        "Calcula los logits con `model(x)` dentro de `torch.inference_mode()` (o "
+        "`torch.no_grad()`) y aplica softmax sobre las clases.",
+        "The output is {que}, not a prediction computed with the model."),
     "grafo_construido_y_descartado": (
         "Grafo construido y descartado",
         "La salida no tiene grafo, pero durante la llamada se guardaron {n} tensores "
@@ -233,6 +240,8 @@ def observar_prediccion(predict, entradas):
         return tensor
 
     salida = None
+    pasadas = []
+    gancho = entradas["model"].register_forward_hook(lambda *_: pasadas.append(1))
 
     def guardar(*args):
         nonlocal salida
@@ -247,8 +256,12 @@ def observar_prediccion(predict, entradas):
         observacion["grad_desactivado"] = not torch.is_grad_enabled()
     finally:
         torch.set_grad_enabled(modo_previo)
+        gancho.remove()
     es_tensor = isinstance(salida, torch.Tensor)
     observacion.update(
+        uso_el_modelo=bool(pasadas),
+        salida_constante=es_tensor and salida.numel() > 1 and bool(
+            salida.detach().eq(salida.detach().flatten()[0]).all()),
         salida_con_grafo=es_tensor and (salida.requires_grad or salida.grad_fn is not None),
         n_guardados=len(guardados), bytes_guardados=sum(guardados),
         grad_poblado=any(p.grad is not None for p in entradas["model"].parameters()),
@@ -264,12 +277,23 @@ def _probabilidades(caso):
          "los logits": (esperado["logits"], "prediccion_sin_softmax")})
 
 
+def _salida_del_modelo(caso):
+    """The no-graph parts are about a real prediction: a constant, or a tensor made without
+    calling the model, builds no graph by doing nothing, and earns nothing for it."""
+    if not caso.datos["uso_el_modelo"]:
+        fallar("salida_sin_modelo", que="un tensor calculado sin llamar al modelo")
+    if caso.datos["salida_constante"]:
+        fallar("salida_sin_modelo", que="el mismo valor en todas las posiciones")
+
+
 def _salida_sin_grafo(caso):
+    _salida_del_modelo(caso)
     if caso.datos["salida_con_grafo"]:
         fallar("prediccion_con_grafo")
 
 
 def _nada_guardado(caso):
+    _salida_del_modelo(caso)
     if caso.datos["n_guardados"] > 0:
         fallar("grafo_construido_y_descartado", n=caso.datos["n_guardados"],
                kib=caso.datos["bytes_guardados"] / 1024)

@@ -34,8 +34,8 @@ MENSAJES = {
         "Gradientes viejos en .grad",
         "`{nombre}` es el gradiente correcto más lo que `.grad` ya tenía antes de llamar a tu "
         "función: los gradientes del paso anterior se colaron en este.",
-        "Empieza con `model.zero_grad()` antes del primer micro-lote: `backward()` suma sobre "
-        "lo que encuentre en `.grad`.",
+        "Empieza con `model.zero_grad()` (u `optimizer.zero_grad()`) antes del primer "
+        "`backward()`: `backward()` suma sobre lo que encuentre en `.grad`.",
         "`{nombre}` is the right gradient plus what .grad held before the call (zero it first)."),
     "zero_grad_en_cada_micro_lote": (
         "zero_grad dentro del bucle de micro-lotes",
@@ -324,6 +324,8 @@ def _gradientes_del_paso(caso, k):
     pasos, esperados = caso.datos["pasos"], caso.datos["esperado"]["pasos"]
     if k > 0 and _todos_cerca(pasos[k], _sumar(esperados[k], esperados[k - 1])):
         fallar("zero_grad_ausente")
+    if k == 0 and _todos_cerca(pasos[0], caso.datos["esperado"]["ultimo_del_ciclo"]):
+        fallar("zero_grad_en_cada_micro_lote", nombre=".grad en el paso 1")
     factores = {"sin_dividir_por_accum": caso.datos["accum"]}
     if k == caso.datos["completos"]:  # the final, partial cycle
         resto = caso.datos["resto"]
@@ -393,8 +395,18 @@ PARTIAL_CYCLE = Ejercicio(
     construir=construir_ciclos, observar=observar_ciclos, contexto=contexto_ciclos)
 
 
+def ultimo_micro_lote_del_primer_ciclo(model, loss_fn, batches, accum):
+    """What the first step sees when .grad is zeroed before every micro-batch: the last
+    micro-batch of the first cycle, its loss divided by accum."""
+    xb, yb = batches[accum - 1]
+    with torch.enable_grad():
+        return list(torch.autograd.grad(loss_fn(model(xb), yb) / accum,
+                                        list(model.parameters())))
+
+
 def ciclos_con_lotes_unidos(model, loss_fn, optimizer, batches, accum):
     """The public oracle: each cycle's micro-batches joined into one batch, SGD by hand."""
+    ultimo = ultimo_micro_lote_del_primer_ciclo(model, loss_fn, batches, accum)
     modelo = copy.deepcopy(model)
     parametros = list(modelo.parameters())
     lr = optimizer.param_groups[0]["lr"]
@@ -412,7 +424,7 @@ def ciclos_con_lotes_unidos(model, loss_fn, optimizer, batches, accum):
         pasos.append(list(gradientes))
         perdidas.append(perdida.item())
     return {"pasos": pasos, "perdidas": torch.tensor(perdidas, dtype=torch.float64),
-            "parametros": [p.detach().clone() for p in parametros]}
+            "parametros": [p.detach().clone() for p in parametros], "ultimo_del_ciclo": ultimo}
 
 
 def comprobar_train_with_accumulation(train_with_accumulation):
@@ -426,13 +438,19 @@ def comprobar_train_with_accumulation(train_with_accumulation):
 # ---------------------------------------------------------------- exercise 3: clipped_step
 def construir_recorte(generador, forma):
     """model, loss_fn, optimizer (SGD), x, y, max_norm for ``forma`` = (tipo, N, D, H, K,
-    razon): max_norm is ``razon`` times this batch's gradient norm (< 1: clipping happens)."""
+    razon): max_norm is ``razon`` times this batch's gradient norm (< 1: clipping happens).
+
+    The parameters arrive with stale gradients in ``.grad``, as after an earlier step, so
+    that a step that forgets to clear them shows it.
+    """
     tipo, N, D, H, K, razon = forma
     modelo = red_pequena(generador, D, H, K)
     x, y, loss_fn = datos(generador, tipo, N, D, K)
     with torch.enable_grad():
         gradientes = torch.autograd.grad(loss_fn(modelo(x), y), list(modelo.parameters()))
     norma = torch.linalg.vector_norm(torch.cat([g.flatten() for g in gradientes])).item()
+    for p in modelo.parameters():
+        p.grad = torch.randn(p.shape, generator=generador, dtype=torch.float64)
     return {"model": modelo, "loss_fn": loss_fn,
             "optimizer": torch.optim.SGD(modelo.parameters(), lr=TASA),
             "x": x, "y": y, "max_norm": razon * norma}
@@ -461,6 +479,8 @@ def _gradientes_recortados(caso):
         return
     if _todos_cerca(obtenidos, esperado["sin_recortar"]):
         fallar("recorte_fuera_de_sitio")
+    if _todos_cerca(obtenidos, esperado["sin_borrar"]):
+        fallar("grad_previo_sin_borrar", nombre="el gradiente que vio `step()`")
     for alternativa in ("recorte_por_parametro", "recorte_por_valor"):
         if _todos_cerca(obtenidos, esperado.get(alternativa)):
             fallar(alternativa)
@@ -498,11 +518,23 @@ CLIPPED_STEP = Ejercicio(
     construir=construir_recorte, observar=observar_recorte)
 
 
-def recortes_equivocados(sin_recortar, max_norm):
-    """Two classic clipping mistakes, to name them when a result matches one."""
+def recortar(gradientes, max_norm):
+    """``clip_grad_norm_``'s formula: every gradient times min(1, max_norm / (norm + 1e-6))."""
+    norma = torch.sqrt(sum((g**2).sum() for g in gradientes))
+    return [g * min(1.0, max_norm / (norma.item() + 1e-6)) for g in gradientes]
+
+
+def recortes_equivocados(sin_recortar, max_norm, previos):
+    """Classic clipping-step mistakes, to name them when a result matches one.
+
+    ``previos``: the stale ``.grad`` the parameters arrived with (None: none).
+    """
+    sin_borrar = None if any(g is None for g in previos) else recortar(
+        _sumar(previos, sin_recortar), max_norm)
     return {"recorte_por_parametro": [g * min(1.0, max_norm / (g.norm().item() + 1e-6))
                                       for g in sin_recortar],
-            "recorte_por_valor": [g.clamp(-max_norm, max_norm) for g in sin_recortar]}
+            "recorte_por_valor": [g.clamp(-max_norm, max_norm) for g in sin_recortar],
+            "sin_borrar": sin_borrar}
 
 
 def recorte_a_mano(model, loss_fn, optimizer, x, y, max_norm):
@@ -511,11 +543,11 @@ def recorte_a_mano(model, loss_fn, optimizer, x, y, max_norm):
     with torch.enable_grad():
         sin_recortar = torch.autograd.grad(loss_fn(model(x), y), parametros)
     norma = torch.sqrt(sum((g**2).sum() for g in sin_recortar))
-    factor = min(1.0, max_norm / (norma.item() + 1e-6))
-    recortados = [g * factor for g in sin_recortar]
+    recortados = recortar(sin_recortar, max_norm)
     lr = optimizer.param_groups[0]["lr"]
     return {"norma": norma, "max_norm": max_norm, "gradientes": recortados,
-            "sin_recortar": list(sin_recortar), **recortes_equivocados(sin_recortar, max_norm),
+            "sin_recortar": list(sin_recortar),
+            **recortes_equivocados(sin_recortar, max_norm, _copiar_grads(parametros)),
             "parametros": [p.detach() - lr * g for p, g in zip(parametros, recortados)]}
 
 

@@ -135,6 +135,12 @@ def predict_bare_no_grad_statement(model, x):
     return torch.softmax(model(x), dim=1)
 
 
+@variant(PR, "prediccion_con_grafo")
+def predict_eval_mode_only(model, x):
+    model.eval()  # eval() switches Dropout/BatchNorm; it does not stop graph recording
+    return torch.softmax(model(x), dim=1)
+
+
 @variant(PR, "grad_desactivado_global")
 def predict_global_switch(model, x):
     torch.set_grad_enabled(False)
@@ -157,6 +163,12 @@ def predict_softmax_over_the_batch(model, x):
 def predict_returns_logits(model, x):
     with torch.inference_mode():
         return model(x)
+
+
+@variant(PR, "ceros")
+def predict_placeholder_of_the_right_shape(model, x):
+    # Builds no graph by doing nothing: the no-graph parts must not reward it.
+    return torch.zeros(x.shape[0], model[-1].out_features, dtype=x.dtype)
 
 
 @variant(PR, "sin_implementar")
@@ -220,6 +232,13 @@ def freeze_returns_the_frozen_names(model):
     model.requires_grad_(False)
     model.head.requires_grad_(True)
     return [name for name, p in model.named_parameters() if not p.requires_grad]
+
+
+@variant(FH, "nombres_entrenables")
+def freeze_returns_names_relative_to_the_head(model):
+    model.requires_grad_(False)
+    model.head.requires_grad_(True)
+    return [name for name, _ in model.head.named_parameters()]  # "weight", not "head.weight"
 
 
 @variant(FH, "modelo_en_eval")

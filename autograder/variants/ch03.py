@@ -207,6 +207,25 @@ def train_with_accumulation_without_zero_grad(model, loss_fn, optimizer, batches
     return _train(model, loss_fn, optimizer, batches, accum, zero=False)
 
 
+@variant(PC, "zero_grad_en_cada_micro_lote")
+def train_with_accumulation_zeroes_every_micro_batch(model, loss_fn, optimizer, batches, accum):
+    # The canonical loop's zero_grad() at the top of every iteration, kept when adding
+    # accumulation: each step sees only the last micro-batch of its cycle.
+    n = len(batches)
+    losses, running = [], 0.0
+    for i, (xb, yb) in enumerate(batches):
+        optimizer.zero_grad()
+        cycle_len = min(accum, n - (i // accum) * accum)
+        loss = loss_fn(model(xb), yb) / cycle_len
+        loss.backward()
+        running += loss.item()
+        if (i + 1) % accum == 0 or i + 1 == n:
+            optimizer.step()
+            losses.append(running)
+            running = 0.0
+    return losses
+
+
 @variant(PC, "pasos_del_optimizador")
 def train_with_accumulation_steps_every_batch(model, loss_fn, optimizer, batches, accum):
     return _train(model, loss_fn, optimizer, batches, accum, step_every_batch=True)
@@ -279,6 +298,14 @@ def clipped_step_clips_before_backward(model, loss_fn, optimizer, x, y, max_norm
     loss_fn(model(x), y).backward()
     optimizer.step()
     return norm.item()  # always 0.0: not a typed-in answer, the clip came too early
+
+
+@variant(CS, "grad_previo_sin_borrar")
+def clipped_step_without_zero_grad(model, loss_fn, optimizer, x, y, max_norm):
+    loss_fn(model(x), y).backward()  # adds to whatever .grad held from the previous step
+    norm = torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm)
+    optimizer.step()
+    return norm.item()
 
 
 @variant(CS, "recorte_por_parametro")
