@@ -13,9 +13,10 @@
 # %% [markdown]
 # # Capítulo 4 · El bucle de optimización completo
 #
-# En los capítulos anteriores viste cada pieza por separado: el grafo, `backward()`, la
-# acumulación de gradientes (*gradient accumulation*), `zero_grad()` y el recorte de
-# gradientes (*gradient clipping*). Aquí las juntas en el bucle de entrenamiento (*training
+# En los capítulos anteriores viste cada pieza por separado: el grafo computacional
+# (*computational graph*), `backward()`, la acumulación de gradientes (*gradient
+# accumulation*), `zero_grad()` y el recorte de gradientes (*gradient clipping*). Aquí las
+# juntas en el bucle de entrenamiento (*training
 # loop*) que escribirás una y otra vez, con la pérdida (*loss*) de clasificación, los
 # optimizadores habituales y los planificadores de la tasa de aprendizaje (*learning-rate
 # schedulers*).
@@ -23,13 +24,15 @@
 # **Al terminar sabrás:**
 #
 # - escribir `train_loop` y `test_loop` con las llamadas en su orden fijo: pase hacia
-#   adelante (*forward pass*), pérdida, `backward()`, recorte, `optimizer.step()`, `scheduler.step()`,
-#   `zero_grad()`;
+#   adelante (*forward pass*), pérdida, `backward()`, recorte, `optimizer.step()`,
+#   `scheduler.step()`, `zero_grad()`;
 # - evaluar con `model.eval()` **y** `torch.no_grad()`, y volver a `model.train()`;
 # - usar `nn.CrossEntropyLoss` sobre logits crudos y calcular la exactitud con `argmax`;
-# - comparar SGD, Adam y AdamW, y explicar el decaimiento de pesos desacoplado;
+# - comparar SGD, Adam y AdamW, y explicar el decaimiento de pesos (*weight decay*)
+#   desacoplado;
 # - registrar métricas con `.item()` y medir qué pasa si no lo haces;
-# - usar `OneCycleLR` y coseno con calentamiento lineal, en el lugar correcto del bucle.
+# - usar `OneCycleLR` y coseno con calentamiento lineal (*linear warmup*), en el lugar
+#   correcto del bucle.
 #
 # Todo corre en CPU en pocos segundos: los datos son sintéticos y se generan aquí mismo.
 
@@ -48,6 +51,7 @@ from torch.utils.data import DataLoader, TensorDataset
 from tqdm.auto import tqdm
 
 torch.manual_seed(0)
+torch.set_num_threads(1)  # modelos diminutos: en CPU, un hilo evita esperas entre hilos
 
 # %% [markdown]
 # ## 1 · Datos y modelo
@@ -149,7 +153,23 @@ print(f"pérdida sobre softmax(logits): {loss_fn(seguro.softmax(1), etiqueta).it
 print(f"cota inferior log(1 + 2/e):    {math.log(1 + 2 / math.e):.4f}")
 
 # %% [markdown]
-# El efecto en el entrenamiento: los gradientes se aplastan y el modelo aprende más despacio.
+# Además, el softmax de más aplasta los gradientes: sus salidas se saturan en 0 y 1. Mide la
+# norma del gradiente (*gradient norm*) de la pérdida respecto de los logits en el lote del
+# modelo sin entrenar y en una predicción muy segura pero **equivocada**, justo la que más
+# debería corregirse:
+
+# %% tags=["demo"]
+casos = {"lote del modelo sin entrenar": (logits.detach(), y),
+         "seguro y equivocado": (torch.tensor([[0.0, 8.0, 0.0]]), torch.tensor([0]))}
+for nombre, (z, etiquetas) in casos.items():
+    z = z.clone().requires_grad_(True)
+    (g_bien,) = torch.autograd.grad(loss_fn(z, etiquetas), z)
+    (g_mal,) = torch.autograd.grad(loss_fn(z.softmax(1), etiquetas), z)
+    print(f"{nombre:>28}: norma del gradiente {g_bien.norm().item():.4f} sobre logits, "
+          f"{g_mal.norm().item():.4f} con softmax antes")
+
+# %% [markdown]
+# El efecto en el entrenamiento: el modelo aprende más despacio.
 # Entrena dos copias idénticas con el mismo optimizador (SGD, `lr=0.3`); la segunda pasa sus
 # logits por un softmax antes de la pérdida. Para compararlas, medimos las dos con la
 # pérdida correcta sobre los logits.
@@ -279,8 +299,9 @@ con_dropout.train()
 # Escribe `evaluate(model, loader, loss_fn)`. Devuelve la pérdida media **por muestra** y
 # la exactitud, los dos como `float` de Python. Los lotes pueden tener tamaños distintos:
 # no promedies las medias de cada lote. El modelo que recibes puede tener BatchNorm y
-# llegar en modo entrenamiento: evalúa en modo evaluación, sin construir grafo, y déjalo
-# al final en el modo en que llegó.
+# llegar en modo entrenamiento (*train mode*) o en modo evaluación (*eval mode*): evalúa en
+# modo evaluación, sin construir grafo, y déjalo al final en el modo en que llegó (como
+# hace `test_loop`).
 
 # %% nbgrader={"grade": false, "grade_id": "ch04_evaluate", "locked": false, "schema_version": 3, "solution": true, "task": false}
 def evaluate(model, loader, loss_fn):
@@ -380,7 +401,7 @@ for clase in (torch.optim.Adam, torch.optim.AdamW):
 
 # %% [markdown]
 # Con Adam, los dos pesos bajan casi lo mismo en valor absoluto (≈ 0,1 = 10 · `lr`): el
-# pequeño pierde el 100 % y el grande apenas el 1 %. Con AdamW, los dos conservan la misma
+# pequeño pierde más del 90 % y el grande apenas el 1 %. Con AdamW, los dos conservan la misma
 # fracción, $(1 - 0{,}01 \cdot 0{,}1)^{10} \approx 0{,}990$.
 #
 # ## 5 · Registrar con `.item()`
@@ -390,7 +411,8 @@ for clase in (torch.optim.Adam, torch.optim.AdamW):
 # puede liberar. `loss.item()` devuelve un `float` y suelta todo.
 #
 # Midámoslo. Con un gancho de tensores guardados (`torch.autograd.graph.saved_tensors_hooks`)
-# contamos los bytes que los grafos guardan para el pase hacia atrás y que siguen vivos, y
+# contamos los bytes que los grafos guardan para el pase hacia atrás (*backward pass*) y que
+# siguen vivos, y
 # contamos los nodos del grafo que cuelgan del acumulador.
 
 # %% tags=["demo"]
@@ -509,11 +531,11 @@ plt.show()
 # ## 6 · Planificadores de la tasa de aprendizaje
 #
 # Un planificador cambia la tasa de aprendizaje (*learning rate*, `lr`) del optimizador a lo
-# largo del entrenamiento. Dos curvas
-# cubren casi todo:
+# largo del entrenamiento. Dos curvas cubren casi todo:
 #
 # - `OneCycleLR`: sube desde un valor bajo hasta `max_lr` y luego baja hasta casi cero (por
-#   defecto, las dos fases siguen medio coseno). Se llama **una vez por lote**, y necesita saber el número total de pasos.
+#   defecto, las dos fases siguen medio coseno). Se llama **una vez por lote**, y necesita
+#   saber el número total de pasos.
 # - Calentamiento lineal (*linear warmup*) seguido de un coseno (`CosineAnnealingLR`) hasta
 #   `eta_min`: la curva de casi todos los modelos de lenguaje.
 #
@@ -562,6 +584,19 @@ plt.tight_layout()
 plt.show()
 
 # %% [markdown]
+# Un detalle de `OneCycleLR`: por defecto (`cycle_momentum=True`) también mueve el momento
+# del optimizador, al revés que la tasa: de 0,95 baja a 0,85 y vuelve a subir. A un `SGD`
+# creado sin momento se lo pone sin avisar (con Adam y AdamW mueve `betas[0]`). Si no lo
+# quieres, pasa `cycle_momentum=False`.
+
+# %% tags=["demo"]
+w = nn.Parameter(torch.zeros(1))
+opt = torch.optim.SGD([w], lr=0.1)  # sin momento
+print("momentum de SGD al crearlo:     ", opt.param_groups[0]["momentum"])
+torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=0.1, total_steps=PASOS)
+print("momentum tras crear OneCycleLR: ", opt.param_groups[0]["momentum"])
+
+# %% [markdown]
 # **El orden importa.** `scheduler.step()` va **después** de `optimizer.step()`. Si lo
 # llamas antes, PyTorch avisa, y el primer paso usa la segunda tasa de la curva: la
 # primera se pierde.
@@ -579,6 +614,8 @@ with warnings.catch_warnings(record=True) as avisos:
     opt.step()
 for aviso in avisos:
     print(f"{aviso.category.__name__}: {aviso.message}")
+# If PyTorch stops warning, the text above is wrong: fail here so CI notices.
+assert any("lr_scheduler.step()" in str(a.message) for a in avisos), "Se esperaba un aviso."
 print(f"\nprimera tasa de la curva: {primera_tasa:.5f}   tasa del primer paso: {tasa_usada:.5f}")
 
 # %% [markdown]
@@ -596,10 +633,11 @@ with muestra_error(ValueError):
 
 # %% [markdown]
 # **Con acumulación de gradientes**, un paso real del optimizador ocurre cada `accum`
-# micro-lotes (*micro-batches*). El planificador cuenta pasos del optimizador, no lotes: va
-# dentro del mismo `if` que `optimizer.step()`, y `total_steps` es el número de pasos
-# reales. Si lo dejas fuera del `if`, avanza `accum` veces más rápido y `OneCycleLR` se
-# pasa de su total a mitad de la época.
+# micro-lotes (*micro-batches*). El planificador cuenta pasos del optimizador (*optimizer
+# steps*), no lotes: va dentro del mismo `if` que `optimizer.step()`, y `total_steps` es el
+# número de pasos reales. Si lo dejas fuera del `if`, avanza `accum` veces más rápido y
+# `OneCycleLR` lanza el error en el micro-lote `total_steps + 1`: con `accum=4`, hacia la
+# cuarta parte de la época.
 
 # %% tags=["demo"]
 def epoca_con_acumulacion(planificador_dentro_del_if, accum=4):

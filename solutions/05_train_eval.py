@@ -13,10 +13,12 @@
 # %% [markdown]
 # # Capítulo 5 · Modo entrenamiento y modo evaluación
 #
-# `model.train()` y `model.eval()` parecen una formalidad, pero cambian lo que calcula el
+# `model.train()` y `model.eval()` ponen el modelo en modo entrenamiento (*train mode*) o en
+# modo evaluación (*eval mode*). Parecen una formalidad, pero cambian lo que calcula el
 # modelo. Dos capas muy comunes se comportan distinto en cada modo: Dropout y BatchNorm. En
 # este capítulo mides esa diferencia, separas `eval()` de `torch.no_grad()` y reproduces un
-# error clásico: una evaluación a mitad de época que deja el modelo en modo evaluación.
+# error clásico: una evaluación a mitad de época (*epoch*) que deja el modelo en modo
+# evaluación.
 #
 # **Al terminar sabrás:**
 #
@@ -24,11 +26,12 @@
 #   submódulo) y qué no cambia (los pesos, autograd);
 # - cómo actúa Dropout en cada modo: apaga unidades al azar y escala por $1/(1-p)$ al
 #   entrenar, y es la identidad al evaluar;
-# - cómo actúa BatchNorm: estadísticas del lote y actualización de sus estadísticas
+# - cómo actúa BatchNorm: estadísticas del lote (*batch*) y actualización de sus estadísticas
 #   acumuladas (*running statistics*) al entrenar; solo las acumuladas al evaluar;
 # - por qué `eval()` y `no_grad()` son independientes y la evaluación necesita los dos;
 # - cómo se ve en las curvas un entrenamiento que siguió en modo evaluación;
-# - cómo usar Dropout en inferencia (*MC dropout*) para estimar la incertidumbre.
+# - cómo usar Dropout en inferencia (*inference*) para estimar la incertidumbre (*MC
+#   dropout*).
 #
 # Vienes del capítulo 4: ya sabes escribir el bucle de entrenamiento (*training loop*)
 # completo. Ejecuta las celdas en orden.
@@ -277,7 +280,8 @@ plt.show()
 #
 # - `model.eval()` cambia **qué calcula** el modelo (Dropout apagado, BatchNorm con sus
 #   estadísticas acumuladas y sin actualizarlas).
-# - `torch.no_grad()` cambia **qué se registra**: ningún grafo, ningún gradiente posible.
+# - `torch.no_grad()` cambia **qué se registra**: ningún grafo computacional (*computational
+#   graph*), ningún gradiente posible.
 #
 # Probemos las cuatro combinaciones con el mismo modelo y la misma entrada.
 
@@ -405,7 +409,7 @@ print(f"pérdida de validación final: correcto {valid_ok[-1]:.3f}   con el erro
 
 # %% [markdown]
 # Las curvas se separan en pocas épocas. Sin Dropout, la red memoriza el conjunto de
-# entrenamiento: su pérdida cae casi a cero y la de validación empieza a **subir**
+# entrenamiento: su pérdida (*loss*) cae casi a cero y la de validación empieza a **subir**
 # (sobreajuste, *overfitting*). Además, sus BatchNorm normalizan con las estadísticas
 # acumuladas en los primeros 5 lotes, que ya no se actualizan.
 #
@@ -497,11 +501,11 @@ print("train:", ruido.train()(torch.zeros(4)))
 print("eval: ", ruido.eval()(torch.zeros(4)))
 
 # %% [markdown]
-# La forma fiable de saberlo es medirlo: ejecutar cada módulo hoja (sin hijos) en los dos
-# modos sobre la entrada que recibe dentro del modelo y comparar. Para capturar esa entrada
-# sirve un gancho (*hook*) de `register_forward_hook` o `register_forward_pre_hook`. Un
-# detalle: si el gancho **devuelve** algo distinto de `None`, ese valor sustituye a la
-# salida (o a la entrada) del módulo.
+# La forma fiable de saberlo es medirlo: ejecutar cada módulo hoja (*leaf module*, sin
+# hijos) en los dos modos sobre la entrada que recibe dentro del modelo y comparar. Para
+# capturar esa entrada sirve un gancho (*hook*) de `register_forward_hook` o
+# `register_forward_pre_hook`. Un detalle: si el gancho **devuelve** algo distinto de
+# `None`, ese valor sustituye a la salida (o a la entrada) del módulo.
 
 # %% tags=["demo"]
 capturadas = {}
@@ -521,6 +525,19 @@ with torch.no_grad():
 for gancho in ganchos:
     gancho.remove()
 print(capturadas)
+
+# %% [markdown]
+# En cambio, un gancho que devuelve un valor sí cambia el resultado. Este devuelve ceros, y
+# la salida de la capa pasa a ser esos ceros:
+
+# %% tags=["demo"]
+capa = nn.Linear(4, 2)
+entrada = torch.randn(1, 4)
+with torch.no_grad():
+    print("sin gancho:                  ", capa(entrada))
+    gancho = capa.register_forward_hook(lambda modulo, args, salida: torch.zeros_like(salida))
+    print("con un gancho que devuelve 0:", capa(entrada))
+gancho.remove()
 
 # %% [markdown]
 # ## Ejercicio 2 · Los módulos que cambian entre train y eval (3 puntos)

@@ -43,11 +43,12 @@ def _entrenamiento_esperado(*entradas):
 
 
 def _formas_evaluacion(generador):
+    """Two cases: the model arrives in train mode, then in eval mode (left as it came)."""
     casos = []
-    for _ in range(2):
+    for modo in ("train", "eval"):
         n, B = entero(generador, 2, 4), entero(generador, 5, 8)
         forma = (n, B, entero(generador, 2, B - 2), entero(generador, 2, 5),
-                 entero(generador, 3, 6), entero(generador, 2, 4))
+                 entero(generador, 3, 6), entero(generador, 2, 4), modo)
         casos.append((forma, semilla(generador)))
     return casos
 

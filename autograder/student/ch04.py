@@ -107,6 +107,19 @@ MENSAJES = {
         "(`len(loader)`) y no por el número de muestras.",
         "Cuenta las muestras (`len(y)` en cada lote) y divide por ese total.",
         "`{nombre}` was divided by the number of batches, not of samples."),
+    "doble_softmax": (
+        "Softmax antes de la pérdida",
+        "`{nombre}` es la entropía cruzada de `softmax(logits)`: aplicaste un softmax antes de "
+        "`loss_fn`, que ya hace `log_softmax` por dentro.",
+        "Pasa los logits crudos a `loss_fn`; para la predicción basta `argmax` de los logits.",
+        "`{nombre}` is the cross-entropy of softmax(logits): a softmax before the loss."),
+    "modo_forzado_a_train": (
+        "Modo no restaurado",
+        "El modelo llegó en modo evaluación y tu función lo dejó en modo entrenamiento: "
+        "llamaste a `model.train()` sin mirar en qué modo estaba.",
+        "Guarda `estaba_entrenando = model.training` al empezar y termina con "
+        "`model.train(estaba_entrenando)`.",
+        "The model arrived in eval mode and was left in train mode."),
     "sin_calentamiento": (
         "Sin calentamiento",
         "La tasa de aprendizaje empieza ya en `lr` ({tasa:.4g}): falta el calentamiento "
@@ -325,7 +338,8 @@ def diagnosticar_orden(traza, esperada, n_lotes, accum, max_norm):
     if n_lotes % accum and pasos == pasos_esperados - 1:
         return Diagnostico("ciclo_parcial_olvidado", {})
     veces, veces_esperadas = traza.count("scheduler.step"), esperada.count("scheduler.step")
-    if veces_esperadas and veces != veces_esperadas and veces in (n_lotes, n_lotes + 1):
+    # once per micro-batch (n_lotes, +1 with a step after the loop) or once per epoch (1)
+    if veces_esperadas and veces != veces_esperadas and veces in (1, n_lotes, n_lotes + 1):
         return Diagnostico("scheduler_veces", {"veces": veces, "veces_esperadas": veces_esperadas})
     for i, evento in enumerate(traza):
         anterior = next((e for e in reversed(traza[:i]) if e != "clip_grad_norm_"), None)
@@ -464,9 +478,10 @@ def comprobar_train_one_epoch(train_one_epoch):
 
 # ---------------------------------------------------------------- exercise 2: evaluate
 def construir_evaluacion(generador, forma):
-    """model (with BatchNorm, in train mode), loader with a smaller last batch, loss_fn;
-    ``forma`` = (n_lotes, tam_lote, tam_ultimo, D, H, C)."""
-    n, B, ultimo, D, H, C = forma
+    """model (with BatchNorm), loader with a smaller last batch, loss_fn; ``forma`` =
+    (n_lotes, tam_lote, tam_ultimo, D, H, C[, modo]), modo "train" (default) or "eval":
+    the mode the model arrives in, and must be left in."""
+    n, B, ultimo, D, H, C = forma[:6]
     modelo = red_clasificadora(generador, D, H, C, batchnorm=True)
     lotes = []
     for i in range(n):
@@ -478,7 +493,7 @@ def construir_evaluacion(generador, forma):
     with torch.no_grad():  # some right answers in every batch: accuracy is never 0
         for x, y in lotes:
             y[0] = modelo(x[:1]).argmax(1)[0]
-    modelo.train()
+    modelo.train(_modo_inicial(forma) == "train")
     return {"model": modelo, "loader": lotes, "loss_fn": torch.nn.CrossEntropyLoss()}
 
 
@@ -503,15 +518,19 @@ def observar_evaluacion(evaluate, entradas):
               if type(valor) in (tuple, list) else [])
     observacion.update(
         llamadas=llamadas, grafos=grafos,
-        modo_final=all(m.training for m in modelo.modules()),
+        modos_finales=[m.training for m in modelo.modules()],
         buffers_cambiados=[k for k, b in modelo.named_buffers() if not torch.equal(b,
                                                                                    buffers[k])])
     return observacion
 
 
+def _modo_inicial(forma):
+    return forma[6] if len(forma) > 6 else "train"
+
+
 def contexto_evaluacion(forma):
     n, B, ultimo = forma[:3]
-    return {"muestras": (n - 1) * B + ultimo, "n_lotes": n}
+    return {"muestras": (n - 1) * B + ultimo, "n_lotes": n, "modo_inicial": _modo_inicial(forma)}
 
 
 def _modo_evaluacion(caso):
@@ -539,7 +558,8 @@ def _perdida_media(caso):
     esperado = caso.datos["esperado"]
     comparar_numero("la pérdida media", resultado[0], esperado["perdida"], grafos[0],
                     {"suma_en_vez_de_media": caso.datos["muestras"]},
-                    {"media_de_lotes": esperado["perdida_por_lotes"]})
+                    {"media_de_lotes": esperado["perdida_por_lotes"],
+                     "doble_softmax": esperado.get("perdida_doble_softmax")})
 
 
 def _exactitud(caso):
@@ -552,8 +572,11 @@ def _exactitud(caso):
 
 
 def _modo_restaurado(caso):
-    if not caso.datos["modo_final"]:
+    modos = caso.datos["modos_finales"]
+    if caso.datos["modo_inicial"] == "train" and not all(modos):
         fallar("modelo_en_eval")
+    if caso.datos["modo_inicial"] == "eval" and any(modos):
+        fallar("modo_forzado_a_train")
 
 
 EVALUATE = Ejercicio(
@@ -563,7 +586,7 @@ EVALUATE = Ejercicio(
               requisito=True),
         Parte("pérdida media por muestra (float)", 1.0, _perdida_media),
         Parte("exactitud (float entre 0 y 1)", 1.0, _exactitud),
-        Parte("el modelo vuelve a modo entrenamiento", 0.5, _modo_restaurado, requisito=True),
+        Parte("el modelo vuelve al modo en que llegó", 0.5, _modo_restaurado, requisito=True),
     ],
     construir=construir_evaluacion, observar=observar_evaluacion, contexto=contexto_evaluacion)
 
@@ -576,20 +599,25 @@ def evaluacion_de_golpe(model, loader, loss_fn):
     with torch.no_grad():
         logits = copia(x)
         por_muestra = torch.nn.functional.cross_entropy(logits, y, reduction="none")
+        doble_softmax = torch.nn.functional.cross_entropy(logits.softmax(1), y)
         acierto = (logits.argmax(1) == y).double()
     tamanos = [len(yb) for _, yb in loader]
     trozos_p, trozos_a = torch.split(por_muestra, tamanos), torch.split(acierto, tamanos)
     return {"perdida": por_muestra.mean().item(), "exactitud": acierto.mean().item(),
+            "perdida_doble_softmax": doble_softmax.item(),
             "perdida_por_lotes": sum(t.mean().item() for t in trozos_p) / len(tamanos),
             "exactitud_por_lotes": sum(t.mean().item() for t in trozos_a) / len(tamanos)}
 
 
 def comprobar_evaluate(evaluate):
-    """Public check: a BatchNorm model in train mode, batches of 6, 6 and 3 samples."""
-    caso = caso_en_proceso(EVALUATE, evaluate, 5, (3, 6, 3, 4, 5, 3), evaluacion_de_golpe)
-    comprobar(EVALUATE.partes, caso,
-              "Pérdida y exactitud correctas, sin grafo, en modo evaluación, y el modelo "
-              "vuelve a entrenamiento.")
+    """Public check: a BatchNorm model, batches of 6, 6 and 3 samples; it arrives in train
+    mode, then (another model) in eval mode, and must be left as it arrived."""
+    for modo, exito in (("train", "y el modelo vuelve a modo entrenamiento."),
+                        ("eval", "y el modelo que llegó en modo evaluación sigue así.")):
+        caso = caso_en_proceso(EVALUATE, evaluate, 5, (3, 6, 3, 4, 5, 3, modo),
+                               evaluacion_de_golpe)
+        comprobar(EVALUATE.partes, caso,
+                  f"Pérdida y exactitud correctas, sin grafo, en modo evaluación, {exito}")
 
 
 # ---------------------------------------------------------------- exercise 3: warmup_cosine

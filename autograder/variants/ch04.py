@@ -133,6 +133,27 @@ def train_one_epoch_scheduler_every_micro_batch(model, loader, loss_fn, optimize
                   sched_each=True)
 
 
+@variant(TE, "scheduler_veces")
+def train_one_epoch_scheduler_once_per_epoch(model, loader, loss_fn, optimizer, scheduler=None,
+                                             accum=1, max_norm=None):
+    # The per-epoch habit of CosineAnnealingLR examples, inside a per-step contract.
+    model.train()
+    n = len(loader)
+    total = 0.0
+    for i, (x, y) in enumerate(loader):
+        loss = loss_fn(model(x), y)
+        (loss / min(accum, n - (i - i % accum))).backward()
+        total += loss.item()
+        if (i + 1) % accum == 0 or i + 1 == n:
+            if max_norm is not None:
+                torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm)
+            optimizer.step()
+            optimizer.zero_grad()
+    if scheduler is not None:
+        scheduler.step()
+    return total / n
+
+
 @variant(TE, "zero_grad_ausente")
 def train_one_epoch_without_zero_grad(model, loader, loss_fn, optimizer, scheduler=None,
                                       accum=1, max_norm=None):
@@ -222,10 +243,11 @@ def evaluate_inference_mode_sums(model, loader, loss_fn):
 
 @variant(EV, CORRECT)
 def evaluate_concatenated(model, loader, loss_fn):
+    mode = model.training
     model.eval()
     with torch.no_grad():
         logits = torch.cat([model(x) for x, _ in loader])
-    model.train()
+    model.train(mode)
     y = torch.cat([y for _, y in loader])
     return float(loss_fn(logits, y)), float((logits.argmax(1) == y).double().mean())
 
@@ -233,6 +255,7 @@ def evaluate_concatenated(model, loader, loss_fn):
 def _evaluate(model, loader, loss_fn, *, eval_mode=True, no_grad=True, restore=True,
               item=True, per_batch=False, divide_by="samples"):
     """The reference evaluation with one knob per classic mistake."""
+    was_training = model.training
     if eval_mode:
         model.eval()
     losses, accs, sizes = [], [], []
@@ -244,7 +267,7 @@ def _evaluate(model, loader, loss_fn, *, eval_mode=True, no_grad=True, restore=T
             accs.append((logits.argmax(1) == y).sum().item())
             sizes.append(len(y))
     if restore:
-        model.train()
+        model.train(was_training)
     n = sum(sizes)
     if per_batch:
         return (sum(losses) / len(losses),
@@ -270,6 +293,35 @@ def evaluate_leaves_eval_mode(model, loader, loss_fn):
     return _evaluate(model, loader, loss_fn, restore=False)
 
 
+@variant(EV, "modo_forzado_a_train")
+def evaluate_always_back_to_train(model, loader, loss_fn):
+    model.eval()
+    total, correct, seen = 0.0, 0, 0
+    with torch.no_grad():
+        for x, y in loader:
+            logits = model(x)
+            total += loss_fn(logits, y).item() * len(y)
+            correct += (logits.argmax(1) == y).sum().item()
+            seen += len(y)
+    model.train()  # "after evaluating, train()": but the model may have come in eval mode
+    return total / seen, correct / seen
+
+
+@variant(EV, "doble_softmax")
+def evaluate_softmax_before_the_loss(model, loader, loss_fn):
+    was_training = model.training
+    model.eval()
+    total, correct, seen = 0.0, 0, 0
+    with torch.no_grad():
+        for x, y in loader:
+            probs = model(x).softmax(dim=1)  # probabilities into CrossEntropyLoss
+            total += loss_fn(probs, y).item() * len(y)
+            correct += (probs.argmax(1) == y).sum().item()
+            seen += len(y)
+    model.train(was_training)
+    return total / seen, correct / seen
+
+
 @variant(EV, "media_de_lotes")
 def evaluate_mean_of_batch_means(model, loader, loss_fn):
     return _evaluate(model, loader, loss_fn, per_batch=True)
@@ -287,10 +339,11 @@ def evaluate_divides_by_batches(model, loader, loss_fn):
 
 @variant(EV, "registro_tensor")
 def evaluate_returns_tensors(model, loader, loss_fn):
+    mode = model.training
     model.eval()
     with torch.no_grad():
         logits = torch.cat([model(x) for x, _ in loader])
-    model.train()
+    model.train(mode)
     y = torch.cat([y for _, y in loader])
     return loss_fn(logits, y), (logits.argmax(1) == y).double().mean()
 
@@ -405,6 +458,7 @@ def train_one_epoch(model, loader, loss_fn, optimizer, scheduler=None, accum=1, 
 DAVID_EVALUATE = '''\
 def evaluate(model, loader, loss_fn):
     """Evaluation without torch.no_grad(): it builds a graph on every batch."""
+    was_training = model.training
     model.eval()
     total, correct, seen = 0.0, 0, 0
     for x, y in loader:
@@ -412,7 +466,7 @@ def evaluate(model, loader, loss_fn):
         total += loss_fn(logits, y).item() * len(y)
         correct += (logits.argmax(1) == y).sum().item()
         seen += len(y)
-    model.train()
+    model.train(was_training)
     return total / seen, correct / seen
 '''
 
