@@ -25,6 +25,12 @@
 # entero funciona igual en CPU: usa bfloat16 con autocast, las celdas de GPU se saltan y lo
 # dicen, y las medidas de velocidad son de tu CPU (en CPU, 16 bits rara vez acelera).
 #
+# **La parte de GPU está sin verificar.** Esta versión del curso se escribió y se probó en
+# máquinas sin GPU. Las celdas de GPU y el caso CUDA de las pruebas ocultas no se han
+# ejecutado nunca: sin GPU se saltan y lo dicen; con GPU deberían funcionar, pero ninguna
+# cifra ni tabla de GPU de este cuaderno está medida. Lo que el texto dice de CUDA viene de
+# la documentación de PyTorch, no de una ejecución.
+#
 # **Al terminar sabrás:**
 #
 # - comparar fp32, fp16 y bf16 con `torch.finfo`: rango, precisión, dónde desbordan
@@ -36,10 +42,11 @@
 # - por qué un modelo convertido entero a bf16 pierde las actualizaciones pequeñas;
 # - medir velocidad y memoria, y elegir el dtype según el hardware.
 #
-# Necesitas el bucle de entrenamiento de los capítulos anteriores: `backward`,
-# `clip_grad_norm_`, `optimizer.step()` y `zero_grad()`.
+# Necesitas el bucle de entrenamiento (*training loop*) de los capítulos anteriores:
+# `backward`, `clip_grad_norm_`, `optimizer.step()` y `zero_grad()`.
 
 # %%
+import inspect
 import math
 import time
 import warnings
@@ -179,12 +186,13 @@ display(widgets.VBox([deslizador, salida_widget]))
 # %% [markdown]
 # ### Por qué fp16 necesita escalar la pérdida
 #
-# Los gradientes de una red suelen ser pequeños: $10^{-5}$, $10^{-8}$ o menos. En fp16, todo
-# lo que baja de unos $6\cdot 10^{-8}$ se vuelve 0, y con un gradiente 0 ese peso no
-# aprende. El remedio es el escalado de la pérdida (*loss scaling*): multiplicar la pérdida
-# por un factor grande, por ejemplo $2^{16}$, antes del pase hacia atrás. Por la regla de la
-# cadena, todos los gradientes salen multiplicados por el mismo factor y suben a la zona que
-# fp16 sí representa. Antes de actualizar los pesos, se dividen otra vez.
+# Los gradientes (*gradients*) de una red suelen ser pequeños: $10^{-5}$, $10^{-8}$ o menos.
+# El menor número positivo de fp16 es $2^{-24} \approx 6\cdot 10^{-8}$; lo que baja de la
+# mitad, $3\cdot 10^{-8}$, se vuelve 0, y con un gradiente 0 ese peso no aprende. El remedio
+# es el escalado de la pérdida (*loss scaling*): multiplicar la pérdida (*loss*) por un
+# factor grande, por ejemplo $2^{16}$, antes del pase hacia atrás. Por la regla de la cadena
+# (*chain rule*), todos los gradientes salen multiplicados por el mismo factor y suben a la
+# zona que fp16 sí representa. Antes de actualizar los pesos, se dividen otra vez.
 
 # %% tags=["demo"]
 gradientes = torch.logspace(-10, -3, 8, dtype=torch.float64)  # 1e-10 ... 1e-3
@@ -193,6 +201,7 @@ en_fp16 = gradientes.to(torch.float16).double()
 escalados = (gradientes * escala).to(torch.float16).double() / escala
 en_bf16 = gradientes.to(torch.bfloat16).double()
 
+print("fp16 de 2,9e-8, 3,1e-8 y 6e-8:", torch.tensor([2.9e-8, 3.1e-8, 6e-8]).half().tolist())
 print(f"{'gradiente':>10} {'fp16':>10} {'fp16 ×2^16':>11} {'bf16':>10}")
 for g, a, b, c in zip(gradientes, en_fp16, escalados, en_bf16):
     print(f"{g:10.1e} {a:10.2e} {b:11.2e} {c:10.2e}")
@@ -219,9 +228,12 @@ print("3 × 2^16 en bf16:", (grande * 2.0**16).to(torch.bfloat16).item())
 # - **GPU sin bf16 nativo** (la T4 de Colab, V100): núcleos tensoriales de fp16, así que
 #   fp16 con `GradScaler`. `torch.cuda.is_bf16_supported()` puede decir `True` en una T4
 #   porque PyTorch *emula* bf16, pero emulado es lento; por eso la preparación mira la
-#   capacidad de cómputo (8 o más) y no esa función.
+#   capacidad de cómputo (8 o más) y no esa función. En las versiones recientes, su
+#   argumento `including_emulation` vale `True` por defecto: la celda siguiente imprime la
+#   firma que tiene en tu versión.
 # - **CPU**: `torch.autocast("cpu")` está pensado para bf16. Solo acelera si la CPU tiene
-#   instrucciones bf16 (AVX512-BF16 o AMX); si no, es más lento que fp32.
+#   instrucciones bf16 (AVX512-BF16 o AMX); si no, es más lento que fp32 (lo mides en la
+#   sección 7).
 
 # %% tags=["demo"]
 if torch.cuda.is_available():
@@ -231,6 +243,7 @@ if torch.cuda.is_available():
 else:
     print("Sin GPU: esta celda no tiene nada que medir en CUDA (se salta).")
 print(f"CPU con instrucciones bf16: {bf16_nativo('cpu')}")
+print("firma: torch.cuda.is_bf16_supported" + str(inspect.signature(torch.cuda.is_bf16_supported)))
 
 # %% [markdown]
 # ## Ejercicio 1 · Elegir el dtype de autocast (2 puntos)
@@ -270,13 +283,14 @@ check_pick_amp_dtype(pick_amp_dtype)
 # ## 3 · `torch.autocast`: cada operación en su dtype
 #
 # No hace falta tocar el modelo. Dentro de `with torch.autocast(device_type, dtype):`,
-# PyTorch decide operación por operación: las que ganan con 16 bits (productos de matrices,
-# capas lineales, convoluciones) se ejecutan en 16 bits; las que necesitan rango o precisión
-# (muchas pérdidas, exponenciales, logaritmos) se quedan en fp32. Fuera del bloque, todo
-# vuelve a la normalidad.
+# PyTorch decide operación por operación con una lista por dispositivo: las que ganan con
+# 16 bits (productos de matrices, capas lineales, convoluciones) se ejecutan en 16 bits; las
+# de la lista de fp32 (las pérdidas, en los dos dispositivos) pasan a fp32; el resto se hace
+# en el dtype de su entrada. Fuera del bloque, todo vuelve a la normalidad.
 #
-# Mídelo en tu dispositivo: el dtype del resultado de un producto de matrices, un softmax,
-# una reducción y dos pérdidas.
+# Mídelo en CPU con bf16 (funciona en cualquier máquina): el dtype del resultado de un
+# producto de matrices, un softmax, una reducción, una exponencial, un `log_softmax` y dos
+# pérdidas.
 
 # %% tags=["demo"]
 DTYPE_DEMO = torch.float16 if DISPOSITIVO == "cuda" and not BF16_NATIVO else torch.bfloat16
@@ -292,35 +306,40 @@ def dtypes_bajo_autocast(dispositivo, dtype):
             "capa lineal (matmul)": h,
             "softmax": h.softmax(dim=-1),
             "reducción sum": h.sum(),
+            "exp": h.exp(),
+            "log_softmax": h.log_softmax(dim=-1),
             "mse_loss": F.mse_loss(h, x),
             "cross_entropy": F.cross_entropy(h, objetivo),
         }
     return {nombre: str(t.dtype).replace("torch.", "") for nombre, t in resultados.items()}
 
 
-print(f"autocast en {DISPOSITIVO} con {DTYPE_DEMO}:")
-for operacion, dtype in dtypes_bajo_autocast(DISPOSITIVO, DTYPE_DEMO).items():
+print("autocast en cpu con bfloat16:")
+for operacion, dtype in dtypes_bajo_autocast("cpu", torch.bfloat16).items():
     print(f"  {operacion:>22}: {dtype}")
 
 # %% [markdown]
-# Las listas de operaciones son **distintas en CPU y en CUDA**. En CUDA, la documentación de
-# autocast pone en fp32 el softmax, `log_softmax`, las sumas y productos acumulados, las
-# normas y `layer_norm`, además de las pérdidas. En CPU la lista de fp32 es más corta: si
-# ejecutas esto en CPU verás el softmax y la suma en bf16 y solo las pérdidas en fp32. Si
-# necesitas fp32 en un punto concreto, conviértelo tú: `h.float().softmax(-1)`.
+# En CPU, solo las pérdidas pasan a fp32. El softmax, la suma, la exponencial y
+# `log_softmax` se quedan en bf16: no están en la lista de fp32 de CPU (que tiene sobre todo
+# pérdidas y álgebra lineal), así que se hacen en el dtype de su entrada.
 #
-# La celda siguiente repite la tabla en CUDA con fp16, para compararla con la de CPU. Sin
-# GPU se salta. (Sin verificar en esta versión del curso: se construyó en una máquina sin
-# GPU.)
+# Las listas **son distintas en CUDA**. Según la documentación de autocast, en CUDA la lista
+# de fp32 incluye además `softmax`, `log_softmax`, `exp`, `log`, `sum`, `prod`, `cumsum`,
+# `norm` y `layer_norm`: ahí el softmax, la suma, la exponencial y `log_softmax` de la
+# tabla también saldrían en fp32. Sea cual sea el dispositivo, si necesitas fp32 en un punto
+# concreto, conviértelo tú: `h.float().softmax(-1)`.
+#
+# La celda siguiente mide la tabla en CUDA con fp16. Sin GPU se salta y lo dice. **Sin
+# verificar:** nunca se ha ejecutado con GPU; la lista de CUDA de este párrafo es la de la
+# documentación, no una medida.
 
 # %% tags=["demo"]
 if torch.cuda.is_available():
+    print("autocast en cuda con float16:")
     for operacion, dtype in dtypes_bajo_autocast("cuda", torch.float16).items():
-        print(f"  cuda fp16 · {operacion:>22}: {dtype}")
+        print(f"  {operacion:>22}: {dtype}")
 else:
-    print("Sin GPU: la tabla de CUDA se salta. En CPU, con bf16:")
-    for operacion, dtype in dtypes_bajo_autocast("cpu", torch.bfloat16).items():
-        print(f"  cpu bf16 · {operacion:>22}: {dtype}")
+    print("Sin GPU: la tabla de CUDA se salta (la lista de CUDA queda sin medir).")
 
 # %% [markdown]
 # ### Pesos maestros en fp32
@@ -353,16 +372,19 @@ print("activación:", h.dtype, "| parámetro:", capa.weight.dtype,
 # 3. `torch.nn.utils.clip_grad_norm_(...)`.
 # 4. `scaler.step(optimizer)`: llama a `optimizer.step()` solo si no hubo `inf`/`NaN`; si
 #    los hubo, **salta el paso**.
-# 5. `scaler.update()`: si hubo `inf`, baja la escala (×0,5); tras `growth_interval` pasos
-#    limpios seguidos, la sube (×2).
+# 5. `scaler.update()`: si hubo `inf`, multiplica la escala por `backoff_factor`; tras
+#    `growth_interval` pasos limpios seguidos, la multiplica por `growth_factor`. Por
+#    defecto: escala inicial $2^{16}$, ×0,5, ×2 y 2000 pasos (la celda los imprime).
 # 6. `optimizer.zero_grad()`.
 #
-# Compruébalo con una escala inicial exagerada, $2^{24}$: los primeros pasos desbordan y se
-# saltan. Sin GPU, la demo hace fp16 en CPU; si tu versión de PyTorch no lo permite (o no
-# tiene GradScaler para CPU), se salta y lo dice.
+# Compruébalo con una escala inicial exagerada, $2^{24}$, y `growth_interval=10` para que
+# se vea crecer: los primeros pasos desbordan y se saltan. Sin GPU, la demo hace fp16 en
+# CPU; si tu versión de PyTorch no lo permite (o no tiene GradScaler para CPU), se salta y
+# lo dice. Se imprimen los 10 primeros pasos y, después, solo los pasos en los que pasa algo.
 
 # %% tags=["demo"]
 def entrenar_con_escalador(dispositivo, pasos=40):
+    torch.manual_seed(0)  # the same initial weights on every run
     g = torch.Generator().manual_seed(0)
     modelo = nn.Sequential(nn.Linear(16, 32), nn.Tanh(), nn.Linear(32, 1)).to(dispositivo)
     optimizador = torch.optim.SGD(modelo.parameters(), lr=0.05)
@@ -391,10 +413,18 @@ if dispositivo_fp16 is None:
     historia = []
     print("Sin GPU, y esta versión de PyTorch no hace fp16 + GradScaler en CPU: demo saltada.")
 else:
+    por_defecto = torch.amp.GradScaler(dispositivo_fp16)
+    print(f"GradScaler por defecto: escala {por_defecto.get_scale():g} · backoff_factor "
+          f"{por_defecto.get_backoff_factor()} · growth_factor {por_defecto.get_growth_factor()}"
+          f" · growth_interval {por_defecto.get_growth_interval()}")
     historia = entrenar_con_escalador(dispositivo_fp16)
-    for paso, (escala, perdida, salto) in enumerate(historia[:12]):
-        print(f"paso {paso:2d}: escala {escala:>10.0f}  pérdida {perdida:.4f}"
-              f"{'  ← inf: paso saltado' if salto else ''}")
+    for paso, (escala, perdida, salto) in enumerate(historia):
+        anterior = historia[paso - 1][0] if paso else escala
+        if paso < 10 or salto or escala != anterior:
+            nota = ("  ← inf: paso saltado" if salto else
+                    "  ← la escala sube tras 10 pasos limpios" if escala > anterior else
+                    "  ← la escala bajó a la mitad" if escala < anterior and paso >= 10 else "")
+            print(f"paso {paso:2d}: escala {escala:>10.0f}  pérdida {perdida:.4f}{nota}")
 
 # %% [markdown]
 # Mientras la escala es demasiado grande, los gradientes tienen `inf`: el paso se salta (la
@@ -499,8 +529,9 @@ check_simulate_loss_scale(simulate_loss_scale)
 # %% [markdown]
 # ## 5 · bf16: el bucle sin escalador
 #
-# Con bf16 no hay nada que escalar: tiene el rango de fp32. El bucle es el de siempre con el
-# pase hacia adelante dentro de autocast: dos líneas más que en fp32.
+# Con bf16 no hay nada que escalar: tiene el rango de fp32. El bucle es el de siempre; lo
+# único nuevo son las dos líneas del pase hacia adelante: el `with torch.autocast(...)` y,
+# dentro, el modelo y la pérdida. Ni `scale`, ni `unscale_`, ni `update`.
 
 # %% tags=["demo"]
 g = torch.Generator().manual_seed(2)
@@ -536,7 +567,7 @@ for paso in range(30):
 # Las pruebas ocultas registran el orden de tus llamadas y comparan los parámetros con los
 # de referencia. Incluyen un paso cuyos gradientes desbordan: ahí los parámetros no deben
 # cambiar y la escala debe bajar. Si tienes GPU, la comprobación prueba además un paso fp16
-# en CUDA.
+# en CUDA (ese caso está sin verificar: el curso se probó sin GPU).
 
 # %% nbgrader={"grade": false, "grade_id": "ch06_amp_train_step", "locked": false, "schema_version": 3, "solution": true, "task": false}
 def amp_train_step(model, batch, loss_fn, optimizer, scaler, device, dtype, max_norm):
@@ -654,8 +685,12 @@ plt.show()
 #
 # La promesa de la precisión mixta es velocidad y memoria. Mídelo con un modelo hecho casi
 # solo de productos de matrices. Dos medidas por formato: el tiempo de un paso (adelante y
-# atrás) y los bytes que autograd guarda para el pase hacia atrás, contados con
-# `torch.autograd.graph.saved_tensors_hooks`.
+# atrás) y la memoria que el paso añade para el pase hacia atrás: los bytes que autograd
+# guarda, contados con `torch.autograd.graph.saved_tensors_hooks`, sin contar los
+# parámetros ni la entrada (ya existían antes del paso).
+#
+# El tiempo se mide con un solo hilo y se toma el mejor de varios pasos: así otros procesos
+# de la máquina no lo distorsionan. Se mide con dos tamaños de lote (*batch*).
 
 # %% tags=["demo"]
 def perceptron(ancho, capas, dispositivo):
@@ -664,11 +699,15 @@ def perceptron(ancho, capas, dispositivo):
 
 
 def medir(modelo, x, y, dtype, repeticiones):
-    """Mean seconds per forward+backward step and bytes saved for backward."""
-    guardados = []
+    """Best seconds per forward+backward step, and the bytes saved for backward that the
+    step allocates (the parameters and the input existed before: not counted)."""
+    previos = {t.untyped_storage().data_ptr() for t in (x, *modelo.parameters())}
+    guardados = {}
 
     def guardar(t):
-        guardados.append(t.numel() * t.element_size())
+        puntero = t.untyped_storage().data_ptr()
+        if puntero not in previos:
+            guardados[puntero] = t.untyped_storage().nbytes()
         return t
 
     def paso():
@@ -680,37 +719,55 @@ def medir(modelo, x, y, dtype, repeticiones):
 
     with torch.autograd.graph.saved_tensors_hooks(guardar, lambda t: t):
         paso()  # warm-up, and the count of saved bytes
-    if x.device.type == "cuda":
-        torch.cuda.synchronize()
-    inicio = time.perf_counter()
+    paso()
+    tiempos = []
     for _ in range(repeticiones):
+        if x.device.type == "cuda":
+            torch.cuda.synchronize()
+        inicio = time.perf_counter()
         paso()
-    if x.device.type == "cuda":
-        torch.cuda.synchronize()
-    return (time.perf_counter() - inicio) / repeticiones, sum(guardados)
+        if x.device.type == "cuda":
+            torch.cuda.synchronize()
+        tiempos.append(time.perf_counter() - inicio)
+    return min(tiempos), sum(guardados.values())
 
 
 torch.manual_seed(0)
 modelo_cpu = perceptron(256, 3, "cpu")
-x_cpu, y_cpu = torch.randn(128, 256), torch.randint(0, 10, (128,))
-medidas_cpu = {nombre: medir(modelo_cpu, x_cpu, y_cpu, dtype, repeticiones=3)
-               for nombre, dtype in (("fp32", None), ("autocast bf16", torch.bfloat16))}
+hilos = torch.get_num_threads()
+torch.set_num_threads(1)
+medidas_cpu = {}
+for lote in (128, 1024):
+    x_cpu, y_cpu = torch.randn(lote, 256), torch.randint(0, 10, (lote,))
+    for nombre, dtype in (("fp32", None), ("autocast bf16", torch.bfloat16)):
+        medidas_cpu[f"lote {lote} · {nombre}"] = medir(modelo_cpu, x_cpu, y_cpu, dtype, 8)
+torch.set_num_threads(hilos)
+
 for nombre, (segundos, guardado) in medidas_cpu.items():
-    print(f"CPU {nombre:>14}: {segundos * 1e3:7.1f} ms por paso · "
-          f"{guardado / 2**20:5.2f} MiB guardados para el backward")
-tiempo_32, memoria_32 = medidas_cpu["fp32"]
-tiempo_16, memoria_16 = medidas_cpu["autocast bf16"]
-print(f"bf16 / fp32 en CPU: tiempo ×{tiempo_16 / tiempo_32:.2f} · memoria ×{memoria_16 / memoria_32:.2f}")
+    print(f"CPU {nombre:>24}: {segundos * 1e3:6.1f} ms por paso · "
+          f"{guardado / 2**20:5.2f} MiB nuevos guardados para el backward")
+for lote in (128, 1024):
+    t32, m32 = medidas_cpu[f"lote {lote} · fp32"]
+    t16, m16 = medidas_cpu[f"lote {lote} · autocast bf16"]
+    veredicto = ("más lento" if t16 > 1.05 * t32 else "más rápido" if t16 < 0.95 * t32
+                 else "igual de rápido")
+    print(f"lote {lote}: bf16 / fp32 → tiempo ×{t16 / t32:.2f} (en esta CPU, bf16 es "
+          f"{veredicto}) · memoria ×{m16 / m32:.2f}")
 
 # %% [markdown]
-# En CPU, fíjate en las dos cifras por separado. La memoria guardada para el pase hacia
-# atrás baja a la mitad con bf16: lo que autograd guarda de cada capa (su entrada y la copia
-# de 16 bits de sus pesos) ocupa 2 bytes por número en vez de 4. Esa ganancia no depende del
-# hardware. El tiempo sí: sin instrucciones bf16 (mira la sección 2), la CPU emula la
-# aritmética bf16 y el paso no es más rápido que en fp32; a menudo es bastante más lento. En
-# la máquina sin esas instrucciones donde se construyó este cuaderno, bf16 nunca fue más
-# rápido (la cifra exacta cambia de una ejecución a otra). No es un fallo: la ganancia de
-# velocidad está en los núcleos tensoriales de las GPU.
+# En CPU, mira las dos cifras por separado.
+#
+# **Memoria.** Con bf16, cada activación guardada ocupa 2 bytes por número en vez de 4. Pero
+# autocast guarda también la copia de 16 bits de cada peso, y esa copia es memoria nueva (en
+# fp32, lo que se guarda es el propio parámetro). Con el lote pequeño, las copias de los
+# pesos se comen casi todo el ahorro; con el lote grande mandan las activaciones y la memoria
+# baja hacia la mitad. Esto no depende del hardware.
+#
+# **Tiempo.** Sin instrucciones bf16 (mira la sección 2), la CPU emula la aritmética bf16 con
+# conversiones, y el paso suele ser más lento que en fp32. En la máquina sin esas
+# instrucciones donde se probó este cuaderno, bf16 fue entre 2 y 3 veces más lento; la celda
+# dice qué pasa en la tuya. Con AVX512-BF16 o AMX puede salir más rápido. No es un fallo: la
+# ganancia de velocidad está en los núcleos tensoriales de las GPU.
 #
 # En GPU, la celda siguiente mide fp32, fp16 y (si hay soporte nativo) bf16 con un modelo
 # más grande, y la memoria máxima con `torch.cuda.max_memory_allocated`. **Sin verificar en
@@ -734,7 +791,7 @@ if torch.cuda.is_available():
         pico = torch.cuda.max_memory_allocated()
         medidas_gpu[nombre] = (segundos, guardado, pico)
         print(f"GPU {nombre:>14}: {segundos * 1e3:7.2f} ms por paso · "
-              f"{guardado / 2**20:7.1f} MiB guardados · pico {pico / 2**20:7.1f} MiB")
+              f"{guardado / 2**20:7.1f} MiB nuevos guardados · pico {pico / 2**20:7.1f} MiB")
     base = medidas_gpu["fp32"][0]
     for nombre, (segundos, _, _) in medidas_gpu.items():
         print(f"aceleración de {nombre}: ×{base / segundos:.2f}")
@@ -742,18 +799,18 @@ else:
     print("Sin GPU: la medida en CUDA se salta (no hay núcleos tensoriales que medir).")
 
 # %% [markdown]
-# Las medidas, en una gráfica: tiempo por paso y memoria guardada para el pase hacia atrás,
-# relativos a fp32 en cada dispositivo.
+# Las medidas, en una gráfica: tiempo por paso y memoria nueva guardada para el pase hacia
+# atrás, relativos a fp32 en cada dispositivo y tamaño de lote.
 
 # %% tags=["demo"]
-series = {f"CPU · {k}": v[:2] for k, v in medidas_cpu.items()}
+series = {f"CPU {k}": v[:2] for k, v in medidas_cpu.items()}
 series.update({f"GPU · {k}": v[:2] for k, v in medidas_gpu.items()})
 fig, (ax_t, ax_m) = plt.subplots(1, 2, figsize=(10, 3))
 for ax, indice, titulo in ((ax_t, 0, "tiempo por paso (fp32 = 1)"),
-                           (ax_m, 1, "memoria guardada (fp32 = 1)")):
+                           (ax_m, 1, "memoria nueva guardada (fp32 = 1)")):
     relativos = []
     for nombre, valores in series.items():
-        referencia = series[nombre.split(" · ")[0] + " · fp32"][indice]
+        referencia = series[nombre.rsplit(" · ", 1)[0] + " · fp32"][indice]
         relativos.append(valores[indice] / referencia)
     ax.barh(list(series), relativos)
     ax.axvline(1.0, color="gray", lw=0.8)
@@ -768,11 +825,17 @@ plt.show()
 #   ~$6\cdot 10^{-8}$); bf16 tiene el rango de fp32 y menos precisión (`eps` = 0,0078).
 # - Por el rango, fp16 necesita escalar la pérdida: `GradScaler`. bf16 no.
 # - `torch.autocast` elige el dtype de cada operación: productos de matrices en 16 bits,
-#   pérdidas (y en CUDA también softmax, sumas y normas) en fp32. Las listas de CPU y CUDA
-#   son distintas. Los parámetros y sus gradientes siguen en fp32: son los pesos maestros.
+#   pérdidas en fp32 y el resto en el dtype de su entrada. Las listas de CPU y CUDA son
+#   distintas (en CUDA, según la documentación, también softmax, `exp`, `log`, sumas y
+#   normas van en fp32). Los parámetros y sus gradientes siguen en fp32: son los pesos
+#   maestros.
 # - Orden con `GradScaler`: `scale(loss).backward()`, `unscale_`, `clip_grad_norm_`,
 #   `scaler.step` (salta los pasos con `inf`), `update` (ajusta la escala), `zero_grad`.
-# - Un modelo convertido entero a bf16 pierde las actualizaciones menores que su `eps`: para
-#   entrenar, autocast.
+# - Un modelo convertido entero a bf16 pierde las actualizaciones menores que la mitad de la
+#   distancia entre dos valores bf16 vecinos (entre 1 y 2, 0,0039; entre 2 y 4, 0,0078):
+#   para entrenar, autocast.
+# - La memoria de activaciones baja a la mitad, pero las copias de 16 bits de los pesos son
+#   memoria nueva: el ahorro real crece con el tamaño del lote.
 # - La ganancia de velocidad está en los núcleos tensoriales de la GPU: fp16 en una T4, bf16
-#   desde Ampere. En CPU sin instrucciones bf16, 16 bits suele ir más lento; mídelo siempre.
+#   desde Ampere (sin verificar aquí: el curso se probó sin GPU). En CPU sin instrucciones
+#   bf16, 16 bits suele ir más lento; mídelo siempre.

@@ -23,8 +23,8 @@
 #
 # - escribir una `Function` con `forward(ctx, ...)`, `backward(ctx, grad_output)`,
 #   `ctx.save_for_backward` / `ctx.saved_tensors`, y usarla con `.apply`;
-# - devolver un gradiente por entrada (`None` para lo que no es un tensor) y consultar
-#   `ctx.needs_input_grad`;
+# - devolver un gradiente (*gradient*) por entrada (`None` para lo que no es un tensor) y
+#   consultar `ctx.needs_input_grad`;
 # - comprobar un `backward` con `torch.autograd.gradcheck` y `gradgradcheck` en float64, y
 #   por qué un `backward` equivocado no da error: entrena peor, en silencio;
 # - escribir un estimador de paso directo (*straight-through estimator*) para el redondeo;
@@ -46,10 +46,11 @@ torch.manual_seed(0)
 # %% [markdown]
 # ## 1 · Anatomía de una `Function`
 #
-# Una `Function` es una clase con dos métodos estáticos. `forward` calcula la salida y anota
-# en `ctx` (el contexto) lo que el pase hacia atrás va a necesitar. `backward` recibe
-# `grad_output`, el gradiente de la pérdida respecto de la salida, y devuelve el gradiente
-# respecto de cada entrada: la regla de la cadena, un eslabón.
+# Una `Function` es una clase con dos métodos estáticos. `forward` hace el pase hacia
+# adelante (*forward pass*): calcula la salida y anota en `ctx` (el contexto) lo que el pase
+# hacia atrás va a necesitar. `backward` recibe `grad_output`, el gradiente de la pérdida
+# (*loss*) respecto de la salida, y devuelve el gradiente respecto de cada entrada: la regla
+# de la cadena, un eslabón.
 #
 # El ejemplo más corto: $f(x) = x^3$, cuya derivada local (*local derivative*) es $3x^2$.
 
@@ -215,8 +216,8 @@ with muestra_error(RuntimeError):
 # %% [markdown]
 # ¿Por qué `save_for_backward` y no un atributo cualquiera como `ctx.x = x`? Porque
 # `save_for_backward` vigila los tensores. Si alguien modifica `x` en el sitio (*in place*)
-# entre el forward y el backward, el gradiente sería incorrecto; con `save_for_backward`,
-# PyTorch lo detecta y lo dice:
+# entre el pase hacia adelante y el pase hacia atrás, el gradiente sería incorrecto; con
+# `save_for_backward`, PyTorch lo detecta y lo dice:
 
 # %% tags=["demo"]
 x = torch.tensor([1.0, 2.0], requires_grad=True)
@@ -250,12 +251,56 @@ y.sum().backward()
 print("gradiente obtenido:", x.grad, "   correcto (3x²):", 3 * torch.tensor([1.0, 2.0]) ** 2)
 
 # %% [markdown]
-# (Además, guardar la **salida** como atributo crea un ciclo de referencias entre el tensor
-# y su nodo, y la memoria puede no liberarse.) Regla: los tensores van en
-# `save_for_backward`; como atributo solo van valores que no son tensores.
+# Guardar la **salida** como atributo tiene otro problema: crea un ciclo de referencias
+# (la salida apunta a su nodo, `grad_fn`, y el nodo, que es `ctx`, apunta a la salida). Al
+# borrar la salida, la memoria no se libera hasta que pasa el recolector de ciclos de
+# Python. Con `save_for_backward`, PyTorch rompe el ciclo. Un `weakref` dice si el tensor
+# sigue vivo:
+
+# %% tags=["demo"]
+import gc
+import weakref
+
+
+class CuboSalidaAtributo(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        salida = x**3
+        ctx.salida = salida  # the output as an attribute: a reference cycle
+        return salida
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        return grad_output * 3 * ctx.salida ** (2 / 3)
+
+
+class CuboSalidaGuardada(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        salida = x**3
+        ctx.save_for_backward(salida)
+        return salida
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        (salida,) = ctx.saved_tensors
+        return grad_output * 3 * salida ** (2 / 3)
+
+
+for clase in (CuboSalidaAtributo, CuboSalidaGuardada):
+    gc.collect()
+    referencia = weakref.ref(clase.apply(torch.ones(1000, requires_grad=True)))
+    vivo_al_borrar = referencia() is not None
+    gc.collect()
+    print(f"{clase.__name__:>18}: ¿sigue en memoria tras borrarla? {vivo_al_borrar} · "
+          f"¿y tras gc.collect()? {referencia() is not None}")
+
+# %% [markdown]
+# Regla: los tensores van en `save_for_backward`; como atributo solo van valores que no son
+# tensores.
 #
-# Lo guardado es memoria que ocupa cada capa hasta el backward. `saved_tensors_hooks` llama
-# a una función tuya cada vez que algo se guarda: sirve para contar bytes. Compara una tanh
+# Lo guardado es memoria que ocupa cada capa hasta el pase hacia atrás. `saved_tensors_hooks`
+# llama a una función tuya cada vez que algo se guarda: sirve para contar bytes. Compara una tanh
 # que guarda entrada y salida con otra que guarda solo la salida
 # ($\tanh'(z) = 1 - \tanh^2 z$, así que la salida basta).
 
@@ -392,7 +437,7 @@ class SiLUMal(SiLU):
 
 # %% [markdown]
 # Entrenamos la misma red pequeña, desde los mismos pesos iniciales, para ajustar
-# $\sin(2x)$ con cada versión. Las dos pérdidas (*losses*) bajan; ningún error avisa.
+# $\sin(2x)$ con cada versión. Las dos pérdidas bajan; ningún error avisa.
 
 # %% tags=["demo"]
 import matplotlib.pyplot as plt
@@ -417,7 +462,7 @@ def entrenar(activacion, pasos=300):
 
 historias = {clase.__name__: entrenar(clase) for clase in (SiLU, SiLUMal)}
 for nombre, historia in historias.items():
-    print(f"{nombre:>7}: pérdida final {historia[-1]:.4f}")
+    print(f"{nombre:>7}: pérdida inicial {historia[0]:.4f} → final {historia[-1]:.4f}")
 
 plt.figure(figsize=(7, 3))
 for (nombre, historia), estilo in zip(historias.items(), ("-", "--")):
@@ -445,12 +490,15 @@ for clase in (SiLU, SiLUMal):
 #
 # La función softplus es una versión suave de la ReLU:
 # $\mathrm{softplus}_\beta(x) = \frac{1}{\beta}\log(1 + e^{\beta x})$. Escrita tal cual,
-# $e^{\beta x}$ desborda (*overflow*) en cuanto $\beta x$ pasa de unos 700 en float64, o de
+# $e^{\beta x}$ desborda (*overflow*) en cuanto $\beta x$ pasa de unos 709 en float64, o de
 # 88 en float32:
 
 # %% tags=["demo"]
 z = torch.tensor([1.0, 50.0, 100.0, 1000.0], dtype=torch.float64)
-print("log(1 + exp(z)):", torch.log(1 + torch.exp(z)))
+print("log(1 + exp(z)), float64:", torch.log(1 + torch.exp(z)))
+print("exp(709), exp(710) en float64:", torch.exp(torch.tensor([709.0, 710.0],
+                                                                dtype=torch.float64)).tolist())
+print("exp(88), exp(89) en float32:", torch.exp(torch.tensor([88.0, 89.0])).tolist())
 
 # %% [markdown]
 # Como $\log(1 + e^{z}) = \max(z, 0) + \log(1 + e^{-|z|})$, se puede calcular sin
@@ -575,8 +623,9 @@ torch.round(x).sum().backward()
 print("gradiente a través de torch.round:", x.grad)
 
 # %% [markdown]
-# El estimador de paso directo hace trampa a propósito: en el forward redondea, en el
-# backward hace como si la operación fuera la identidad y deja pasar `grad_output` tal cual.
+# El estimador de paso directo hace trampa a propósito: su `forward` redondea y su
+# `backward` hace como si la operación fuera la identidad y deja pasar `grad_output` tal
+# cual.
 # Con una `Function` es inmediato:
 
 # %% tags=["demo"]
@@ -595,9 +644,9 @@ RedondeoSTE.apply(x).sum().backward()
 print("gradiente con paso directo:", x.grad)
 
 # %% [markdown]
-# Sin `Function` también se puede: `x + (torch.round(x) - x).detach()` vale `round(x)` en el
-# forward, pero el término con `.detach()` no cuenta para el gradiente y solo queda el de
-# `x`. Los dos caminos dan lo mismo:
+# Sin `Function` también se puede: `x + (torch.round(x) - x).detach()` vale `round(x)` en
+# el pase hacia adelante, pero el término con `.detach()` no cuenta para el gradiente y solo
+# queda el de `x`. Los dos caminos dan lo mismo:
 
 # %% tags=["demo"]
 x = torch.tensor([0.2, 0.7, 1.4, -0.6], requires_grad=True)
@@ -657,8 +706,8 @@ plt.show()
 # $+\text{levels}\cdot\text{step}$. Fuera de ese rango la salida es constante, así que ahí
 # el estimador deja el gradiente a 0: solo pasa donde $|x| \le \text{levels}\cdot\text{step}$.
 #
-# Mueve los deslizadores para ver la escalera (forward) y el gradiente del paso directo
-# (backward, con `grad_output` = 1).
+# Mueve los deslizadores para ver la escalera (lo que devuelve `forward`) y el gradiente
+# del paso directo (lo que devuelve `backward` con `grad_output` = 1).
 
 # %% tags=["demo"]
 import ipywidgets as widgets
@@ -706,9 +755,10 @@ display(widgets.VBox([widgets.HBox([deslizador_paso, deslizador_niveles]), salid
 #
 # Escribe `quantize_ste(x, step, levels)`:
 #
-# - forward: recorta `x` a $[-\text{levels}\cdot\text{step},\ \text{levels}\cdot\text{step}]$
-#   y redondea al múltiplo de `step` más cercano;
-# - backward: `grad_output` donde $|x| \le \text{levels}\cdot\text{step}$ y 0 fuera.
+# - pase hacia adelante: recorta `x` a
+#   $[-\text{levels}\cdot\text{step},\ \text{levels}\cdot\text{step}]$ y redondea al múltiplo
+#   de `step` más cercano;
+# - pase hacia atrás: `grad_output` donde $|x| \le \text{levels}\cdot\text{step}$ y 0 fuera.
 #
 # `step` es un `float` y `levels` un `int`: ninguno tiene gradiente. Puedes usar una
 # `Function` o el truco de `.detach()`; no modifiques `grad_output` en el sitio.
@@ -751,15 +801,17 @@ check_quantize_ste(quantize_ste)
 # %% [markdown]
 # ## 6 · Recálculo de activaciones: memoria a cambio de cómputo
 #
-# Cada capa guarda activaciones para el backward, y esa memoria crece con la profundidad y
-# con el tamaño del lote (*batch*). El recálculo de activaciones (*gradient checkpointing*)
-# guarda solo la entrada de un tramo de la red; en el backward vuelve a ejecutar el forward
-# de ese tramo para reconstruir lo que falta. Por dentro es la misma idea de este capítulo:
-# un forward que guarda poco y un backward que recalcula.
+# Cada capa guarda activaciones para el pase hacia atrás, y esa memoria crece con la
+# profundidad y con el tamaño del lote (*batch*). El recálculo de activaciones (*gradient
+# checkpointing*) guarda solo la entrada de un tramo de la red; en el pase hacia atrás
+# vuelve a ejecutar el pase hacia adelante de ese tramo para reconstruir lo que falta. Por
+# dentro es la misma idea de este capítulo: un `forward` que guarda poco y un `backward`
+# que recalcula.
 #
 # `torch.utils.checkpoint.checkpoint(tramo, entrada, use_reentrant=False)` lo hace por ti.
-# Pasa siempre `use_reentrant` de forma explícita: según la versión de PyTorch, omitirlo
-# produce un aviso o un error. Esta celda muestra lo que hace la tuya:
+# Pasa siempre `use_reentrant` de forma explícita: omitirlo produce un aviso que anuncia que
+# dejará de funcionar (de la 2.4 a la 2.13, todavía funciona). Esta celda muestra lo que
+# hace tu versión:
 
 # %% tags=["demo"]
 capa = torch.nn.Linear(4, 4)
@@ -777,7 +829,8 @@ for aviso in avisos:
 # %% [markdown]
 # Una red de 8 bloques (lineal + GELU). `adelante(x, tramos)` la recorre partida en
 # `tramos` tramos con recálculo cada uno (`tramos=0`: sin recálculo). Un gancho (*hook*)
-# en cada capa lineal cuenta cuántas veces se ejecuta: es el cálculo caro de cada bloque.
+# en cada capa cuenta cuántas veces se ejecuta: las lineales son el cálculo caro de cada
+# bloque.
 
 # %% tags=["demo"]
 torch.manual_seed(0)
@@ -785,9 +838,10 @@ ANCHO, LOTE, BLOQUES = 256, 128, 8
 red = torch.nn.Sequential(*[torch.nn.Sequential(torch.nn.Linear(ANCHO, ANCHO),
                                                 torch.nn.GELU()) for _ in range(BLOQUES)])
 x_bloques = torch.randn(LOTE, ANCHO)
-lineales_ejecutadas = []
+lineales_ejecutadas, gelus_ejecutadas = [], []
 for bloque in red:
     bloque[0].register_forward_hook(lambda modulo, entrada, salida: lineales_ejecutadas.append(1))
+    bloque[1].register_forward_hook(lambda modulo, entrada, salida: gelus_ejecutadas.append(1))
 
 
 def adelante(x, tramos):
@@ -814,9 +868,10 @@ print("¿mismos gradientes con y sin recálculo?", iguales)
 
 # %% [markdown]
 # Ahora medimos, para cada número de tramos, tres cosas: los bytes de activaciones que
-# quedan guardados entre el forward y el backward (con `bytes_guardados`, sin contar los
-# pesos), cuántas capas lineales se ejecutan en un paso, y el tiempo de un forward + backward
-# (el mínimo de varias repeticiones, con un solo hilo para que la medida sea estable).
+# quedan guardados entre el pase hacia adelante y el pase hacia atrás (con
+# `bytes_guardados`, sin contar los pesos), cuántas capas se ejecutan en un paso, y el
+# tiempo de un paso hacia adelante y atrás (el mínimo de varias repeticiones, con un solo
+# hilo para que la medida sea estable).
 
 # %% tags=["demo"]
 def medir(tramos, repeticiones=5):
@@ -824,14 +879,16 @@ def medir(tramos, repeticiones=5):
     guardado, salida = bytes_guardados(lambda: adelante(x_bloques, tramos),
                                        excluir=list(red.parameters()))
     lineales_ejecutadas.clear()
+    gelus_ejecutadas.clear()
     salida.sum().backward()
-    recalculadas = len(lineales_ejecutadas)
+    recalculadas = (len(lineales_ejecutadas), len(gelus_ejecutadas))
     tiempos = []
     for _ in range(repeticiones):
         inicio = time.perf_counter()
         adelante(x_bloques, tramos).sum().backward()
         tiempos.append(time.perf_counter() - inicio)
-    return guardado / 2**20, BLOQUES + recalculadas, 1000 * min(tiempos)
+    return (guardado / 2**20, BLOQUES + recalculadas[0], BLOQUES + recalculadas[1],
+            1000 * min(tiempos))
 
 
 hilos = torch.get_num_threads()
@@ -841,23 +898,23 @@ TRAMOS = (0, 8, 4, 2, 1)
 medidas = {tramos: medir(tramos) for tramos in TRAMOS}
 torch.set_num_threads(hilos)
 
-print(" tramos  activaciones guardadas  lineales ejecutadas  tiempo f+b")
-for tramos, (mib, lineales, ms) in medidas.items():
+print(" tramos  activaciones guardadas  lineales ejecutadas  GELU ejecutadas  tiempo")
+for tramos, (mib, lineales, gelus, ms) in medidas.items():
     etiqueta = "sin" if tramos == 0 else str(tramos)
-    print(f"{etiqueta:>7}  {mib:17.3f} MiB  {lineales:19d}  {ms:8.1f} ms")
+    print(f"{etiqueta:>7}  {mib:17.3f} MiB  {lineales:19d}  {gelus:15d}  {ms:6.1f} ms")
 
 # %% [markdown]
-# Las lineales ejecutadas cuentan las 8 del forward normal más las que el backward vuelve a
-# ejecutar para recalcular.
+# Las capas ejecutadas cuentan las 8 del pase hacia adelante normal más las que el pase
+# hacia atrás vuelve a ejecutar para recalcular.
 
 # %% tags=["demo"]
 etiquetas = ["sin" if t == 0 else f"{t} tramo{'s' if t > 1 else ''}" for t in TRAMOS]
 fig, (ax_m, ax_t) = plt.subplots(1, 2, figsize=(9, 3))
 ax_m.bar(etiquetas, [medidas[t][0] for t in TRAMOS], color="tab:blue")
-ax_m.set_ylabel("MiB guardados hasta el backward")
+ax_m.set_ylabel("MiB guardados hasta el pase atrás")
 ax_m.set_title("memoria de activaciones")
-ax_t.bar(etiquetas, [medidas[t][2] for t in TRAMOS], color="tab:orange")
-ax_t.set_ylabel("ms por forward + backward")
+ax_t.bar(etiquetas, [medidas[t][3] for t in TRAMOS], color="tab:orange")
+ax_t.set_ylabel("ms por paso (adelante + atrás)")
 ax_t.set_title("tiempo (CPU, 1 hilo)")
 plt.tight_layout()
 plt.show()
@@ -867,19 +924,22 @@ plt.show()
 #
 # - **Memoria.** Sin recálculo se guardan dos activaciones por bloque (la entrada de la
 #   lineal y la de la GELU). Con recálculo solo queda la entrada de cada tramo: menos
-#   tramos, menos memoria. Es la memoria retenida entre forward y backward; durante el
-#   backward se suman, un momento, las activaciones del tramo que se está recalculando.
-# - **Cómputo.** Cada capa recalculada ejecuta su forward dos veces: 16 lineales en lugar
-#   de 8. (Al final de cada tramo, `checkpoint` se detiene en cuanto tiene todo lo que el
-#   backward necesita, así que no siempre recalcula el tramo entero.) Como un backward cuesta
-#   más o menos dos forwards, lo esperable es alrededor de un tercio más de tiempo.
+#   tramos, menos memoria. Es la memoria retenida entre los dos pases; durante el pase
+#   hacia atrás se suman, un momento, las activaciones del tramo que se está recalculando.
+# - **Cómputo.** Cada lineal recalculada se ejecuta dos veces: 16 lineales en lugar de 8.
+#   Las GELU no siempre: al recalcular un tramo, `checkpoint` se detiene en cuanto tiene
+#   todo lo que el pase hacia atrás necesita, y la última GELU de cada tramo no hace falta
+#   (lo que guarda es su entrada, la salida de la lineal). Por eso la columna de GELU vale
+#   8 + 8 − tramos. Como un pase hacia atrás cuesta más o menos dos hacia adelante, lo
+#   esperable es alrededor de un tercio más de tiempo.
 # - **Tiempo en CPU.** Aquí la penalización medida suele ser bastante mayor que ese tercio:
 #   con capas tan pequeñas, la contabilidad de `checkpoint` (ganchos, tramos que se preparan
 #   en Python) pesa tanto como el propio cálculo. Con capas grandes el coste se acerca a la
 #   teoría, y es en una GPU llena donde la memoria es el límite y el cambio compensa.
 #
 # Si este entorno tiene GPU, la celda siguiente mide la memoria pico en CUDA; si no, lo
-# dice y no hace nada.
+# dice y no hace nada. (Sin verificar: el curso se probó en máquinas sin GPU, así que esa
+# celda nunca se ha ejecutado.)
 
 # %% tags=["demo"]
 if torch.cuda.is_available():
@@ -909,8 +969,10 @@ else:
 #   libera); guarda solo lo que `backward` usa: a veces basta la salida.
 # - Tu `backward` no se comprueba solo: un error entrena peor sin avisar. Usa
 #   `gradcheck` (y `gradgradcheck`) en float64.
-# - El estimador de paso directo redondea en el forward y deja pasar el gradiente en el
-#   backward (con una `Function` o con `x + (q - x).detach()`); con recorte, el gradiente
+# - El estimador de paso directo redondea en el pase hacia adelante y deja pasar el
+#   gradiente en el pase hacia atrás (con una `Function` o con `x + (q - x).detach()`); con
+#   recorte, el gradiente
 #   es 0 fuera del rango.
 # - `torch.utils.checkpoint.checkpoint(..., use_reentrant=False)` guarda solo la entrada de
-#   cada tramo y recalcula el resto en el backward: menos memoria a cambio de un forward más.
+#   cada tramo y recalcula el resto en el pase hacia atrás: menos memoria a cambio de un
+#   pase hacia adelante más.

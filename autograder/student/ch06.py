@@ -79,7 +79,8 @@ MENSAJES = {
         "En el paso {paso} tocaba multiplicar la escala por growth_factor y se quedó en "
         "{despues:g}.",
         "Tras exactamente growth_interval pasos limpios seguidos, la escala se multiplica por "
-        "growth_factor (¿un `>` en vez de `>=`, o un contador que empieza mal?).",
+        "growth_factor (¿un `>` en vez de `>=`, un contador que empieza mal o uno que no "
+        "vuelve a 0 después de crecer?).",
         "At step {paso} the scale should have grown and did not."),
     "amp_sin_autocast": (
         "Sin autocast",

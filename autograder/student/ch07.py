@@ -66,8 +66,7 @@ MENSAJES = {
         "Gradiente con otra forma",
         "`backward` devolvió un gradiente con una forma distinta de la de su entrada. PyTorch "
         "dice: {mensaje}",
-        "Cada gradiente tiene la forma de su entrada: ¿falta una traspuesta o una suma sobre "
-        "el lote (para el sesgo)?",
+        "Cada gradiente tiene la forma de su entrada: ¿falta o sobra una traspuesta?",
         "backward returned a gradient whose shape differs from its input's."),
     "grad_output_modificado": (
         "grad_output modificado en el sitio",

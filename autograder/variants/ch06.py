@@ -146,6 +146,14 @@ def simulate_loss_scale_off_by_one(found_inf, init_scale, growth_factor, backoff
                      late=1)  # `clean > growth_interval`
 
 
+@variant(SL, "amp_crecimiento_tardio")
+def simulate_loss_scale_counter_not_reset_after_growth(found_inf, init_scale, growth_factor,
+                                                       backoff_factor, growth_interval):
+    # grows once, then `clean == growth_interval` never holds again until an inf resets it
+    return _simulate(found_inf, init_scale, growth_factor, backoff_factor, growth_interval,
+                     reset_on_growth=False)
+
+
 @variant(SL, "sin_implementar")
 def simulate_loss_scale_stub(found_inf, init_scale, growth_factor, backoff_factor,
                              growth_interval):
@@ -199,7 +207,8 @@ def amp_train_step_disabled_scaler(model, batch, loss_fn, optimizer, scaler, dev
 
 
 def _step(model, batch, loss_fn, optimizer, scaler, device, dtype, max_norm, clip_first=False,
-          plain_step=False, update=True, autocast=True, give_tensor=False, scaled=False):
+          plain_step=False, update=True, autocast=True, give_tensor=False, scaled=False,
+          clip=True, unscale=True):
     """The recipe with one knob per classic mistake."""
     x, y = batch
     with torch.autocast(device_type=device, dtype=dtype, enabled=autocast):
@@ -213,8 +222,9 @@ def _step(model, batch, loss_fn, optimizer, scaler, device, dtype, max_norm, cli
         scaled_loss.backward()
         if clip_first:
             torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm)
-        scaler.unscale_(optimizer)
-        if not clip_first:
+        if unscale:
+            scaler.unscale_(optimizer)
+        if clip and not clip_first:
             torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm)
         if plain_step:
             optimizer.step()
@@ -231,6 +241,17 @@ def _step(model, batch, loss_fn, optimizer, scaler, device, dtype, max_norm, cli
 @variant(TS, "clip_antes_de_unscale")
 def amp_train_step_clips_scaled_gradients(*args):
     return _step(*args, clip_first=True)
+
+
+@variant(TS, "clip_antes_de_unscale")
+def amp_train_step_never_unscales(*args):
+    # clips the scaled gradients; scaler.step unscales them afterwards, too late
+    return _step(*args, unscale=False)
+
+
+@variant(TS, "amp_sin_recorte")
+def amp_train_step_forgets_clipping(*args):
+    return _step(*args, clip=False)
 
 
 @variant(TS, "amp_step_sin_scaler")

@@ -1,0 +1,60 @@
+"""The CUDA paths of chapters 6 and 7, run only where a GPU is present.
+
+Without a GPU every test here is skipped with a reason that says what stays unverified.
+On a machine with one, `make test` runs them (and chapter 6's notebook measures CUDA itself).
+"""
+
+import pytest
+import torch
+
+from autograder.checks import ch06 as hidden_ch06
+from autograder.checks.runner import grade_hidden, plan
+from autograder.reference import ch06 as reference_ch06
+from autograder.reference import ch07 as reference_ch07
+from autograder.variants import all_variants
+
+pytestmark = pytest.mark.skipif(
+    not torch.cuda.is_available(),
+    reason="no CUDA GPU here: chapter 6's fp16 + GradScaler step on CUDA and chapter 7's "
+           "Functions on CUDA stay unverified (run this file on a GPU machine)")
+
+CUDA_CASE = 4  # autograder.student.ch06: row code 4 is the CUDA float16 step
+
+
+def test_hidden_cases_include_the_cuda_step():
+    for student in ("alumna", "alumno"):
+        shapes = [shape for shape, _ in plan("ch06_amp_train_step", hidden_ch06.HIDDEN, student,
+                                             secret="pruebas")]
+        assert any(shape[-1] == CUDA_CASE for shape in shapes), shapes
+
+
+@pytest.mark.parametrize("variant", all_variants(["ch06"]), ids=lambda v: v.name)
+def test_chapter_6_variants_score_as_labelled_with_the_cuda_case(variant):
+    result = grade_hidden(variant.exercise, hidden_ch06.HIDDEN, variant.function, "alumna",
+                          secret="pruebas")
+    if variant.correct:
+        assert result.puntos == result.maximo, result.informe(variant.name)
+    else:
+        assert result.puntos < result.maximo
+        assert result.diagnostico == variant.expected, result.informe(variant.name)
+
+
+def test_reference_step_on_cuda_float16_skips_an_overflowing_step():
+    torch.manual_seed(0)
+    model = torch.nn.Linear(8, 4).cuda()
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    scaler = torch.amp.GradScaler("cuda", init_scale=2.0 ** 126)
+    before = [p.detach().clone() for p in model.parameters()]
+    batch = (torch.randn(16, 8, device="cuda"), torch.randn(16, 4, device="cuda") * 100)
+    reference_ch06.amp_train_step(model, batch, torch.nn.functional.mse_loss, optimizer,
+                                  scaler, "cuda", torch.float16, 1.0)
+    assert all(torch.equal(b, p) for b, p in zip(before, model.parameters()))
+    assert scaler.get_scale() < 2.0 ** 126
+
+
+def test_chapter_7_functions_pass_gradcheck_on_cuda():
+    x = torch.randn(6, 5, dtype=torch.float64, device="cuda", requires_grad=True)
+    w = torch.randn(3, 5, dtype=torch.float64, device="cuda", requires_grad=True)
+    b = torch.randn(3, dtype=torch.float64, device="cuda", requires_grad=True)
+    assert torch.autograd.gradcheck(reference_ch07.linear_tanh, (x, w, b))
+    assert torch.autograd.gradcheck(lambda t: reference_ch07.stable_softplus(t, 2.0), (x,))
