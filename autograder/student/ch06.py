@@ -354,9 +354,14 @@ def escalas_de_gradscaler(found_inf, init_scale, growth_factor, backoff_factor, 
             "backoff_factor": backoff_factor}
 
 
+# The public example's (seed, shape): a sequence with backoffs and two growths in a row (a
+# counter not reset after growing shows only there).
+EJEMPLO_ESCALA = (2, (24, 3, 0))
+
+
 def comprobar_simulate_loss_scale(simulate_loss_scale):
     """Public check: your scale trace against a real GradScaler on one sequence of steps."""
-    caso = caso_en_proceso(SIMULATE_LOSS_SCALE, simulate_loss_scale, 6, (24, 3, 0),
+    caso = caso_en_proceso(SIMULATE_LOSS_SCALE, simulate_loss_scale, *EJEMPLO_ESCALA,
                            escalas_de_gradscaler)
     comprobar_casos(SIMULATE_LOSS_SCALE.partes, [caso],
                     "Tu traza de la escala coincide con la de un GradScaler de verdad.")

@@ -3,7 +3,7 @@
 import torch
 import torch.nn as nn
 
-from autograder.student.ch06 import construir_escala, construir_paso
+from autograder.student.ch06 import EJEMPLO_ESCALA, construir_escala, construir_paso
 from autograder.submissions import SampleStudent
 from autograder.variants import CORRECT, Registry
 
@@ -163,7 +163,8 @@ def simulate_loss_scale_stub(found_inf, init_scale, growth_factor, backoff_facto
 @variant(SL, "resultado_fijo")
 def simulate_loss_scale_hardcoded(found_inf, init_scale, growth_factor, backoff_factor,
                                   growth_interval):
-    example = construir_escala(torch.Generator().manual_seed(6), (24, 3, 0))
+    seed, shape = EJEMPLO_ESCALA  # the public check's example
+    example = construir_escala(torch.Generator().manual_seed(seed), shape)
     return _simulate(*example.values())
 
 
