@@ -59,8 +59,8 @@ for nombre, t in {"w": w, "x": x, "x * 2": x * 2, "w * x": w * x}.items():
           f"grad_fn={type(t.grad_fn).__name__ if t.grad_fn else None}")
 
 # %% [markdown]
-# Solo los números reales continuos tienen derivada. Un tensor de enteros (o de booleanos)
-# no puede pedir gradiente: PyTorch lo rechaza, tanto al crearlo como después.
+# Solo los tipos continuos (coma flotante o complejos) tienen derivada. Un tensor de enteros
+# (o de booleanos) no puede pedir gradiente: PyTorch lo rechaza, tanto al crearlo como después.
 
 # %% tags=["demo"]
 with muestra_error(RuntimeError):
@@ -231,8 +231,8 @@ print("no_grad:        requires_grad =", salida_nog.requires_grad,
       "  is_inference =", salida_nog.is_inference())
 
 # %% [markdown]
-# El precio de ese ahorro: un tensor de inferencia no puede entrar después en un cálculo que
-# autograd tenga que derivar. Supón que calculas unas características (*features*) con un
+# El precio de ese ahorro: autograd no puede guardar un tensor de inferencia para el pase
+# hacia atrás. Supón que calculas unas características (*features*) con un
 # codificador fijo en `inference_mode` y luego entrenas una capa encima. Falla en cuanto la
 # capa necesita guardar su entrada para el pase hacia atrás:
 
@@ -270,7 +270,7 @@ print("tras clone(): is_inference =", copia.is_inference(), "  y el backward fun
 # - **Servir un modelo** (inferencia, *inference*): `torch.inference_mode()`. Las salidas
 #   van a un usuario, no vuelven a un grafo, y si por error vuelven, el error salta
 #   enseguida.
-# - **Evaluar durante el entrenamiento** (validación cada época (*epoch*), métricas, una
+# - **Evaluar durante el entrenamiento** (validación en cada época (*epoch*), métricas, una
 #   media móvil de los pesos): `torch.no_grad()`. Lo que calculas puede acabar junto a
 #   tensores de entrenamiento, y `no_grad` no te lo impide.
 # - **Cortar un solo tensor** dentro de un cálculo que sí se deriva: `.detach()`.
@@ -382,8 +382,8 @@ plt.tight_layout()
 plt.show()
 
 # %% [markdown]
-# Lee los números con honestidad. Son de tu CPU, y el tiempo de un pase tan corto (menos de
-# un milisegundo) es ruidoso: repite la celda y verás cómo cambian. Registrar el grafo tiene
+# Lee los números con honestidad. Son de tu CPU, y el tiempo de un pase tan corto (del orden
+# de un milisegundo) es ruidoso: repite la celda y verás cómo cambian. Registrar el grafo tiene
 # un coste fijo por operación (crear su nodo, guardar sus tensores) que con capas tan pequeñas
 # se nota: mira la razón frente a `no_grad`. La diferencia entre `no_grad` e
 # `inference_mode`, en cambio, queda casi siempre dentro del ruido. La memoria no es ruido:
@@ -500,9 +500,10 @@ print(f"{len(entrenables)} de {len(list(modelo.parameters()))} tensores de pará
       "al optimizador")
 
 # %% [markdown]
-# Hay un ahorro más: el pase hacia atrás ni siquiera entra en la parte congelada, así que el
-# grafo no guarda sus activaciones. Mueve el deslizador para congelar más o menos bloques
-# (el `embed` y los primeros bloques del codificador) y mira la memoria retenida.
+# Hay un ahorro más: cuando la parte congelada es el principio de la red, como aquí, el pase
+# hacia atrás ni siquiera entra en ella, así que el grafo no guarda sus activaciones. Mueve
+# el deslizador para congelar más o menos bloques (el `embed` y los primeros bloques del
+# codificador) y mira la memoria retenida.
 
 # %% tags=["demo"]
 import ipywidgets as widgets
@@ -662,10 +663,11 @@ print("con .copy() no:", pesos[0, 1].item())
 #   o `torch.autograd.grad(perdida, intermedio)`.
 # - `torch.no_grad()` no registra nada dentro de su bloque (úsalo para evaluar durante el
 #   entrenamiento y para actualizar parámetros a mano); `.detach()` corta un solo tensor;
-#   `torch.inference_mode()` es más estricto (en CPU, su ventaja de tiempo sobre `no_grad`
-#   se pierde en el ruido): para servir, porque sus tensores no pueden volver a un grafo.
-# - Congelar es `requires_grad_(False)`: ni gradiente ni actualización, y el pase hacia atrás
-#   no guarda las activaciones de la parte congelada. `no_grad` no congela nada.
+#   `torch.inference_mode()` es más estricto (en la sección 4, su ventaja de tiempo sobre
+#   `no_grad` se pierde en el ruido): para servir, porque sus tensores no pueden guardarse
+#   para un pase hacia atrás.
+# - Congelar es `requires_grad_(False)`: ni gradiente ni actualización, y si lo congelado es
+#   el principio de la red, el grafo no guarda sus activaciones. `no_grad` no congela nada.
 # - Sin grafo, la memoria retenida para el pase hacia atrás es cero; el ahorro de tiempo en
 #   CPU depende del tamaño de las capas y es ruidoso. Mídelo en lugar de suponerlo.
 # - Una operación *in-place* sobre un tensor que el grafo necesita rompe el pase hacia atrás

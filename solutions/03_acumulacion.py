@@ -193,9 +193,9 @@ for set_to_none in (True, False):
 # $$\text{micro-lote} \times \text{accum} = 8 \times 4 = 32.$$
 #
 # La pérdida habitual es una **media** sobre el lote. La media de 32 muestras es la media de
-# las 4 medias de 8, es decir, $\frac{1}{4}\sum_k L_k$. Como el gradiente es lineal, basta
-# dividir cada pérdida de micro-lote por `accum = 4` antes de su `backward()`: la suma que
-# queda en `.grad` es exactamente el gradiente del lote entero.
+# las 4 medias de 8, es decir, $\frac{1}{4}\sum_k L_k$. Como el gradiente de una suma es la
+# suma de los gradientes, basta dividir cada pérdida de micro-lote por `accum = 4` antes de
+# su `backward()`: la suma que queda en `.grad` es exactamente el gradiente del lote entero.
 #
 # Compruébalo con 8 muestras: un lote de 8 frente a 2 micro-lotes de 4.
 
@@ -540,7 +540,7 @@ check_train_with_accumulation(train_with_accumulation)
 # recorte de gradientes (*gradient clipping*) con `torch.nn.utils.clip_grad_norm_` mira esa
 # norma y, si supera `max_norm`, multiplica todos los gradientes por el mismo factor
 # $\frac{\text{max\_norm}}{\text{norma} + 10^{-6}}$ (el $10^{-6}$ evita dividir por cero; por
-# eso la norma queda un pelín por debajo de `max_norm`). La dirección no cambia; solo la
+# eso la norma queda ligeramente por debajo de `max_norm`). La dirección no cambia; solo la
 # longitud.
 #
 # Y devuelve la norma **de antes** del recorte. Compruébalo:
@@ -674,8 +674,8 @@ dibujar_entrenamiento(resultados)
 # Las dos curvas de la norma muestran el pico en el paso 40: el registro te avisa en ambos
 # casos, porque `clip_grad_norm_` devuelve la norma **antes** de recortar. La diferencia
 # está en lo que pasa después. Sin recorte, el paso gigante lanza el modelo lejos y la
-# pérdida tarda muchos pasos en volver. Con recorte, el paso del lote corrupto no es más
-# largo que los demás y el entrenamiento apenas lo nota.
+# pérdida no recupera su nivel anterior en los pasos que quedan. Con recorte, el paso del
+# lote corrupto no es más largo que los demás y el entrenamiento apenas lo nota.
 #
 # Mira también el principio: con `max_norm = 1` casi todos los primeros pasos se recortan
 # (sus normas van de 3 a 11) y la pérdida baja más despacio. Elegir `max_norm` es un

@@ -26,7 +26,7 @@
 # - escribir `train_loop` y `test_loop` con las llamadas en su orden fijo: pase hacia
 #   adelante (*forward pass*), pérdida, `backward()`, recorte, `optimizer.step()`,
 #   `scheduler.step()`, `zero_grad()`;
-# - evaluar con `model.eval()` **y** `torch.no_grad()`, y volver a `model.train()`;
+# - evaluar con `model.eval()` **y** `torch.no_grad()`, y devolver el modelo a su modo;
 # - usar `nn.CrossEntropyLoss` sobre logits crudos y calcular la exactitud con `argmax`;
 # - comparar SGD, Adam y AdamW, y explicar el decaimiento de pesos (*weight decay*)
 #   desacoplado;
@@ -153,7 +153,8 @@ print(f"pérdida sobre softmax(logits): {loss_fn(seguro.softmax(1), etiqueta).it
 print(f"cota inferior log(1 + 2/e):    {math.log(1 + 2 / math.e):.4f}")
 
 # %% [markdown]
-# Además, el softmax de más aplasta los gradientes: sus salidas se saturan en 0 y 1. Mide la
+# Además, el softmax de más aplasta los gradientes: su derivada es pequeña, y casi nula cuando
+# sus salidas se saturan en 0 y 1. Mide la
 # norma del gradiente (*gradient norm*) de la pérdida respecto de los logits en el lote del
 # modelo sin entrenar y en una predicción muy segura pero **equivocada**, justo la que más
 # debería corregirse:
@@ -380,7 +381,8 @@ plt.show()
 # **Decaimiento de pesos desacoplado.** El decaimiento de pesos (*weight decay*) encoge los
 # pesos un poco en cada paso. En `Adam(weight_decay=...)` se implementa sumando
 # `weight_decay · w` al gradiente, y ese término pasa después por la normalización
-# adaptativa de Adam: un peso grande y uno pequeño acaban encogiendo casi lo mismo. AdamW
+# adaptativa de Adam: si el gradiente de la pérdida es pequeño, un peso grande y uno pequeño
+# acaban encogiendo casi lo mismo. AdamW
 # (Loshchilov y Hutter) lo desacopla: aplica `w ← w − lr · weight_decay · w` aparte del
 # paso de Adam, así que el decaimiento es proporcional al peso, como se pretendía. Por eso
 # AdamW es el optimizador por defecto de los transformers.
@@ -537,7 +539,7 @@ plt.show()
 #   defecto, las dos fases siguen medio coseno). Se llama **una vez por lote**, y necesita
 #   saber el número total de pasos.
 # - Calentamiento lineal (*linear warmup*) seguido de un coseno (`CosineAnnealingLR`) hasta
-#   `eta_min`: la curva de casi todos los modelos de lenguaje.
+#   `eta_min`: una curva muy habitual en los modelos de lenguaje.
 #
 # `scheduler.get_last_lr()` devuelve la tasa actual (una por grupo de parámetros): es lo que
 # registras.
@@ -717,7 +719,8 @@ display(explorador)
 #
 # Escribe una fábrica de planificadores: `warmup_cosine(optimizer, warmup_steps,
 # total_steps, min_lr)`. Con $W$ = `warmup_steps`, $T$ = `total_steps` y `lr` la tasa que
-# tiene el optimizador al crearlo, la tasa tras $t$ llamadas a `scheduler.step()` debe ser
+# tiene el optimizador cuando se crea el planificador, la tasa tras $t$ llamadas a
+# `scheduler.step()` debe ser
 #
 # $$\mathrm{lr}_t = \begin{cases} \mathrm{lr}\cdot\dfrac{t+1}{W+1} & 0 \le t < W \\[2mm]
 # \mathrm{min\_lr} + (\mathrm{lr} - \mathrm{min\_lr})\cdot
@@ -855,7 +858,8 @@ check_train_one_epoch(train_one_epoch)
 # - El bucle de entrenamiento tiene un orden fijo: pase hacia adelante, pérdida,
 #   `backward()`, recorte, `optimizer.step()`, `scheduler.step()`, `zero_grad()`.
 # - Para evaluar, `model.eval()` **y** `torch.no_grad()`: uno cambia Dropout y BatchNorm, el
-#   otro evita el grafo. Después, de vuelta a `model.train()`.
+#   otro evita el grafo. Después, el modelo vuelve al modo en que estaba (en el bucle de
+#   entrenamiento, `model.train()`).
 # - `nn.CrossEntropyLoss` espera logits crudos: hace `log_softmax` y `NLLLoss` por dentro.
 #   Un softmax de más pone un suelo a la pérdida y frena el aprendizaje. La predicción es
 #   `argmax` de los logits.

@@ -96,7 +96,7 @@ print("modos:", modos_de(modelo), "  model.training =", modelo.training)
 #
 # ## 2 · Dropout: apagar al azar y escalar
 #
-# Dropout (*dropout*) con probabilidad `p` pone a cero cada elemento con probabilidad `p` y
+# Dropout con probabilidad `p` pone a cero cada elemento con probabilidad `p` y
 # multiplica los supervivientes por $1/(1-p)$. Así la **media** de la salida no cambia. En
 # modo evaluación no hace nada: devuelve la entrada tal cual.
 
@@ -155,7 +155,7 @@ print("eval: ", dropout.eval()(x), "\n      ", dropout(x))
 # ## 3 · BatchNorm: las estadísticas del lote o las acumuladas
 #
 # BatchNorm (`nn.BatchNorm1d`) normaliza cada característica. En modo entrenamiento usa la
-# media y la varianza **del lote** (*batch*) que recibe, y de paso actualiza dos búferes
+# media y la varianza **del lote** que recibe, y de paso actualiza dos búferes
 # (*buffers*): `running_mean` y `running_var`, medias móviles con `momentum=0.1`. En modo
 # evaluación usa esos búferes y no los toca.
 #
@@ -247,8 +247,9 @@ with muestra_error(ValueError):
 # ## 4 · Medido en un modelo pequeño
 #
 # Junta las dos capas en el modelo del apartado 1 y pásale **la misma** entrada 200 veces
-# en cada modo. En entrenamiento, cada pase da un resultado distinto (Dropout sortea y la
-# BatchNorm mueve sus búferes); en evaluación, todos coinciden.
+# en cada modo. En entrenamiento, cada pase da un resultado distinto (Dropout sortea una
+# máscara nueva) y la BatchNorm mueve sus búferes; en evaluación, todos coinciden y los
+# búferes no cambian.
 
 # %% tags=["demo"]
 modelo = modelo_pequeno()

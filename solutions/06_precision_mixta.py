@@ -186,7 +186,7 @@ display(widgets.VBox([deslizador, salida_widget]))
 # %% [markdown]
 # ### Por qué fp16 necesita escalar la pérdida
 #
-# Los gradientes (*gradients*) de una red suelen ser pequeños: $10^{-5}$, $10^{-8}$ o menos.
+# Muchos gradientes (*gradients*) de una red son pequeños: $10^{-5}$, $10^{-8}$ o menos.
 # El menor número positivo de fp16 es $2^{-24} \approx 6\cdot 10^{-8}$; lo que baja de la
 # mitad, $3\cdot 10^{-8}$, se vuelve 0, y con un gradiente 0 ese peso no aprende. El remedio
 # es el escalado de la pérdida (*loss scaling*): multiplicar la pérdida (*loss*) por un
@@ -232,8 +232,8 @@ print("3 × 2^16 en bf16:", (grande * 2.0**16).to(torch.bfloat16).item())
 #   argumento `including_emulation` vale `True` por defecto: la celda siguiente imprime la
 #   firma que tiene en tu versión.
 # - **CPU**: `torch.autocast("cpu")` está pensado para bf16. Solo acelera si la CPU tiene
-#   instrucciones bf16 (AVX512-BF16 o AMX); si no, es más lento que fp32 (lo mides en la
-#   sección 7).
+#   instrucciones bf16 (AVX512-BF16 o AMX); si no, suele ser más lento que fp32 (lo mides
+#   en la sección 7).
 
 # %% tags=["demo"]
 if torch.cuda.is_available():
@@ -250,9 +250,9 @@ print("firma: torch.cuda.is_bf16_supported" + str(inspect.signature(torch.cuda.i
 #
 # Escribe la regla de esta sección como una función. Recibe el tipo de dispositivo
 # (`"cpu"` o `"cuda"`) y si tiene bf16 nativo; devuelve el dtype para `torch.autocast` y si
-# hace falta un `GradScaler`. Donde no hay bf16 nativo, en GPU usa fp16 (los núcleos
-# tensoriales de la T4); en CPU, quédate en fp32 (sin autocast). Las pruebas ocultas miran
-# las cuatro combinaciones.
+# hace falta un `GradScaler`. Donde hay bf16 nativo (GPU o CPU), usa bf16. Donde no lo hay,
+# en GPU usa fp16 (los núcleos tensoriales de la T4); en CPU, quédate en fp32 (sin
+# autocast). Las pruebas ocultas miran las cuatro combinaciones.
 
 # %% nbgrader={"grade": false, "grade_id": "ch06_pick_amp_dtype", "locked": false, "schema_version": 3, "solution": true, "task": false}
 def pick_amp_dtype(device_type, bf16_supported):
@@ -286,7 +286,8 @@ check_pick_amp_dtype(pick_amp_dtype)
 # PyTorch decide operación por operación con una lista por dispositivo: las que ganan con
 # 16 bits (productos de matrices, capas lineales, convoluciones) se ejecutan en 16 bits; las
 # de la lista de fp32 (las pérdidas, en los dos dispositivos) pasan a fp32; el resto se hace
-# en el dtype de su entrada. Fuera del bloque, todo vuelve a la normalidad.
+# en el dtype de sus entradas (si mezclan dtypes, en el más ancho). Fuera del bloque, todo
+# vuelve a la normalidad.
 #
 # Mídelo en CPU con bf16 (funciona en cualquier máquina): el dtype del resultado de un
 # producto de matrices, un softmax, una reducción, una exponencial, un `log_softmax` y dos
@@ -324,8 +325,8 @@ for operacion, dtype in dtypes_bajo_autocast("cpu", torch.bfloat16).items():
 # pérdidas y álgebra lineal), así que se hacen en el dtype de su entrada.
 #
 # Las listas **son distintas en CUDA**. Según la documentación de autocast, en CUDA la lista
-# de fp32 incluye además `softmax`, `log_softmax`, `exp`, `log`, `sum`, `prod`, `cumsum`,
-# `norm` y `layer_norm`: ahí el softmax, la suma, la exponencial y `log_softmax` de la
+# de fp32 incluye además `softmax`, `log_softmax`, `exp`, `log`, `sum`, `cumsum`, `norm` y
+# `layer_norm`: ahí el softmax, la suma, la exponencial y `log_softmax` de la
 # tabla también saldrían en fp32. Sea cual sea el dispositivo, si necesitas fp32 en un punto
 # concreto, conviértelo tú: `h.float().softmax(-1)`.
 #
@@ -344,10 +345,11 @@ else:
 # %% [markdown]
 # ### Pesos maestros en fp32
 #
-# ¿Y los parámetros? autocast no los convierte: hace una copia en 16 bits para cada operación
-# y deja el original en fp32. Los gradientes llegan también en fp32, porque se acumulan en el
-# `.grad` de cada parámetro, que tiene su dtype. Así el optimizador suma las actualizaciones
-# sobre números de 32 bits: esos son los pesos maestros.
+# ¿Y los parámetros? autocast no los convierte: usa una copia en 16 bits (una por parámetro
+# dentro de cada bloque `with`) y deja el original en fp32. Los gradientes llegan también en
+# fp32: la copia es una operación más del grafo, y su pase hacia atrás devuelve el gradiente
+# al dtype del parámetro. Así el optimizador suma las actualizaciones sobre números de 32
+# bits: esos son los pesos maestros.
 
 # %% tags=["demo"]
 capa = nn.Linear(64, 64).to(DISPOSITIVO)
@@ -690,7 +692,7 @@ plt.show()
 # parámetros ni la entrada (ya existían antes del paso).
 #
 # El tiempo se mide con un solo hilo y se toma el mejor de varios pasos: así otros procesos
-# de la máquina no lo distorsionan. Se mide con dos tamaños de lote (*batch*).
+# de la máquina lo distorsionan menos. Se mide con dos tamaños de lote (*batch*).
 
 # %% tags=["demo"]
 def perceptron(ancho, capas, dispositivo):
@@ -745,7 +747,7 @@ torch.set_num_threads(hilos)
 
 for nombre, (segundos, guardado) in medidas_cpu.items():
     print(f"CPU {nombre:>24}: {segundos * 1e3:6.1f} ms por paso · "
-          f"{guardado / 2**20:5.2f} MiB nuevos guardados para el backward")
+          f"{guardado / 2**20:5.2f} MiB nuevos guardados para el pase hacia atrás")
 for lote in (128, 1024):
     t32, m32 = medidas_cpu[f"lote {lote} · fp32"]
     t16, m16 = medidas_cpu[f"lote {lote} · autocast bf16"]
@@ -761,7 +763,7 @@ for lote in (128, 1024):
 # autocast guarda también la copia de 16 bits de cada peso, y esa copia es memoria nueva (en
 # fp32, lo que se guarda es el propio parámetro). Con el lote pequeño, las copias de los
 # pesos se comen casi todo el ahorro; con el lote grande mandan las activaciones y la memoria
-# baja hacia la mitad. Esto no depende del hardware.
+# baja hacia la mitad. Esta cuenta no depende de la CPU: sale igual en cualquiera.
 #
 # **Tiempo.** Sin instrucciones bf16 (mira la sección 2), la CPU emula la aritmética bf16 con
 # conversiones, y el paso suele ser más lento que en fp32. En la máquina sin esas
@@ -825,15 +827,15 @@ plt.show()
 #   ~$6\cdot 10^{-8}$); bf16 tiene el rango de fp32 y menos precisión (`eps` = 0,0078).
 # - Por el rango, fp16 necesita escalar la pérdida: `GradScaler`. bf16 no.
 # - `torch.autocast` elige el dtype de cada operación: productos de matrices en 16 bits,
-#   pérdidas en fp32 y el resto en el dtype de su entrada. Las listas de CPU y CUDA son
+#   pérdidas en fp32 y el resto en el dtype de sus entradas. Las listas de CPU y CUDA son
 #   distintas (en CUDA, según la documentación, también softmax, `exp`, `log`, sumas y
 #   normas van en fp32). Los parámetros y sus gradientes siguen en fp32: son los pesos
 #   maestros.
 # - Orden con `GradScaler`: `scale(loss).backward()`, `unscale_`, `clip_grad_norm_`,
 #   `scaler.step` (salta los pasos con `inf`), `update` (ajusta la escala), `zero_grad`.
 # - Un modelo convertido entero a bf16 pierde las actualizaciones menores que la mitad de la
-#   distancia entre dos valores bf16 vecinos (entre 1 y 2, 0,0039; entre 2 y 4, 0,0078):
-#   para entrenar, autocast.
+#   distancia entre dos valores bf16 vecinos (esa mitad vale 0,0039 entre 1 y 2, y 0,0078
+#   entre 2 y 4): para entrenar, autocast.
 # - La memoria de activaciones baja a la mitad, pero las copias de 16 bits de los pesos son
 #   memoria nueva: el ahorro real crece con el tamaño del lote.
 # - La ganancia de velocidad está en los núcleos tensoriales de la GPU: fp16 en una T4, bf16

@@ -761,7 +761,7 @@ display(widgets.VBox([widgets.HBox([deslizador_paso, deslizador_niveles]), salid
 # - pase hacia atrás: `grad_output` donde $|x| \le \text{levels}\cdot\text{step}$ y 0 fuera.
 #
 # `step` es un `float` y `levels` un `int`: ninguno tiene gradiente. Puedes usar una
-# `Function` o el truco de `.detach()`; no modifiques `grad_output` en el sitio.
+# `Function` o el truco de `.detach()`; no modifiques `x` ni `grad_output` en el sitio.
 
 # %% nbgrader={"grade": false, "grade_id": "ch07_quantize_ste", "locked": false, "schema_version": 3, "solution": true, "task": false}
 def quantize_ste(x, step, levels):
@@ -929,9 +929,9 @@ plt.show()
 # - **Cómputo.** Cada lineal recalculada se ejecuta dos veces: 16 lineales en lugar de 8.
 #   Las GELU no siempre: al recalcular un tramo, `checkpoint` se detiene en cuanto tiene
 #   todo lo que el pase hacia atrás necesita, y la última GELU de cada tramo no hace falta
-#   (lo que guarda es su entrada, la salida de la lineal). Por eso la columna de GELU vale
-#   8 + 8 − tramos. Como un pase hacia atrás cuesta más o menos dos hacia adelante, lo
-#   esperable es alrededor de un tercio más de tiempo.
+#   (lo que guarda es su entrada, la salida de la lineal). Por eso, con recálculo, la
+#   columna de GELU vale 8 + 8 − tramos. Como un pase hacia atrás cuesta más o menos dos
+#   hacia adelante, lo esperable es alrededor de un tercio más de tiempo.
 # - **Tiempo en CPU.** Aquí la penalización medida suele ser bastante mayor que ese tercio:
 #   con capas tan pequeñas, la contabilidad de `checkpoint` (ganchos, tramos que se preparan
 #   en Python) pesa tanto como el propio cálculo. Con capas grandes el coste se acerca a la
@@ -971,8 +971,7 @@ else:
 #   `gradcheck` (y `gradgradcheck`) en float64.
 # - El estimador de paso directo redondea en el pase hacia adelante y deja pasar el
 #   gradiente en el pase hacia atrás (con una `Function` o con `x + (q - x).detach()`); con
-#   recorte, el gradiente
-#   es 0 fuera del rango.
+#   recorte, el gradiente es 0 fuera del rango.
 # - `torch.utils.checkpoint.checkpoint(..., use_reentrant=False)` guarda solo la entrada de
 #   cada tramo y recalcula el resto en el pase hacia atrás: menos memoria a cambio de un
 #   pase hacia adelante más.

@@ -40,7 +40,7 @@ MENSAJES = {
         "{despues}.",
         "`model.train(flag)` aplica un mismo modo a todos los submódulos. Guarda "
         "`{{m: m.training for m in model.modules()}}` al empezar y restaura cada uno con "
-        "`m.train(modo)`.",
+        "`m.training = modo` (`m.train(modo)` cambiaría también sus hijos).",
         "Module modes were not restored: in train mode before {antes}, after {despues}."),
     "evaluacion_con_grafo": (
         "Evaluación con grafo",
