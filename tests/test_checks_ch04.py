@@ -78,3 +78,14 @@ def test_evaluate_in_train_mode_is_named_by_the_public_check():
     else:
         raise AssertionError("the public check accepted an evaluation in train mode")
     assert grade("ch04_evaluate", train_mode_evaluate).puntos == 0
+
+
+def test_parameter_updates_are_measured_from_the_inputs_as_they_were_before_any_training():
+    # The reference trains the hidden inputs in place: photographed after it, every expected
+    # update would read as zero and the parameter part could never name a factor.
+    from autograder.variants.ch04 import train_one_epoch_partial_cycle_divided_by_accum
+
+    result = grade("ch04_train_one_epoch", train_one_epoch_partial_cycle_divided_by_accum)
+    parametros = next(fallo for parte, fallo in result.fallos if parte.nombre.startswith("parám"))
+    assert parametros is not None and "todo ceros" not in str(parametros)
+    assert "razón ajustada" in str(parametros)

@@ -50,9 +50,9 @@ def score(hidden, cases, observations):
     built = []
     for (shape, seed), observation in zip(cases, observations):
         inputs = hidden.exercise.construir(torch.Generator().manual_seed(seed), shape)
+        originals = fotografiar(inputs)  # before the reference, which may train in place
         expected = hidden.expect(*inputs.values())
-        built.append(armar_caso(hidden.exercise, observation, expected, fotografiar(inputs),
-                                shape))
+        built.append(armar_caso(hidden.exercise, observation, expected, originals, shape))
     return puntuar(hidden.exercise.partes, built)
 
 

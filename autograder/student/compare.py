@@ -191,8 +191,8 @@ def armar_caso(ejercicio, observacion, esperado, originales, forma):
 def caso_en_proceso(ejercicio, funcion, semilla, forma, esperar):
     """Build, expect, observe and assemble one case in this process (public checks, tests)."""
     entradas = ejercicio.construir(torch.Generator().manual_seed(semilla), forma)
+    originales = fotografiar(entradas)  # before the oracle, which may train the model in place
     esperado = esperar(*entradas.values())
-    originales = fotografiar(entradas)
     copia = ejercicio.construir(torch.Generator().manual_seed(semilla), forma)
     return armar_caso(ejercicio, ejercicio.observar(funcion, copia), esperado, originales, forma)
 

@@ -56,14 +56,20 @@ def hechos_numericos(obtenido, esperado):
     g, e = obtenido.detach().double(), esperado.detach().double()
     diferencia = (g - e).abs()
     razon, residuo = razon_ajustada(obtenido, esperado)
+    no_nulos = e != 0  # a relative difference against an exact 0 means nothing
     hechos = {
         "max_abs": diferencia.max().item(),
-        "max_rel": (diferencia / e.abs().clamp_min(1e-12)).max().item(),
+        "max_rel": ((diferencia[no_nulos] / e[no_nulos].abs()).max().item()
+                    if no_nulos.any() else float("nan")),
         "razon": razon if razon is not None else float("nan"),
         "residuo": residuo,
     }
-    hechos["detalles"] = ("(máx. diferencia absoluta {max_abs:.3g}, relativa {max_rel:.3g}; "
-                          "razón ajustada {razon:.4g})").format(**hechos)
+    detalles = ["máx. diferencia absoluta {max_abs:.3g}".format(**hechos)]
+    if no_nulos.any():
+        detalles.append(", relativa {max_rel:.3g}".format(**hechos))
+    detalles.append("; razón ajustada {razon:.4g}".format(**hechos) if razon is not None
+                    else "; el valor correcto es todo ceros")
+    hechos["detalles"] = "(" + "".join(detalles) + ")"
     return hechos
 
 
