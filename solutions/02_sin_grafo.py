@@ -429,8 +429,8 @@ def predict(model, x):
     """Class probabilities softmax(model(x), dim=1) for a batch x of shape (N, D).
 
     Returns an (N, K) tensor with x's dtype, without grad_fn. Saves no tensor for
-    backward while it runs, leaves the model unchanged (values and requires_grad) and
-    leaves grad mode as it found it.
+    backward while it runs, leaves the model unchanged (values, requires_grad and
+    train/eval mode) and leaves grad mode as it found it.
     """
     ### BEGIN SOLUTION
     with torch.inference_mode():

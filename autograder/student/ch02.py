@@ -68,6 +68,13 @@ MENSAJES = {
         "`torch.set_grad_enabled(False)` como instrucción suelta cambia el estado global. Usa un "
         "bloque `with` (o el decorador), que lo restaura al salir.",
         "Grad mode was left disabled after the call (set_grad_enabled(False) without `with`)."),
+    "modo_del_modelo_cambiado": (
+        "Modo del modelo cambiado",
+        "El modelo llegó en modo entrenamiento y tu función lo dejó en modo evaluación: quien "
+        "lo use después entrenará sin Dropout y con la BatchNorm congelada.",
+        "`no_grad`/`inference_mode` no necesitan `model.eval()`. Si lo llamas, guarda "
+        "`estaba = model.training` al empezar y termina con `model.train(estaba)`.",
+        "The model arrived in train mode and was left in eval mode."),
     "softmax_otra_dim": (
         "Softmax sobre el eje equivocado",
         "`{nombre}` es la softmax sobre las muestras del lote (dim=0): cada columna suma 1, "
@@ -240,6 +247,7 @@ def observar_prediccion(predict, entradas):
         return tensor
 
     salida = None
+    modos_antes = [m.training for m in entradas["model"].modules()]
     pasadas = []
     gancho = entradas["model"].register_forward_hook(lambda *_: pasadas.append(1))
 
@@ -265,6 +273,7 @@ def observar_prediccion(predict, entradas):
         salida_con_grafo=es_tensor and (salida.requires_grad or salida.grad_fn is not None),
         n_guardados=len(guardados), bytes_guardados=sum(guardados),
         grad_poblado=any(p.grad is not None for p in entradas["model"].parameters()),
+        modo_cambiado=modos_antes != [m.training for m in entradas["model"].modules()],
         despues=fotografiar(entradas))
     return observacion
 
@@ -305,6 +314,8 @@ def _sin_efectos_prediccion(caso):
         fallar("grad_desactivado_global")
     if caso.datos["grad_poblado"]:
         fallar("grad_poblado")
+    if caso.datos["modo_cambiado"]:
+        fallar("modo_del_modelo_cambiado")
 
 
 PREDICT = Ejercicio(
@@ -314,7 +325,7 @@ PREDICT = Ejercicio(
         Parte("la salida no tiene grafo (sin grad_fn, requires_grad=False)", 0.5,
               _salida_sin_grafo),
         Parte("no se guarda nada para backward durante la llamada", 1.0, _nada_guardado),
-        Parte("sin efectos: modelo intacto, modo de gradientes restaurado", 0.5,
+        Parte("sin efectos: modelo intacto (y en su modo), modo de gradientes restaurado", 0.5,
               _sin_efectos_prediccion, requisito=True),
     ],
     construir=construir_prediccion, observar=observar_prediccion)

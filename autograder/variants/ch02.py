@@ -141,6 +141,13 @@ def predict_eval_mode_only(model, x):
     return torch.softmax(model(x), dim=1)
 
 
+@variant(PR, "modo_del_modelo_cambiado")
+def predict_leaves_the_model_in_eval_mode(model, x):
+    model.eval()  # harmless here, but the caller's training loop now runs in eval mode
+    with torch.no_grad():
+        return torch.softmax(model(x), dim=1)
+
+
 @variant(PR, "grad_desactivado_global")
 def predict_global_switch(model, x):
     torch.set_grad_enabled(False)
