@@ -170,7 +170,8 @@ def _observar_con_ganchos(funcion, entradas, semilla=None):
     durante = []
 
     def registrar_llamada(modulo, args):
-        durante.append({"modos": modos_de(modelo), "grad": torch.is_grad_enabled()})
+        # the module that runs: a deepcopy of the model carries this hook too
+        durante.append({"modos": modos_de(modulo), "grad": torch.is_grad_enabled()})
 
     gancho = modelo.register_forward_pre_hook(registrar_llamada)
     try:

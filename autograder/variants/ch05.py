@@ -286,6 +286,16 @@ def mc_dropout_var_by_name(model, x, n_samples):
     return stacked.mean(dim=-1), stacked.var(dim=-1, correction=1).sqrt()
 
 
+@variant(MD, CORRECT)
+def mc_dropout_on_a_copy(model, x, n_samples):
+    # The caller's model is never touched: its modes need no restoring.
+    copy_ = copy.deepcopy(model)
+    _dropout_only(copy_)
+    with torch.no_grad():
+        samples = torch.stack([copy_(x) for _ in range(n_samples)])
+    return samples.mean(0), samples.std(0)
+
+
 def _mc(model, x, n_samples, setup, unbiased=True, no_grad=True, restore=True):
     saved = [(m, m.training) for m in model.modules()]
     setup(model)
