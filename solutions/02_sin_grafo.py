@@ -560,14 +560,15 @@ print("¿embed congelado tras no_grad?", not modelo.embed.weight.requires_grad)
 # ## Ejercicio 3 · Congelar todo menos la cabeza (2 puntos)
 #
 # `model` tiene varios submódulos (por ejemplo `embed`, `encoder`) y uno llamado `head`.
-# Congela **todos** los parámetros que no son de `model.head` y deja la cabeza entrenable.
+# Congela **todos** los parámetros que no son de `model.head` y deja la cabeza entera
+# entrenable, aunque llegue congelada.
 # Devuelve la lista de nombres completos (como los da `model.named_parameters()`, por ejemplo
 # `"head.weight"`) de los parámetros que siguen entrenables. No cambies los valores de los
 # parámetros ni el modo `train()`/`eval()` de ningún módulo.
 
 # %% nbgrader={"grade": false, "grade_id": "ch02_freeze_head", "locked": false, "schema_version": 3, "solution": true, "task": false}
 def freeze_all_but_head(model):
-    """Freeze every parameter outside ``model.head``; keep the head trainable.
+    """Freeze every parameter outside ``model.head``; make the whole head trainable.
 
     Returns the full names (as in ``model.named_parameters()``) of the parameters that
     still require grad, in any order. Changes only ``requires_grad``: parameter values

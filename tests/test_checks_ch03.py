@@ -1,6 +1,6 @@
 """Chapter 3 specifics: the sample students score as declared, hidden inputs are not the
-public ones, and the partial cycle is always drawn (the shared contract is in
-test_checks.py)."""
+public ones, and the hidden runs end both on a partial cycle and on an exact multiple (the
+shared contract is in test_checks.py)."""
 
 import pytest
 import torch
@@ -27,11 +27,15 @@ def test_sample_students_cells_score_as_declared(student):
         assert result.puntos == student.partial[grade_id + "_test"], result.informe(grade_id)
 
 
-def test_every_hidden_run_has_a_partial_final_cycle_and_two_full_ones():
+def test_hidden_runs_have_two_partial_final_cycles_and_one_exact_multiple():
+    # The exact multiple catches an unconditional step after the loop (an extra step, or a
+    # division by zero); the partial cycles catch a forgotten or mis-scaled last cycle.
     for student in ("alumna", "alumno", "otra"):
-        for shape, _ in plan("ch03_partial_cycle", hidden.HIDDEN, student, "pruebas"):
-            _, lotes, _, accum, *_ = shape
-            assert lotes // accum >= 2 and lotes % accum and 2 * (lotes % accum) != accum
+        shapes = [s for s, _ in plan("ch03_partial_cycle", hidden.HIDDEN, student, "pruebas")]
+        assert all(lotes // accum >= 2 for _, lotes, _, accum, *_ in shapes)
+        restos = [(lotes % accum, accum) for _, lotes, _, accum, *_ in shapes]
+        assert sum(resto == 0 for resto, _ in restos) == 1
+        assert all(2 * resto != accum for resto, accum in restos if resto)
 
 
 def test_clipping_cases_include_one_that_does_not_clip():

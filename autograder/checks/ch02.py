@@ -28,12 +28,15 @@ def _formas_prediccion(generador):
 
 def _formas_congelar(generador):
     """Two models whose heads differ in kind and whose encoders differ in depth, so that
-    both their trainable and their frozen names differ."""
+    both their trainable and their frozen names differ. The second one sets traps for
+    shortcuts (a head that arrives frozen and in eval mode, modules named like it, one
+    registered after it); the first, plain, one names the mistakes a plain model shows."""
     tipos = ["lineal", "mlp", "norma"]
     orden = torch.randperm(3, generator=generador).tolist()
     capas = torch.randperm(3, generator=generador).tolist()
     return [((entero(generador, 2, 5), entero(generador, 3, 6), capas[i] + 1,
-              entero(generador, 2, 4), tipos[orden[i]]), semilla(generador)) for i in range(2)]
+              entero(generador, 2, 4), tipos[orden[i]], *extra), semilla(generador))
+            for i, extra in enumerate([(), ("trampas",)])]
 
 
 def _gradientes_esperados(model, x, y):

@@ -50,7 +50,8 @@ def _acumulacion_esperada(model, loss_fn, x, y, accum):
 # ---------------------------------------------------------------- train_with_accumulation
 def _formas_ciclos(generador):
     """Two runs, each with ≥ 2 full cycles and a final partial one whose size r makes
-    r/accum neither ½ nor 2 (a factor 2 has its own diagnosis)."""
+    r/accum neither ½ nor 2 (a factor 2 has its own diagnosis); then one whose micro-batches
+    are a multiple of accum (no partial cycle: no extra step, nothing divided by zero)."""
     casos = []
     for tipo in ("mse", "ce"):
         accum = entero(generador, 3, 5)
@@ -58,6 +59,10 @@ def _formas_ciclos(generador):
         lotes = accum * entero(generador, 2, 3) + resto
         forma = (tipo, lotes, entero(generador, 2, 4), accum, *_capas(generador))
         casos.append((forma, semilla(generador)))
+    accum = entero(generador, 3, 5)
+    forma = (_elegir(generador, ("mse", "ce")), accum * entero(generador, 2, 3),
+             entero(generador, 2, 4), accum, *_capas(generador))
+    casos.append((forma, semilla(generador)))
     return casos
 
 

@@ -38,14 +38,20 @@ def _cambian(disposicion):
     return {i for i, codigo in enumerate(disposicion) if codigo in CAMBIAN}
 
 
+# Every exercise starts once from mixed modes (train with a frozen BatchNorm): restoring
+# only the root's flag (`model.train(was)`) passes when all modules share one mode.
+MODOS_MODULOS = ("eval", "mixto", "train")
+MODOS_MC = ("train", "mixto", "eval")
+
+
 def _formas_modulos(generador):
     casos = []
-    while len(casos) < 2:
+    while len(casos) < len(MODOS_MODULOS):
         disposicion = _disposicion(generador)
-        if casos and _cambian(casos[0][0][4]) == _cambian(disposicion):
+        if any(_cambian(forma[4]) == _cambian(disposicion) for forma, _ in casos):
             continue  # two layouts with the same answer would not expose a fixed one
         forma = (entero(generador, 4, 9), entero(generador, 2, 6), entero(generador, 3, 8),
-                 entero(generador, 2, 5), disposicion, ("eval", "train")[len(casos)])
+                 entero(generador, 2, 5), disposicion, MODOS_MODULOS[len(casos)])
         casos.append((forma, semilla(generador)))
     return casos
 
@@ -53,7 +59,7 @@ def _formas_modulos(generador):
 def _formas_mc(generador):
     return [((entero(generador, 3, 8), entero(generador, 2, 6), entero(generador, 3, 8),
               entero(generador, 2, 5), _p(generador), entero(generador, 5, 12), modo),
-             semilla(generador)) for modo in ("train", "eval")]
+             semilla(generador)) for modo in MODOS_MC]
 
 
 def _evaluacion_esperada(model, x, y):

@@ -106,6 +106,35 @@ MENSAJES = {
         "Recorre `model.named_parameters()` entero: pesos y sesgos (*bias*), y todos los "
         "submódulos que no son `head`, no solo uno.",
         "{n} of {total} parameters outside the head still require grad (e.g. `{nombre}`)."),
+    "cabeza_sin_descongelar": (
+        "Cabeza sin descongelar",
+        "`{nombre}` es un parámetro de la cabeza que llegó congelado (`requires_grad=False`) y "
+        "sigue así: congelar el resto no basta, la cabeza tiene que quedar entrenable.",
+        "No supongas que la cabeza llega entrenable: termina con "
+        "`model.head.requires_grad_(True)` (o pon `requires_grad` a `True` en cada parámetro "
+        "cuyo nombre empieza por `head.`).",
+        "`{nombre}` belongs to the head, arrived frozen and was never unfrozen."),
+    "ultimo_hijo_como_cabeza": (
+        "El último submódulo no es la cabeza",
+        "Dejaste entrenable `{hijo}`, el último submódulo del modelo, y congelaste `model.head`: "
+        "la cabeza se reconoce por su nombre, no por su posición.",
+        "Usa `model.head` (o los parámetros cuyo nombre empieza por `head.`), no "
+        "`list(model.children())[-1]`.",
+        "`{hijo}`, the last child module, was kept trainable instead of `model.head`."),
+    "nombre_parecido_a_cabeza": (
+        "Nombre parecido a «head»",
+        "`{nombre}` no es de `model.head`, aunque su nombre contenga «head», y quedó entrenable.",
+        "Un parámetro es de la cabeza si su nombre empieza por `head.` (con el punto), o "
+        "recorre `model.head.parameters()`: `startswith('head')` o `'head' in name` también "
+        "atrapan `heads_aux` o `encoder.head_proj`.",
+        "`{nombre}` is not under `model.head` but its name contains 'head'; it stayed trainable."),
+    "modo_cambiado": (
+        "Modo train/eval cambiado",
+        "`{nombre}` llegó en modo evaluación y tu función lo dejó en modo entrenamiento: "
+        "entrenable (`requires_grad`) no es lo mismo que modo `train()`.",
+        "Congelar y descongelar solo tocan `requires_grad`: no llames a `train()` ni a "
+        "`eval()`, cada módulo debe quedar en el modo en que llegó.",
+        "`{nombre}` arrived in eval mode and was left in train mode."),
     "nombres_entrenables": (
         "Nombres devueltos",
         "Devolviste {obtenidos}; se esperaban los nombres de los parámetros que siguen "
@@ -358,15 +387,38 @@ def _cabeza(tipo, H, K):
 
 
 def construir_congelar(generador, forma):
-    """embed → encoder (``capas`` blocks) → head, for ``forma`` = (D, H, capas, K, cabeza)."""
-    D, H, capas, K, cabeza = forma
+    """embed → encoder (``capas`` blocks) → head, for ``forma`` = (D, H, capas, K, cabeza) or
+    (D, H, capas, K, cabeza, "trampas").
+
+    With "trampas" the model also holds what a shortcut gets wrong: a head that arrives
+    frozen and in eval mode, an ``encoder.head_proj`` and a ``pool`` that are not the head,
+    and a ``heads_aux`` registered after the head (so the head is not the last child).
+    """
+    D, H, capas, K, cabeza, *extra = forma
+    trampas = "trampas" in extra
     bloques = []
     for _ in range(capas):
         bloques += [torch.nn.Linear(H, H), torch.nn.ReLU()]
-    modelo = torch.nn.Sequential(OrderedDict(
-        embed=torch.nn.Linear(D, H), encoder=torch.nn.Sequential(*bloques),
-        head=_cabeza(cabeza, H, K)))
-    return {"model": _pesos_aleatorios(modelo, generador)}
+    encoder = torch.nn.Sequential(*bloques)
+    partes = OrderedDict(embed=torch.nn.Linear(D, H), encoder=encoder)
+    if trampas:
+        encoder.add_module("head_proj", torch.nn.Linear(H, H))
+        partes["pool"] = torch.nn.LayerNorm(H)
+    partes["head"] = _cabeza(cabeza, H, K)
+    if trampas:
+        partes["heads_aux"] = torch.nn.Linear(H, K)
+    modelo = _pesos_aleatorios(torch.nn.Sequential(partes), generador)
+    if trampas:
+        modelo.head.requires_grad_(False)
+        modelo.head.eval()
+    return {"model": modelo}
+
+
+def contexto_congelar(forma):
+    """What the model looks like on arrival (built here, on the trusted side)."""
+    modelo = construir_congelar(torch.Generator().manual_seed(0), forma)["model"]
+    return {"congeladas_antes": [n for n, p in modelo.named_parameters() if not p.requires_grad],
+            "en_eval_antes": [n or "model" for n, m in modelo.named_modules() if not m.training]}
 
 
 def observar_congelar(freeze_all_but_head, entradas):
@@ -379,18 +431,30 @@ def observar_congelar(freeze_all_but_head, entradas):
     return observacion
 
 
+def _parecido_a_cabeza(nombre):
+    return "head" in nombre and nombre.split(".")[0] != "head"
+
+
 def _solo_la_cabeza(caso):
     entrenables = set(caso.datos["esperado"])
     estado = caso.datos["requires_grad"]
-    congeladas = [n for n in entrenables if not estado.get(n, False)]
-    if congeladas:
-        fallar("cabeza_congelada", nombre=sorted(congeladas)[0])
+    congeladas = sorted(n for n in entrenables if not estado.get(n, False))
     resto = [n for n in estado if n not in entrenables]
     sueltos = [n for n in resto if estado[n]]
+    ultimo = list(estado)[-1].split(".")[0] if estado else "head"
+    if congeladas and sueltos and ultimo != "head" and all(
+            n.split(".")[0] == ultimo for n in sueltos):
+        fallar("ultimo_hijo_como_cabeza", hijo=ultimo)
     if sueltos and len(sueltos) == len(resto):
         fallar("encoder_sin_congelar", nombre=sueltos[0])
+    if sueltos and all(_parecido_a_cabeza(n) for n in sueltos):
+        fallar("nombre_parecido_a_cabeza", nombre=sueltos[0])
     if sueltos:
         fallar("congelado_parcial", nombre=sueltos[0], n=len(sueltos), total=len(resto))
+    if congeladas and set(congeladas) <= set(caso.datos.get("congeladas_antes", ())):
+        fallar("cabeza_sin_descongelar", nombre=congeladas[0])
+    if congeladas:
+        fallar("cabeza_congelada", nombre=congeladas[0])
 
 
 def _nombres_devueltos(caso):
@@ -406,8 +470,12 @@ def _modelo_intacto(caso):
         despues = caso.datos["despues"].get(nombre)
         if despues is None or not torch.equal(despues["valores"], antes["valores"]):
             fallar("modificada", nombre=nombre)
-    if caso.datos["en_eval"]:
+    antes, despues = caso.datos.get("en_eval_antes", []), caso.datos["en_eval"]
+    if set(despues) - set(antes):
         fallar("modelo_en_eval")
+    for nombre in antes:
+        if nombre not in despues:
+            fallar("modo_cambiado", nombre=nombre)
 
 
 FREEZE_HEAD = Ejercicio(
@@ -417,7 +485,8 @@ FREEZE_HEAD = Ejercicio(
         Parte("nombres de los parámetros entrenables", 0.5, _nombres_devueltos),
         Parte("valores y modo train/eval intactos", 0.5, _modelo_intacto, requisito=True),
     ],
-    construir=construir_congelar, observar=observar_congelar)
+    construir=construir_congelar, observar=observar_congelar,
+    contexto=contexto_congelar)
 
 
 def nombres_de_la_cabeza(model):
@@ -426,11 +495,17 @@ def nombres_de_la_cabeza(model):
 
 
 def comprobar_freeze_all_but_head(freeze_all_but_head):
-    """Public check: only the head trainable, the right names, nothing else touched."""
+    """Public check: only the head trainable, the right names, nothing else touched; on a
+    plain model, then on one whose head arrives frozen, with modules named like it."""
     caso = caso_en_proceso(FREEZE_HEAD, freeze_all_but_head, 6, (4, 6, 2, 3, "lineal"),
                            nombres_de_la_cabeza)
     comprobar(FREEZE_HEAD.partes, caso,
               "Solo la cabeza sigue entrenable y devolviste sus nombres.")
+    caso = caso_en_proceso(FREEZE_HEAD, freeze_all_but_head, 7,
+                           (4, 6, 2, 3, "mlp", "trampas"), nombres_de_la_cabeza)
+    comprobar(FREEZE_HEAD.partes, caso,
+              "También cuando la cabeza llega congelada (y en modo eval) y otros módulos se "
+              "llaman parecido (`heads_aux`, `encoder.head_proj`).")
 
 
 EJERCICIOS = {

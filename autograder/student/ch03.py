@@ -428,11 +428,16 @@ def ciclos_con_lotes_unidos(model, loss_fn, optimizer, batches, accum):
 
 
 def comprobar_train_with_accumulation(train_with_accumulation):
-    """Public check: 11 micro-batches with accum = 4 (two full cycles and one of 3)."""
+    """Public check: 11 micro-batches with accum = 4 (two full cycles and one of 3), then
+    8 with accum = 4 (no partial cycle at all)."""
     caso = caso_en_proceso(PARTIAL_CYCLE, train_with_accumulation, 2,
                            ("mse", 11, 2, 4, 3, 5, 2), ciclos_con_lotes_unidos)
     comprobar(PARTIAL_CYCLE.partes, caso,
               "Cada paso ve la media de su ciclo, incluido el ciclo final incompleto.")
+    caso = caso_en_proceso(PARTIAL_CYCLE, train_with_accumulation, 3,
+                           ("ce", 8, 2, 4, 3, 5, 2), ciclos_con_lotes_unidos)
+    comprobar(PARTIAL_CYCLE.partes, caso,
+              "Y sin ciclo incompleto (8 micro-lotes, accum = 4), ni un paso de más.")
 
 
 # ---------------------------------------------------------------- exercise 3: clipped_step

@@ -172,7 +172,8 @@ def observar_eleccion(pick_amp_dtype, entradas):
     def elegir(dispositivo, bf16):
         resultado = pick_amp_dtype(dispositivo, bf16)
         if type(resultado) in (tuple, list):
-            return [nombre_dtype(v) for v in resultado]
+            # a string is kept apart from a dtype's name: "bfloat16" is not torch.bfloat16
+            return [{"texto": v} if isinstance(v, str) else nombre_dtype(v) for v in resultado]
         return nombre_dtype(resultado)
 
     respuestas = []
@@ -194,8 +195,9 @@ def _verificar_fila(resultado, esperado, dispositivo, bf16):
                tipo=_nombre_tipo(resultado))
     dtype, escalador = resultado
     if dtype not in ("float32", "float16", "bfloat16"):
+        tipo = f"el texto {dtype['texto']!r}" if isinstance(dtype, dict) else str(dtype)
         fallar("tipo", nombre="el dtype", esperado="torch.float32, torch.float16 o "
-               "torch.bfloat16", tipo=str(dtype))
+               "torch.bfloat16 (un `torch.dtype`, no un texto)", tipo=tipo)
     if type(escalador) is not bool:
         fallar("tipo", nombre="use_scaler", esperado="un bool", tipo=_nombre_tipo(escalador))
     esperado_dtype = nombre_dtype(esperado[0])
@@ -270,7 +272,9 @@ def construir_escala(generador, forma):
 
 
 def observar_escala(simulate_loss_scale, entradas):
-    return observar_llamada(simulate_loss_scale, *entradas.values())
+    observacion = observar_llamada(simulate_loss_scale, *entradas.values())
+    observacion["found_inf_despues"] = sanear(list(entradas["found_inf"]))
+    return observacion
 
 
 def _escalas(caso):
@@ -307,6 +311,8 @@ def _reduce_con_inf(caso):
                 fallar("amp_escala_sin_reducir", paso=paso, antes=anterior, despues=escala)
             fallar("no_reconocido", nombre=f"escalas[{paso}]")
         anterior = escala
+    if caso.datos["found_inf_despues"] != datos["found_inf"]:
+        fallar("modificada", nombre="found_inf")
 
 
 def _traza_de_escala(caso):
@@ -472,10 +478,13 @@ def _autocast(caso):
 
 
 def _normalizar(traza):
-    """zero_grad at the start of a step is as good as at its end."""
+    """zero_grad at the start of a step is as good as at its end, or at both."""
     traza = list(traza)
-    if traza[:1] == ["optimizer.zero_grad"] and traza.count("optimizer.zero_grad") == 1:
-        traza = traza[1:] + traza[:1]
+    if traza[:1] == ["optimizer.zero_grad"]:
+        while traza[:1] == ["optimizer.zero_grad"]:
+            traza = traza[1:]
+        if traza[-1:] != ["optimizer.zero_grad"]:
+            traza.append("optimizer.zero_grad")
     # backward fires once per backward pass; repeated hooks of one pass count once
     return [t for i, t in enumerate(traza) if t != "backward" or traza[i - 1:i] != ["backward"]]
 

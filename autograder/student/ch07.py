@@ -124,6 +124,12 @@ MENSAJES = {
         "Fuera del rango la salida está recortada (constante): ahí el gradiente es 0. Multiplica "
         "por la máscara |x| ≤ levels·step.",
         "`{nombre}` also passes the gradient where the input is outside the clipping range."),
+    "ste_borde_excluido": (
+        "Borde del rango excluido",
+        "`{nombre}` es 0 donde |x| = levels·step exactamente: el borde del rango también pasa "
+        "el gradiente.",
+        "La máscara es |x| ≤ levels·step (con igual), no |x| < levels·step.",
+        "`{nombre}` is 0 where |x| equals levels·step: the mask must be <=, not <."),
     "cuantiza_sin_escalar": (
         "Niveles sin escalar",
         "`{nombre}` devuelve el número de nivel (un entero) en lugar del valor cuantizado: es "
@@ -482,12 +488,16 @@ def comprobar_linear_tanh(linear_tanh):
 def construir_cuantizador(generador, forma):
     """x (requires grad), step = 2^-k, levels and an upstream gradient.
 
-    ``forma`` = (n, k, levels, dtype); about a fifth of x falls outside the range.
+    ``forma`` = (n, k, levels, dtype); about a fifth of x falls outside the range, and one
+    element sits exactly on each end of it (exact in binary: the mask is ``<=``, not ``<``).
+    None is placed on a rounding tie: the statement does not say which way those go.
     """
     n, k, niveles, nombre_dtype = forma
     dtype = getattr(torch, nombre_dtype)
     paso = 2.0 ** -k
     x = 0.8 * niveles * paso * torch.randn(n, generator=generador, dtype=dtype)
+    arriba, abajo = torch.randperm(n, generator=generador)[:2].tolist()
+    x[arriba], x[abajo] = niveles * paso, -niveles * paso
     peso = torch.randn(n, generator=generador, dtype=dtype)
     return {"x": x.requires_grad_(True), "step": paso, "levels": niveles, "grad_output": peso}
 
@@ -501,7 +511,8 @@ def observar_cuantizador(quantize_ste, entradas):
 
 
 def contexto_cuantizador(forma):
-    return {"factores": {"cuantiza_sin_escalar": 2.0 ** forma[1]}}
+    return {"factores": {"cuantiza_sin_escalar": 2.0 ** forma[1]},
+            "limite": forma[2] * 2.0 ** -forma[1]}
 
 
 def _salida_cuantizada(caso):
@@ -521,6 +532,10 @@ def _gradiente_ste(caso):
             fallar("redondeo_sin_ste", nombre="el gradiente de x")
         if cerca(obtenido, caso.datos["esperado"]["arriba"]) and not cerca(obtenido, esperado):
             fallar("ste_sin_recorte", nombre="el gradiente de x")
+        borde = caso.datos["originales"]["x"]["valores"].abs() == caso.datos["limite"]
+        if (borde.any() and cerca(obtenido, esperado * ~borde)
+                and not cerca(obtenido, esperado)):
+            fallar("ste_borde_excluido", nombre="el gradiente de x")
     comparar("el gradiente de x", obtenido, esperado)
 
 

@@ -149,7 +149,11 @@ def diagnosticar_tensor(nombre, obtenido, esperado, factores=None, alternativas=
     razon, residuo = hechos["razon"], hechos["residuo"]
     if esperado.any() and residuo < 1e-4:
         hechos["inversa"] = 1 / razon if razon else float("inf")
-        return Diagnostico(nombre_de_factor(razon, factores or {}), hechos)
+        factor = nombre_de_factor(razon, factores or {})
+        # Any single number "fits" some ratio, and a ratio near 1 is a small error, not a
+        # scale: only a known factor names those.
+        if factor != "escala_desconocida" or (obtenido.numel() > 1 and abs(razon - 1) > 0.05):
+            return Diagnostico(factor, hechos)
     return Diagnostico("no_reconocido", hechos)
 
 

@@ -124,7 +124,8 @@ CATALOGO = {
     "forma": (
         "Forma incorrecta",
         "`{nombre}` tiene forma {forma}, se esperaba {forma_esperada}.",
-        "Un gradiente tiene siempre la misma forma que el tensor respecto del cual derivas.",
+        "Imprime `.shape` en cada paso. Un gradiente tiene la forma del tensor respecto del "
+        "cual derivas; `torch.stack` añade una dimensión nueva y `torch.cat` no.",
         "`{nombre}` has shape {forma}, expected {forma_esperada}."),
     "forma_transpuesta": (
         "Resultado traspuesto",

@@ -253,7 +253,51 @@ def freeze_and_eval(model):
     for name, child in model.named_children():
         if name != "head":
             child.eval()  # eval() changes Dropout/BatchNorm, it does not freeze
-            child.requires_grad_(False)
+        child.requires_grad_(name == "head")
+    return [name for name, p in model.named_parameters() if p.requires_grad]
+
+
+@variant(FH, "nombre_parecido_a_cabeza")
+def freeze_by_prefix_without_the_dot(model):
+    for name, p in model.named_parameters():
+        p.requires_grad_(name.startswith("head"))  # also catches "heads_aux.weight"
+    return [name for name, p in model.named_parameters() if p.requires_grad]
+
+
+@variant(FH, "nombre_parecido_a_cabeza")
+def freeze_by_substring(model):
+    for name, p in model.named_parameters():
+        p.requires_grad_("head" in name)  # also catches "encoder.head_proj.weight"
+    return [name for name, p in model.named_parameters() if p.requires_grad]
+
+
+@variant(FH, "congelado_parcial")
+def freeze_the_modules_of_the_example(model):
+    model.embed.requires_grad_(False)  # only the submodules the statement names
+    model.encoder.requires_grad_(False)
+    return ["head." + name for name, _ in model.head.named_parameters()]
+
+
+@variant(FH, "ultimo_hijo_como_cabeza")
+def freeze_all_but_the_last_child(model):
+    for child in list(model.children())[:-1]:  # "the head is the last module"
+        child.requires_grad_(False)
+    return [name for name, p in model.named_parameters() if p.requires_grad]
+
+
+@variant(FH, "cabeza_sin_descongelar")
+def freeze_without_unfreezing_the_head(model):
+    for name, p in model.named_parameters():
+        if not name.startswith("head."):
+            p.requires_grad_(False)  # assumes the head arrives trainable
+    return [name for name, _ in model.named_parameters() if name.startswith("head.")]
+
+
+@variant(FH, "modo_cambiado")
+def freeze_and_put_the_head_in_train_mode(model):
+    model.requires_grad_(False)
+    model.head.requires_grad_(True)
+    model.head.train()  # "trainable" read as train mode
     return [name for name, p in model.named_parameters() if p.requires_grad]
 
 

@@ -231,6 +231,40 @@ def train_with_accumulation_steps_every_batch(model, loss_fn, optimizer, batches
     return _train(model, loss_fn, optimizer, batches, accum, step_every_batch=True)
 
 
+def _train_with_a_final_step_always(model, loss_fn, optimizer, batches, accum):
+    """Steps every accum micro-batches, then once more after the loop for "the leftover
+    cycle", whether there is one or not; its mean divides by the leftover count."""
+    optimizer.zero_grad()
+    full = len(batches) // accum * accum
+    losses, running, count = [], 0.0, 0
+    for i, (xb, yb) in enumerate(batches):
+        loss = loss_fn(model(xb), yb)
+        (loss / (accum if i < full else len(batches) - full)).backward()
+        running, count = running + loss.item(), count + 1
+        if (i + 1) % accum == 0:
+            optimizer.step()
+            optimizer.zero_grad()
+            losses.append(running / count)
+            running, count = 0.0, 0
+    optimizer.step()
+    optimizer.zero_grad()
+    return losses, running, count
+
+
+@variant(PC, "excepcion")
+def train_with_accumulation_unguarded_leftover(model, loss_fn, optimizer, batches, accum):
+    losses, running, count = _train_with_a_final_step_always(model, loss_fn, optimizer,
+                                                             batches, accum)
+    return losses + [running / count]  # ZeroDivisionError when len(batches) % accum == 0
+
+
+@variant(PC, "pasos_del_optimizador")
+def train_with_accumulation_always_an_extra_step(model, loss_fn, optimizer, batches, accum):
+    losses, running, count = _train_with_a_final_step_always(model, loss_fn, optimizer,
+                                                             batches, accum)
+    return losses + [running / count if count else 0.0]
+
+
 @variant(PC, "grafo_vivo")
 def train_with_accumulation_logs_tensors(model, loss_fn, optimizer, batches, accum):
     return _train(model, loss_fn, optimizer, batches, accum, log=None)

@@ -231,6 +231,21 @@ def modules_that_change_left_in_eval(model, x):
                                     copy.deepcopy(m).eval()(inputs[name]))]
 
 
+@variant(MC, "modos_no_restaurados")
+def modules_that_change_restores_the_root_flag_only(model, x):
+    was_training = model.training
+    state = copy.deepcopy(model.state_dict())
+    inputs = _leaf_inputs(model, x)
+    changed = []
+    with torch.no_grad():
+        for name, m in model.named_modules():
+            if name in inputs and not torch.equal(m.train()(inputs[name]), m.eval()(inputs[name])):
+                changed.append(name)
+    model.load_state_dict(state)
+    model.train(was_training)  # a frozen BatchNorm comes back in train mode
+    return changed
+
+
 @variant(MC, "sin_implementar")
 def modules_that_change_stub(model, x):
     raise NotImplementedError()
@@ -239,7 +254,7 @@ def modules_that_change_stub(model, x):
 @variant(MC, "resultado_fijo")
 def modules_that_change_hardcoded(model, x):
     example = construir_modulos(torch.Generator().manual_seed(6),
-                                (5, 3, 4, 2, "BRZGSDT", "train"))
+                                (5, 3, 4, 2, "BRZGSDT", "mixto"))
     return modulos_por_tipo(*example.values())["cambian"]
 
 
@@ -343,6 +358,16 @@ def mc_dropout_not_restored(model, x, n_samples):
     return _mc(model, x, n_samples, _dropout_only, restore=False)
 
 
+@variant(MD, "modos_no_restaurados")
+def mc_dropout_restores_the_root_flag_only(model, x, n_samples):
+    was_training = model.training
+    _dropout_only(model)
+    with torch.no_grad():
+        samples = torch.stack([model(x) for _ in range(n_samples)])
+    model.train(was_training)  # a frozen BatchNorm comes back in train mode
+    return samples.mean(0), samples.std(0)
+
+
 @variant(MD, "sin_implementar")
 def mc_dropout_stub(model, x, n_samples):
     raise NotImplementedError()
@@ -352,7 +377,7 @@ def mc_dropout_stub(model, x, n_samples):
 def mc_dropout_hardcoded(model, x, n_samples):
     from autograder.student.ch05 import construir_mc
 
-    example = construir_mc(torch.Generator().manual_seed(7), (5, 4, 6, 3, 0.4, 8, "train"))
+    example = construir_mc(torch.Generator().manual_seed(7), (5, 4, 6, 3, 0.4, 8, "mixto"))
     expected = mc_a_mano(*example.values())
     return expected["media"], expected["std"]
 

@@ -154,6 +154,16 @@ def simulate_loss_scale_counter_not_reset_after_growth(found_inf, init_scale, gr
                      reset_on_growth=False)
 
 
+@variant(SL, "modificada")
+def simulate_loss_scale_pops_the_flags(found_inf, init_scale, growth_factor, backoff_factor,
+                                       growth_interval):
+    found_inf.reverse()  # consumes the caller's list: it is empty afterwards
+    flags = []
+    while found_inf:
+        flags.append(found_inf.pop())
+    return _simulate(flags, init_scale, growth_factor, backoff_factor, growth_interval)
+
+
 @variant(SL, "sin_implementar")
 def simulate_loss_scale_stub(found_inf, init_scale, growth_factor, backoff_factor,
                              growth_interval):
@@ -189,6 +199,15 @@ def amp_train_step_zero_grad_first(model, batch, loss_fn, optimizer, scaler, dev
     else:
         optimizer.step()
     return float(loss.detach())
+
+
+@variant(TS, CORRECT)
+def amp_train_step_zero_grad_at_both_ends(model, batch, loss_fn, optimizer, scaler, device,
+                                          dtype, max_norm):
+    loss = amp_train_step_zero_grad_first(model, batch, loss_fn, optimizer, scaler, device,
+                                          dtype, max_norm)
+    optimizer.zero_grad()  # defensive: clear on the way in and on the way out
+    return loss
 
 
 @variant(TS, CORRECT)

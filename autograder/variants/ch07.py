@@ -340,6 +340,14 @@ def quantize_identity_everywhere(x, step, levels):
     return _quantize_function(_quantized, lambda g, x, limit: g).apply(x, step, levels)
 
 
+@variant(QS, "ste_borde_excluido")
+def quantize_strict_mask(x, step, levels):
+    limit = levels * step
+    q = torch.round(x.clamp(-limit, limit) / step) * step
+    keep = (x.abs() < limit).to(x.dtype)  # < drops the two ends of the range
+    return x * keep + (q - x * keep).detach()
+
+
 @variant(QS, "cuantiza_sin_escalar")
 def quantize_returns_levels(x, step, levels):
     return _quantize_function(lambda x, s, n: torch.round(x.clamp(-n * s, n * s) / s),
