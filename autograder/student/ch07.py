@@ -27,7 +27,12 @@ from autograder.student.compare import (
     sanear,
     verificar_intactas,
 )
-from autograder.student.diagnostico import Diagnostico, cerca, diagnosticar_lista
+from autograder.student.diagnostico import (
+    Diagnostico,
+    cerca,
+    diagnosticar_lista,
+    diagnosticar_tensor,
+)
 from autograder.student.mensajes import registrar
 
 __all__ = ["comprobar_stable_softplus", "comprobar_linear_tanh", "comprobar_quantize_ste"]
@@ -449,8 +454,12 @@ def _respeta_needs_input_grad(caso):
                mensaje=f"se esperaban 3 gradientes (x, weight, bias) y hay {len(devuelto)}")
     if devuelto[0] is not None:
         fallar("ignora_needs_input_grad")
-    esperados = caso.datos["esperado"]["grads"][1:]
-    exigir(diagnosticar_lista("grads (x sin requires_grad)[1:]", devuelto[1:], esperados))
+    # Only presence and shape here: the values are the gradient part's (no double penalty).
+    for nombre, obtenido, esperado in zip(("weight", "bias"), devuelto[1:],
+                                          caso.datos["esperado"]["grads"][1:]):
+        if not isinstance(obtenido, torch.Tensor) or obtenido.shape != esperado.shape:
+            exigir(diagnosticar_tensor(f"el gradiente de {nombre} (con x sin requires_grad)",
+                                       obtenido, esperado))
 
 
 LINEAR_TANH = Ejercicio(
