@@ -29,6 +29,7 @@ from traitlets import Integer
 from autograder.checks.runner import plan, score
 from autograder.checks.seeds import course_secret
 from autograder.preprocessors import is_test_cell
+from autograder.sandbox import SandboxedKernelManager
 from autograder.student.compare import ComprobacionFallida
 from autograder.student.diagnostico import Diagnostico
 
@@ -86,6 +87,11 @@ class GradingExecute(Execute):
 
     max_kernel_deaths = Integer(3, help="Cells that may kill the kernel before giving up.").tag(
         config=True)
+
+    def __init__(self, *args, **kwargs):
+        # nbgrader's Execute passes its own manager as an argument, which beats configuration.
+        kwargs.setdefault("kernel_manager_class", SandboxedKernelManager)
+        super().__init__(*args, **kwargs)
 
     def preprocess(self, nb, resources=None, km=None):
         self._killers = set()

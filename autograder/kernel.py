@@ -152,12 +152,14 @@ def protections():
                             "from autograder.kernel import apply_limits; print(apply_limits())"],
                            capture_output=True, text=True, timeout=60)
     limits = probe.stdout.strip() or "ninguno (la plataforma no los admite)"
+    from autograder.sandbox import isolation
+
     return [
+        isolation().words(),
         "pruebas ocultas calificadas en el proceso del calificador (fuera del kernel)",
         f"límites de recursos del kernel: {limits}",
         "guardián de auditoría: lecturas privadas, procesos y bibliotecas nativas bloqueados; "
         "cambios en torch/numpy/builtins/utilidades detectados",
-        "usuario del sistema sin privilegios: no (el kernel corre con el usuario del calificador)",
     ]
 
 
@@ -171,7 +173,10 @@ def install_kernelspec(prefix=sys.prefix):
     # file, and its "disk I/O error" message would land in the student's feedback.
     spec = {"argv": [sys.executable, "-m", "autograder.kernel", "-f", "{connection_file}",
                      "--HistoryManager.enabled=False"],
-            "display_name": "Python 3 (calificación protegida)", "language": "python"}
+            "display_name": "Python 3 (calificación protegida)", "language": "python",
+            # Interrupts travel as messages: a sandboxed kernel is in a session (and PID
+            # namespace) of its own, where the grader's signals do not reach.
+            "interrupt_mode": "message"}
     (folder / "kernel.json").write_text(json.dumps(spec, indent=1) + "\n")
     return folder
 

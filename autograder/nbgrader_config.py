@@ -24,6 +24,7 @@ from autograder.preprocessors import (
     HideHiddenTests,
     OverwriteCellsWithIds,
     RestoreHelperCell,
+    SanitizeStudentContent,
     SkipDemoCells,
 )
 
@@ -67,6 +68,9 @@ c.Autograde.sanitize_preprocessors = [
 # - SkipDemoCells must run before GradingExecute (nbgrader's Execute, scoring hidden
 #   tests in this process); DropStderrFromTests after it and before SaveAutoGrades,
 #   which reads stderr as a failure.
+# - SanitizeStudentContent last: the notebook it leaves is what the feedback and the
+#   formgrader render (it rewrites markdown cells, so it runs after SaveAutoGrades has
+#   compared answer cells with the released ones).
 c.Autograde.autograde_preprocessors = [
     SkipDemoCells,
     GradingExecute,
@@ -77,6 +81,7 @@ c.Autograde.autograde_preprocessors = [
     SaveAutoGrades,
     AssignLatePenalties,
     CheckCellMetadata,
+    SanitizeStudentContent,
 ]
 
 # Feedback: HideHiddenTests after GetGrades (which reads the scores of the cells).

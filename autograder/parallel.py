@@ -1,16 +1,17 @@
 """Grade submissions in worker processes, each in a working folder of its own.
 
-A worker grades exactly as ``pipeline.grade_one`` does sequentially, in a private copy
-of the course (source, release, configuration, secret) so that nbgrader's folders and,
-with the default sqlite file, its gradebook are never shared between processes. What a
-worker produces goes back to the course: the autograded notebook and the feedback are
-moved into place, and its grades are recorded in the course gradebook by replaying
-nbgrader's own ``SaveAutoGrades`` on the autograded notebook. With a server gradebook
-(``db_url``, PostgreSQL) every worker writes to it directly and nothing is replayed.
+A worker grades in a private copy of the course (source, release, configuration, secret)
+so that nbgrader's folders and, with the default sqlite file, its gradebook are never
+shared between processes. What a worker produces goes back to the course: the autograded
+notebook and the feedback are moved into place, and its grades are recorded in the course
+gradebook by replaying nbgrader's own ``SaveAutoGrades`` on the autograded notebook. With a
+server gradebook (``db_url``, PostgreSQL) every worker writes to it directly.
+
+Workers run under ``autograder.workers``: a worker that dies (whatever killed it) is
+replaced, its submission is graded once more in a fresh worker, and recorded as
+``grader crashed`` if that dies too; the rest of the class is graded either way.
 """
 
-import concurrent.futures
-import multiprocessing
 import os
 import shutil
 import tempfile
@@ -18,10 +19,17 @@ from pathlib import Path
 
 import nbformat
 
+from autograder import workers as pool
 from autograder.checks.seeds import SECRET_FILE
 from autograder.course import gradebook_url, nbgrader_api
+from autograder.grading import grade_one, plain_feedback, read_scores
+from autograder.outcome import Outcome
 
 _worker = {}  # per worker process: its folder and NbGraderAPI
+# A submission's worker is killed after this long: every cell at its limit, the kernel
+# restarted after each of the cells that may kill it, and a margin for nbgrader itself.
+KERNEL_RESTARTS = 4
+MARGIN_S = 300
 
 
 def _folder(course_dir, root, timeout, db_url):
@@ -45,11 +53,9 @@ def _replace(produced, target):
     shutil.move(str(produced), str(target))
 
 
-def _grade_task(course_dir, root, outcome, out_dir, timeout, db_url):
+def _grade_task(course_dir, root, out_dir, timeout, db_url, outcome):
     """In a worker: grade one submission, then hand its folders back to the course."""
     import warnings
-
-    from autograder.pipeline import grade_one
 
     warnings.filterwarnings("ignore", message=".*not in session.*")
     folder, api = _folder(course_dir, root, timeout, db_url)
@@ -88,20 +94,71 @@ def record_grades(course_dir, outcome):
     SaveAutoGrades().preprocess(nbformat.read(path, as_version=4), resources)
 
 
+def _lost(result, course_dir, out_dir, db_url):
+    """The Outcome of a submission no worker could grade: 0 points, and why."""
+    if isinstance(result, pool.Lost):
+        outcome, how = result.task[1], (
+            f"se superó el tiempo máximo por entrega ({result.attempts} intentos)"
+            if result.overran else
+            f"{result.attempts} intentos; " + (f"terminado por {result.signal_name}"
+                                              if result.signal_name else
+                                              f"código de salida {result.exitcode}"))
+        status = "grader crashed"
+    else:
+        outcome, how = result.task[1], result.error.strip().splitlines()[-1]
+        status = "grader error"
+    outcome = Outcome(outcome.student, outcome.assignment, status=status, detail=how,
+                      notes=outcome.notes)
+    read_scores(course_dir, outcome, db_url)
+    plain_feedback(outcome, out_dir / "feedback" / outcome.student / f"{outcome.assignment}.html")
+    return outcome
+
+
+def task_seconds(course_dir, outcomes, timeout):
+    """The longest a worker may take over one submission (see ``MARGIN_S``)."""
+    from autograder.course import load_config
+
+    per_cell = timeout or load_config().Execute.timeout
+    cells = 0
+    for assignment in {o.assignment for o in outcomes}:
+        release = course_dir / "release" / assignment / f"{assignment}.ipynb"
+        if release.exists():
+            cells = max(cells, len(nbformat.read(release, as_version=4).cells))
+    return cells * per_cell * KERNEL_RESTARTS + MARGIN_S
+
+
 def grade_in_workers(outcomes, course_dir, out_dir, timeout, db_url, workers, done):
     """Grade ``outcomes`` in ``workers`` processes; ``done(outcome)`` as each finishes.
-    Returns them in the order given (the order sequential grading uses)."""
+    Returns them in the order given."""
     course_dir, out_dir = Path(course_dir).resolve(), Path(out_dir).resolve()
-    finished = {}
-    # spawn, not fork: the parent may hold threads (torch, zmq) that a fork would copy.
-    context = multiprocessing.get_context("spawn")
-    with tempfile.TemporaryDirectory(prefix="autograder-workers-") as root, \
-            concurrent.futures.ProcessPoolExecutor(workers, mp_context=context) as pool:
-        futures = {pool.submit(_grade_task, course_dir, root, o, out_dir, timeout, db_url): i
-                   for i, o in enumerate(outcomes)}
-        for future in concurrent.futures.as_completed(futures):
-            outcome = future.result()
+    readable = [o for o in outcomes if o.status != "unreadable"]
+    finished = {id(o): done(_unreadable(o, course_dir, out_dir, db_url))
+                for o in outcomes if o.status == "unreadable"}
+
+    def finish(result):
+        if isinstance(result, (pool.Lost, pool.Failed)):
+            outcome = _lost(result, course_dir, out_dir, db_url)
+            key = id(result.task[1])
+        else:
+            key, outcome = result
             if db_url is None:
                 record_grades(course_dir, outcome)
-            finished[futures[future]] = done(outcome)
-    return [finished[i] for i in range(len(outcomes))]
+        finished[key] = done(outcome)
+
+    with tempfile.TemporaryDirectory(prefix="autograder-workers-") as root:
+        pool.run([(id(o), o) for o in readable], _keyed_grade_task,
+                 args=(course_dir, root, out_dir, timeout, db_url), workers=workers,
+                 done=finish, task_seconds=task_seconds(course_dir, readable, timeout))
+    return [finished[id(o)] for o in outcomes]
+
+
+def _keyed_grade_task(course_dir, root, out_dir, timeout, db_url, task):
+    key, outcome = task
+    return key, _grade_task(course_dir, root, out_dir, timeout, db_url, outcome)
+
+
+def _unreadable(outcome, course_dir, out_dir, db_url):
+    """Nothing to run: zero points and a plain page, here, without a worker."""
+    read_scores(course_dir, outcome, db_url)
+    plain_feedback(outcome, out_dir / "feedback" / outcome.student / f"{outcome.assignment}.html")
+    return outcome

@@ -13,19 +13,15 @@ The steps run in this order; each is a small function tested alone:
 import contextlib
 import csv
 import hashlib
-import html
 import os
-import re
 import secrets
 import shutil
 import tempfile
-import time
 import warnings
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import nbformat
-from nbgrader.api import Gradebook, MissingEntry
+from nbgrader.api import Gradebook
 
 from autograder.build import generate, write_source
 from autograder.checks.seeds import SECRET_FILE
@@ -35,44 +31,13 @@ from autograder.course import (
     chapters,
     gradebook_url,
     install_config,
-    nbgrader_api,
 )
-from autograder.execute import KERNEL_DIED
 from autograder.intake import read_submission
 from autograder.kernel import protections
+from autograder.outcome import Outcome
+from autograder.parallel import grade_in_workers
+from autograder.sandbox import require_isolation
 from autograder.tables import format_table
-
-STATUS_TEXT = {
-    "graded": "calificada",
-    "timed out": "una celda superó el tiempo límite y se interrumpió",
-    "crashed": "una celda terminó el proceso de Python; se omitió y se calificó el resto",
-    "tampering detected": "se detectó una manipulación; los ejercicios afectados no puntúan",
-    "unreadable": "el cuaderno entregado no se pudo leer",
-    "kernel died": "el kernel se cerró durante la ejecución: la entrega no pudo calificarse",
-    "grader error": "error al calificar",
-}
-
-
-@dataclass
-class Outcome:
-    """What grading one submission produced."""
-
-    student: str
-    assignment: str
-    status: str = "graded"
-    detail: str = ""
-    scores: dict = field(default_factory=dict)  # grade cell id -> points
-    max_scores: dict = field(default_factory=dict)
-    notes: list = field(default_factory=list)  # repairs made on intake, in Spanish
-    timings: dict = field(default_factory=dict, compare=False)  # seconds, for the benchmark
-
-    @property
-    def score(self):
-        return sum(self.scores.values())
-
-    @property
-    def max_score(self):
-        return sum(self.max_scores.values())
 
 
 def prepare_course(course_dir=COURSE_DIR, selected=None, db_url=None):
@@ -145,118 +110,6 @@ def _collect_one(assignment_dir, course_dir, submitted, in_place):
     return outcome
 
 
-def _autograded_path(course_dir, student, assignment):
-    return course_dir / "autograded" / student / assignment / f"{assignment}.ipynb"
-
-
-def _cells_with_error(nb, ename):
-    return [i for i, cell in enumerate(nb.cells) if cell.cell_type == "code"
-            for out in cell.get("outputs", [])
-            if out.output_type == "error" and out.ename == ename]
-
-
-TAMPERING_RE = re.compile(r"Manipulación detectada\. Durante la calificación se detectó: (.*?)\. "
-                          r"Este ejercicio")
-
-
-def _tampering(nb):
-    found = []
-    for cell in nb.cells:
-        for out in cell.get("outputs", []):
-            if out.output_type == "stream":
-                found += TAMPERING_RE.findall(out.text)
-    return found
-
-
-def autograde_student(api, course_dir, outcome):
-    """Step 3 for one submission: run nbgrader autograde and classify what happened."""
-    student, assignment = outcome.student, outcome.assignment
-    result = api.autograde(assignment, student, force=True, create=True)
-    path = _autograded_path(course_dir, student, assignment)
-    if not result["success"] or not path.exists():
-        log = (result.get("log") or "") + (result.get("error") or "")
-        outcome.status = "kernel died" if "DeadKernelError" in log or "died" in log else (
-            "grader error")
-        outcome.detail = log.strip().splitlines()[-1] if log.strip() else ""
-        return outcome
-    nb = nbformat.read(path, as_version=4)
-    tampering, crashed = _tampering(nb), _cells_with_error(nb, KERNEL_DIED)
-    timed_out = _cells_with_error(nb, "CellTimeoutError")
-    if tampering:
-        outcome.status, outcome.detail = "tampering detected", "; ".join(sorted(set(tampering)))
-    elif crashed:
-        outcome.status, outcome.detail = "crashed", f"celda {crashed[0]}"
-    elif timed_out:
-        outcome.status, outcome.detail = "timed out", f"celda {timed_out[0]}"
-    return outcome
-
-
-def read_scores(course_dir, outcome, db_url=None):
-    """Points per graded cell from the gradebook (0 where grading produced none)."""
-    with Gradebook(gradebook_url(course_dir, db_url)) as gradebook:
-        try:
-            notebook = gradebook.find_notebook(outcome.assignment, outcome.assignment)
-        except MissingEntry:
-            return outcome
-        for cell in notebook.grade_cells:
-            outcome.max_scores[cell.name] = cell.max_score
-            outcome.scores[cell.name] = 0.0
-        if outcome.status in ("kernel died", "grader error", "unreadable"):
-            return outcome
-        try:
-            submission = gradebook.find_submission_notebook(
-                outcome.assignment, outcome.assignment, outcome.student)
-        except MissingEntry:
-            return outcome
-        for grade in submission.grades:
-            outcome.scores[grade.name] = float(grade.score or 0.0)
-    return outcome
-
-
-def feedback_student(api, course_dir, outcome, out_dir):
-    """Step 4: feedback HTML into out_dir/feedback/<student>/<assignment>.html."""
-    target = out_dir / "feedback" / outcome.student / f"{outcome.assignment}.html"
-    target.parent.mkdir(parents=True, exist_ok=True)
-    if outcome.status in ("graded", "timed out", "crashed", "tampering detected"):
-        api.generate_feedback(outcome.assignment, outcome.student, force=True)
-        produced = (course_dir / "feedback" / outcome.student / outcome.assignment
-                    / f"{outcome.assignment}.html")
-        if produced.exists():
-            shutil.copyfile(produced, target)
-            _add_notes_to_feedback(target, outcome)
-            return target
-    reason = STATUS_TEXT.get(outcome.status, outcome.status)
-    if outcome.detail:
-        reason += f": {outcome.detail}"
-    target.write_text(
-        "<!DOCTYPE html><html lang='es'><meta charset='utf-8'>"
-        f"<title>{html.escape(outcome.assignment)}</title><body>"
-        f"<h1>{html.escape(outcome.assignment)} · {html.escape(outcome.student)}</h1>"
-        f"<p>{html.escape(reason)}.</p>{_notes_html(outcome)}"
-        f"<p>Puntos: {outcome.score:g} / {outcome.max_score:g}</p></body></html>\n")
-    return target
-
-
-def _notes_html(outcome):
-    if not outcome.notes:
-        return ""
-    items = "".join(f"<li>{html.escape(n)}</li>" for n in outcome.notes)
-    return f"<p>Al recibir tu entrega:</p><ul>{items}</ul>"
-
-
-def _add_notes_to_feedback(page, outcome):
-    """nbgrader's feedback page, with the intake notes and the status at the top."""
-    if not outcome.notes and outcome.status == "graded":
-        return
-    text = page.read_text()
-    reason = STATUS_TEXT.get(outcome.status, outcome.status)
-    banner = (f"<div class='alert alert-info' lang='es'><p>Estado: {html.escape(reason)}"
-              f"{html.escape(': ' + outcome.detail) if outcome.detail else ''}.</p>"
-              f"{_notes_html(outcome)}</div>")
-    page.write_text(text.replace("<body>", "<body>" + banner, 1) if "<body>" in text
-                    else banner + text)
-
-
 EXPORT_COLUMNS = ("student", "assignment", "status", "detail", "notes", "score", "max_score")
 
 
@@ -311,23 +164,6 @@ def summary_table(outcomes):
     return "\n".join(format_table(rows))
 
 
-def grade_one(api, course_dir, outcome, out_dir, db_url=None):
-    """Steps 3 and 4 for one collected submission: autograde, scores, feedback."""
-    from autograder.execute import LAST_TIMINGS, TIMING_KEYS
-
-    started = time.perf_counter()
-    LAST_TIMINGS.clear()
-    if outcome.status != "unreadable":
-        autograde_student(api, course_dir, outcome)
-    executed = dict(LAST_TIMINGS) or dict.fromkeys(TIMING_KEYS, 0.0)
-    read_scores(course_dir, outcome, db_url)
-    graded = time.perf_counter()
-    feedback_student(api, course_dir, outcome, out_dir)
-    outcome.timings = {**executed, "nbgrader + database": graded - started - sum(
-        executed.values()), "feedback": time.perf_counter() - graded}
-    return outcome
-
-
 def in_shard(student, shard):
     """Whether ``student`` belongs to ``shard`` = (k, n), 1 ≤ k ≤ n: a stable split of a
     class across machines by student id (the same on every machine, every run)."""
@@ -341,10 +177,10 @@ def grade(submissions_dir, out_dir, course_dir=COURSE_DIR, timeout=None, progres
           workers=1, db_url=None, shard=None, bar=False, students=None):
     """Grade every submission under ``submissions_dir``; write grades.csv and feedback/.
 
-    ``workers`` > 1 grades in that many processes (``autograder.parallel``), with the
-    same results; ``db_url`` names a shared gradebook (PostgreSQL); ``shard`` = (k, n)
-    grades only this machine's share of the students; ``students`` only these students
-    (a re-grade: grades.csv then lists just them). ``bar`` shows a progress bar.
+    ``workers``: how many processes grade side by side (``autograder.parallel``; the
+    results do not depend on it); ``db_url`` names a shared gradebook (PostgreSQL);
+    ``shard`` = (k, n) grades only this machine's share of the students; ``students``
+    only these students (a re-grade: grades.csv then lists just them). ``bar`` shows a progress bar.
     """
     out_dir = Path(out_dir)
     db_url = db_url or os.environ.get(DB_URL_ENV) or None  # None: the course's sqlite file
@@ -353,20 +189,17 @@ def grade(submissions_dir, out_dir, course_dir=COURSE_DIR, timeout=None, progres
     # A shard's machine builds its notebooks against a local gradebook: the shared one is
     # set up once beforehand (README), not by machines racing to create the same rows.
     local = f"sqlite:///{Path(course_dir) / 'gradebook.db'}"
+    require_isolation()
     prepare_course(course_dir, db_url=local if shard else db_url)
     if progress is not None:
         progress("Protecciones: " + "; ".join(protections()))
     pending = [o for o in collect(submissions_dir, course_dir, students)
                if in_shard(o.student, shard)]
     report = Progress(len(pending), progress, bar)
-    if workers > 1 and len(pending) > 1:
-        from autograder.parallel import grade_in_workers
-
-        outcomes = grade_in_workers(pending, course_dir, out_dir, timeout, db_url, workers,
-                                    report.done)
-    else:
-        api = nbgrader_api(course_dir, timeout=timeout, db_url=db_url)
-        outcomes = [report.done(grade_one(api, course_dir, o, out_dir, db_url)) for o in pending]
+    # Even one worker is a process of its own: nothing a submission does to the process
+    # that grades it (or that process's own death) reaches this one.
+    outcomes = grade_in_workers(pending, course_dir, out_dir, timeout, db_url, workers,
+                                report.done)
     report.close()
     export(outcomes, out_dir / "grades.csv", update=bool(students))
     return outcomes

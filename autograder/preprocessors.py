@@ -11,6 +11,8 @@ from nbgrader import utils
 from nbgrader.api import Gradebook, MissingEntry
 from nbgrader.preprocessors import NbGraderPreprocessor, OverwriteCells
 
+from autograder.sanitize import clean_notebook
+
 DEMO_TAG = "demo"
 HELPER_SUFFIX = "_utilidades"
 SKIPPED_DEMO_SOURCE = "# Demostración omitida al calificar (no afecta a la nota).\n"
@@ -78,6 +80,14 @@ class SkipDemoCells(NbGraderPreprocessor):
             cell.source = SKIPPED_DEMO_SOURCE
             cell.outputs = []
         return cell, resources
+
+
+class SanitizeStudentContent(NbGraderPreprocessor):
+    """Make the graded notebook inert before it is written: what the feedback page and the
+    formgrader render can run no script (``autograder.sanitize``)."""
+
+    def preprocess(self, nb, resources):
+        return clean_notebook(nb), resources
 
 
 class DropStderrFromTests(NbGraderPreprocessor):

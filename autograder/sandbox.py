@@ -1,0 +1,238 @@
+"""Every grading kernel in an operating-system sandbox (bubblewrap): deny by default.
+
+A kernel started by ``SandboxedKernelManager`` sees only
+- the system libraries and the Python environment, read-only;
+- the kernel side of this package (``KERNEL_SIDE``: the launcher, the harness and the
+  code the student notebooks already carry), read-only, under ``KERNEL_PACKAGE_ROOT``;
+- its own working folder (the submission being graded), read-write;
+- its own kernel folder (the ZMQ ``ipc`` sockets and the connection file);
+- a private, size-capped ``/tmp``, its own ``/proc`` and a minimal ``/dev``;
+
+and runs in new user, PID, network, IPC, UTS and cgroup namespaces, in a new session,
+without capabilities or further user namespaces, killed when its parent dies. It cannot
+see or signal the grader, the workers or other kernels, nor read the course (sources,
+gradebook, secret), the exchange, the submissions, other workers' folders or any home.
+The in-kernel guard (``autograder.kernel``) stays as a second layer.
+
+Without bubblewrap (macOS, containers without user namespaces) kernels start as before,
+guarded only in-kernel; ``isolation()`` says which, in words, for the summary.
+``AUTOGRADER_SANDBOX``: ``auto`` (default), ``required`` (refuse to grade without it) or
+``off`` (debugging only).
+"""
+
+import functools
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import weakref
+from dataclasses import dataclass
+from pathlib import Path
+
+from jupyter_client import AsyncKernelManager
+
+PACKAGE_DIR = Path(__file__).resolve().parent
+# What a kernel may import of this package. Everything else (references, hidden draws,
+# variants, the pipeline) is not even visible inside the sandbox.
+KERNEL_SIDE = ("__init__.py", "kernel.py", "harness.py", "course.py", "student")
+KERNEL_PACKAGE_ROOT = "/opt/autograder-kernel"
+SANDBOX_ENV = "AUTOGRADER_SANDBOX"
+TMP_BYTES = 512 * 2**20  # the private /tmp lives in memory
+# Host files a Python process needs from /etc (the rest of /etc stays hidden).
+ETC_FILES = ("ld.so.cache", "ld.so.conf", "ld.so.conf.d", "localtime", "fonts",
+             "nsswitch.conf", "mime.types")
+# Environment passed into the sandbox (it starts from an empty one).
+PASSED_ENV = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "TZ",
+              "CUDA_VISIBLE_DEVICES", "PYDEVD_DISABLE_FILE_VALIDATION")
+SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
+USER = "estudiante"
+
+
+@dataclass(frozen=True)
+class Isolation:
+    """Whether kernels run sandboxed here, and why not when they do not."""
+
+    active: bool
+    detail: str
+
+    def words(self):
+        if self.active:
+            return (f"aislamiento del sistema operativo activo ({self.detail}): cada kernel solo "
+                    "ve el entorno de Python y su propia carpeta, sin red ni otros procesos")
+        return (f"aislamiento del sistema operativo NO activo ({self.detail}): el kernel corre "
+                "con el usuario del calificador y puede leer lo que este lea; solo protege "
+                "el guardián dentro del kernel")
+
+
+def _mode():
+    mode = os.environ.get(SANDBOX_ENV, "auto").strip().lower() or "auto"
+    if mode not in ("auto", "required", "off"):
+        raise ValueError(f"{SANDBOX_ENV}={mode!r}: use auto, required u off")
+    return mode
+
+
+@functools.cache
+def _probe(bwrap):
+    """None if a sandbox with every option we use can start here, else why not."""
+    with tempfile.TemporaryDirectory(prefix="ag-probe-") as folder:
+        argv = bwrap_argv(bwrap, Path(folder), Path(folder)) + [sys.executable, "-c", "pass"]
+        try:
+            probe = subprocess.run(argv, capture_output=True, text=True, timeout=60)
+        except (OSError, subprocess.TimeoutExpired) as error:
+            return f"bubblewrap no arranca: {error}"
+    if probe.returncode:
+        return "bubblewrap no puede crear el entorno aislado aquí: " + (
+            probe.stderr.strip().splitlines() or ["sin mensaje"])[-1]
+    return None
+
+
+def isolation():
+    """The isolation grading kernels get on this machine (probed once per process)."""
+    if _mode() == "off":
+        return Isolation(False, f"desactivado con {SANDBOX_ENV}=off")
+    bwrap = shutil.which("bwrap")
+    if bwrap is None:
+        return Isolation(False, "bubblewrap no está instalado; en Debian/Ubuntu: "
+                                "apt install bubblewrap")
+    problem = _probe(bwrap)
+    if problem:
+        return Isolation(False, problem)
+    return Isolation(True, f"bubblewrap, {bwrap}")
+
+
+def require_isolation():
+    """Raise when ``AUTOGRADER_SANDBOX=required`` and kernels would run unsandboxed."""
+    found = isolation()
+    if _mode() == "required" and not found.active:
+        raise RuntimeError(f"{SANDBOX_ENV}=required, pero {found.detail}")
+    return found
+
+
+def _python_dirs():
+    """The Python environment: prefixes, and where the interpreter really lives."""
+    dirs = {Path(p).resolve() for p in (sys.prefix, sys.base_prefix, sys.exec_prefix)}
+    dirs.add(Path(sys.executable).resolve().parent.parent)
+    # Keep only the outermost (a venv inside a prefix needs no second mount).
+    return sorted(d for d in dirs if not any(o != d and o in d.parents for o in dirs))
+
+
+def _system_args():
+    args = []
+    for name in SYSTEM_DIRS:
+        path = Path(name)
+        if path.is_symlink():
+            args += ["--symlink", os.readlink(path), name]
+        elif path.is_dir():
+            args += ["--ro-bind", name, name]
+    for name in ETC_FILES:
+        if Path("/etc", name).exists():
+            args += ["--ro-bind", f"/etc/{name}", f"/etc/{name}"]
+    return args
+
+
+def _gpu_args():
+    """NVIDIA devices (and the sysfs CUDA reads) when this machine has them."""
+    devices = sorted(str(p) for p in Path("/dev").glob("nvidia*"))
+    if not devices:
+        return []
+    args = [arg for device in devices for arg in ("--dev-bind", device, device)]
+    return args + ["--ro-bind", "/sys", "/sys"]
+
+
+def _package_args():
+    """The kernel side of this package, and nothing else of it, on the kernel's path."""
+    args = []
+    for root in _python_dirs():  # a non-editable install would put all of it there
+        if root == PACKAGE_DIR or root in PACKAGE_DIR.parents:
+            args += ["--tmpfs", str(PACKAGE_DIR)]
+    target = Path(KERNEL_PACKAGE_ROOT) / "autograder"
+    for name in KERNEL_SIDE:
+        args += ["--ro-bind", str(PACKAGE_DIR / name), str(target / name)]
+    return args
+
+
+def _environment(kernel_dir):
+    env = {"PATH": f"{Path(sys.executable).parent}:/usr/bin:/bin", "HOME": "/tmp",
+           "USER": USER, "LOGNAME": USER, "LANG": "C.UTF-8", "PYTHONPATH": KERNEL_PACKAGE_ROOT,
+           "MPLCONFIGDIR": str(kernel_dir / "matplotlib"), "PYTHONDONTWRITEBYTECODE": "1",
+           # ipykernel: "launched by a parent" (no banner on the grader's console), and
+           # PID 1, which it never polls (its real parent is outside the PID namespace).
+           "JPY_PARENT_PID": "1"}
+    env.update({k: os.environ[k] for k in PASSED_ENV if k in os.environ})
+    return [arg for key, value in env.items() for arg in ("--setenv", key, value)]
+
+
+def bwrap_argv(bwrap, cwd, kernel_dir):
+    """bubblewrap's command line for a kernel working in ``cwd`` with ``kernel_dir``."""
+    cwd, kernel_dir = Path(cwd).resolve(), Path(kernel_dir).resolve()
+    args = [bwrap, "--unshare-all", "--unshare-user", "--disable-userns", "--die-with-parent",
+            "--new-session", "--hostname", "calificacion", "--clearenv"]
+    if os.geteuid() == 0:  # a root sandbox keeps its capabilities unless told otherwise
+        args += ["--cap-drop", "ALL"]
+    args += _system_args()
+    for root in _python_dirs():
+        args += ["--ro-bind", str(root), str(root)]
+    args += _package_args()
+    args += ["--proc", "/proc", "--dev", "/dev", *_gpu_args(),
+             "--size", str(TMP_BYTES), "--tmpfs", "/tmp",
+             "--bind", str(kernel_dir), str(kernel_dir),
+             "--bind", str(cwd), str(cwd), "--chdir", str(cwd)]
+    for name in ("passwd", "group"):
+        if (kernel_dir / name).exists():
+            args += ["--ro-bind", str(kernel_dir / name), f"/etc/{name}"]
+    return args + _environment(kernel_dir) + ["--"]
+
+
+def _prepare_kernel_dir(folder):
+    """What the kernel reads from its own folder: a one-user passwd/group (so Python and
+    torch can name the user without the host's), and matplotlib's font cache."""
+    uid, gid = os.getuid(), os.getgid()
+    (folder / "passwd").write_text(f"{USER}:x:{uid}:{gid}::/tmp:/bin/sh\n")
+    (folder / "group").write_text(f"{USER}:x:{gid}:\n")
+    mpl = folder / "matplotlib"
+    mpl.mkdir()
+    cache = _font_cache()
+    if cache is not None:
+        shutil.copy2(cache, mpl / cache.name)
+
+
+@functools.cache
+def _font_cache():
+    """matplotlib's font list, built once in this process (a fresh /tmp would rebuild it
+    in every kernel that imports pyplot: about a second, and a warning)."""
+    try:
+        from matplotlib import font_manager
+
+        return next(Path(font_manager.get_cachedir()).glob("fontlist-*.json"), None)
+    except Exception:  # noqa: BLE001 - without matplotlib there is nothing to copy
+        return None
+
+
+class SandboxedKernelManager(AsyncKernelManager):
+    """A kernel manager whose kernels talk over ZMQ ``ipc`` sockets in a folder of their
+    own, and start inside the sandbox when it is available."""
+
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        folder = Path(tempfile.mkdtemp(prefix="ag-kernel-"))
+        self._finalizer = weakref.finalize(self, shutil.rmtree, folder, True)
+        self.kernel_dir = folder
+        self.transport = "ipc"
+        self.connection_file = str(folder / "kernel.json")
+        self.ip = str(folder / "ipc")
+
+    def format_kernel_cmd(self, extra_arguments=None):
+        cmd = super().format_kernel_cmd(extra_arguments)
+        found = require_isolation()
+        if not found.active:
+            return cmd
+        if not (self.kernel_dir / "passwd").exists():
+            _prepare_kernel_dir(self.kernel_dir)
+        cwd = self._launch_args.get("cwd") or os.getcwd()
+        return bwrap_argv(shutil.which("bwrap"), cwd, self.kernel_dir) + cmd
+
+    async def _async_cleanup_resources(self, restart=False):
+        await super()._async_cleanup_resources(restart=restart)
+        if not restart:
+            self._finalizer()

@@ -1,0 +1,114 @@
+"""Student content made inert before anyone's browser shows it.
+
+A graded notebook is shown in two places: the feedback page (to the student, maybe in an
+LMS) and nbgrader's formgrader (to the instructor, on the Jupyter server's origin, where a
+script could use the instructor's session). Both render the autograded notebook, so it is
+cleaned once, as data, before it is written:
+
+- markdown cells are rendered to HTML here and cleaned with nh3 (ammonia's allowlist:
+  no scripts, no event handlers, no ``javascript:`` links, no styles); the cell keeps that
+  HTML as one block that markdown renderers pass through unchanged;
+- raw cells are escaped (nbconvert copies raw cells into HTML verbatim);
+- outputs keep only inert types: text, PNG/JPEG/GIF images whose data is base64, and
+  cleaned HTML; JavaScript, SVG, widgets, LaTeX and markdown outputs become a short note
+  (or their plain-text form) and image metadata keeps only numeric sizes;
+- TeX commands that make links, styles or load code (``\\href``, ``\\style``, ...) are
+  broken up wherever MathJax could read them;
+- notebook-level widget state is dropped.
+
+The course's own markdown (no raw HTML) survives with its headings, tables, code and math.
+"""
+
+import html
+import re
+
+import nbformat
+import nh3
+from nbconvert.filters.markdown import markdown2html
+
+SAFE_URL_SCHEMES = {"http", "https", "mailto"}
+EXTRA_ATTRIBUTES = {"*": {"class"}}  # pandas tables and highlighted code keep their classes
+# No images from student HTML: even a plain <img> makes the viewer's browser send a request
+# (to the Jupyter server with the instructor's cookies, or to a tracker). Plots are outputs.
+REMOVED_TAGS = {"img", "map", "area"}
+IMAGE_TYPES = ("image/png", "image/jpeg", "image/gif")
+BASE64_RE = re.compile(r"^[A-Za-z0-9+/=\s]*$")
+# MathJax commands that create links, CSS, ids or load extensions: written "\ href" instead.
+TEX_DANGEROUS_RE = re.compile(r"\\(?=(href|url|class|cssId|style|require|unicode|html|data|"
+                              r"mmlToken|bbox|enclose)\b)")
+BLANK_LINE_RE = re.compile(r"\n\s*\n")
+OMITTED = "(salida de tipo {kinds} omitida al calificar: no se muestra contenido activo)"
+
+
+def neutralize_tex(text):
+    """``text`` with the dangerous TeX commands broken (``\\href`` → ``\\ href``)."""
+    return TEX_DANGEROUS_RE.sub(r"\\ ", text)
+
+
+def clean_html(fragment):
+    """An HTML fragment with only inert tags, attributes and URLs left."""
+    attributes = {tag: set(names) for tag, names in nh3.ALLOWED_ATTRIBUTES.items()}
+    for tag, names in EXTRA_ATTRIBUTES.items():
+        attributes.setdefault(tag, set()).update(names)
+    cleaned = nh3.clean(fragment, tags=set(nh3.ALLOWED_TAGS) - REMOVED_TAGS,
+                        attributes=attributes, url_schemes=SAFE_URL_SCHEMES,
+                        link_rel="noopener noreferrer")
+    return neutralize_tex(cleaned)
+
+
+def markdown_block(source):
+    """Markdown → cleaned HTML, as one HTML block (no blank line, so a markdown renderer
+    shows it as is instead of parsing its text again)."""
+    cleaned = clean_html(markdown2html(source)).strip()
+    cleaned = BLANK_LINE_RE.sub("\n<!-- -->\n", cleaned)
+    return f'<div class="celda-saneada">\n{cleaned}\n</div>' if cleaned else ""
+
+
+def _image_metadata(metadata, kind):
+    sizes = metadata.get(kind) if isinstance(metadata.get(kind), dict) else {}
+    kept = {k: v for k, v in sizes.items() if k in ("width", "height")
+            and isinstance(v, (int, float)) and not isinstance(v, bool)}
+    return {kind: kept} if kept else {}
+
+
+def clean_output(output):
+    """One output made inert (a new dict; errors and streams are escaped by every template
+    and pass unchanged)."""
+    if output.get("output_type") not in ("display_data", "execute_result"):
+        return output
+    data, metadata = output.get("data", {}), output.get("metadata", {})
+    kept, meta, dropped = {}, {}, []
+    for kind, value in data.items():
+        text = "".join(value) if isinstance(value, list) else value
+        if kind == "text/plain" and isinstance(text, str):
+            kept[kind] = text
+        elif kind in IMAGE_TYPES and isinstance(text, str) and BASE64_RE.match(text):
+            kept[kind] = text
+            meta.update(_image_metadata(metadata, kind))
+        elif kind == "text/html" and isinstance(text, str):
+            kept[kind] = clean_html(text)
+        elif kind == "text/markdown" and isinstance(text, str):
+            kept["text/html"] = markdown_block(text)
+        elif kind == "text/latex" and isinstance(text, str) and "text/plain" not in data:
+            kept["text/plain"] = text
+        else:
+            dropped.append(kind)
+    if dropped and not kept:
+        kept["text/plain"] = OMITTED.format(kinds=", ".join(sorted(dropped)))
+    return nbformat.from_dict({**output, "data": kept, "metadata": meta})
+
+
+def clean_notebook(nb):
+    """Every cell and output of ``nb`` made inert, in place; returns ``nb``."""
+    for cell in nb.cells:
+        if cell.cell_type == "markdown":
+            cell.source = markdown_block(cell.source)
+            cell.pop("attachments", None)
+        elif cell.cell_type == "raw":
+            cell.source = html.escape(cell.source)
+            cell.metadata.pop("raw_mimetype", None)
+            cell.metadata.pop("format", None)
+        elif cell.cell_type == "code":
+            cell.outputs = [clean_output(o) for o in cell.get("outputs", [])]
+    nb.metadata.pop("widgets", None)
+    return nb
