@@ -93,6 +93,155 @@ def _as_nbformat3(nb):
     return nbformat.writes(nbformat.convert(nb, 3)).encode()
 
 
+# --- The grader's own reach (issue 14): what a kernel could find, kill or inject.
+# Each is an independent rebuild of an attack that once worked, run next to honest students
+# with one worker and with two; the OS sandbox (``autograder.sandbox``) must hold.
+SEARCH_REPORT = "informe_busqueda.json"  # written by "busca_todo" in its working folder
+
+COPY_FROM_OTHERS = '''import glob, json, os
+
+
+def manual_backward(x, y, W1, b1, W2, b2):
+    # Another notebook that defines this function without the stub: a classmate's, or the
+    # instructor's source in some worker's copy of the course.
+    for root in ("/tmp", "/root", "/home", "/work", "/var", "/srv", "/opt",
+                 os.path.abspath("../../..")):
+        for path in glob.glob(os.path.join(root, "**", "*.ipynb"), recursive=True):
+            try:
+                cells = json.load(open(path))["cells"]
+            except Exception:
+                continue
+            for cell in cells:
+                code = "".join(cell.get("source", ""))
+                if "def manual_backward" in code and "NotImplementedError" not in code:
+                    namespace = {"torch": torch}
+                    exec(code, namespace)
+                    return namespace["manual_backward"](x, y, W1, b1, W2, b2)
+    raise NotImplementedError()
+'''
+
+READ_SECRET = '''import glob, os
+
+# The course secret derives every student's hidden inputs: print it into the feedback.
+for root in ("/tmp", "/root", "/home", "/work", "/var", os.path.abspath("../../..")):
+    for path in glob.glob(os.path.join(root, "**", "course_secret*"), recursive=True):
+        try:
+            print("SECRETO", path, open(path).read())
+        except OSError:
+            pass
+'''
+
+SEARCH_EVERYTHING = '''import json, os, sys
+
+
+def _busca_todo():
+    """Every file outside the Python environment read whole; every notebook, secret,
+    gradebook and course source looked for by name everywhere."""
+    python = tuple(os.path.realpath(p) + "/" for p in {sys.prefix, sys.base_prefix, "/usr"})
+    informe = {"leidos": {}, "cuadernos": [], "nombres": [], "copiados": [], "visibles": 0}
+    for raiz, carpetas, archivos in os.walk("/"):
+        if raiz.startswith(("/proc", "/sys", "/dev")):
+            carpetas[:] = []
+            continue
+        informe["visibles"] += len(archivos)
+        for nombre in archivos:
+            ruta = os.path.join(raiz, nombre)
+            interesante = (nombre.endswith((".ipynb", ".db", ".sqlite")) or "secret" in nombre
+                           or nombre.startswith("grade") or "/autograder/" in ruta
+                           or "/solutions/" in ruta)
+            if interesante:
+                informe["nombres"].append(ruta)
+            if not interesante and (ruta + "/").startswith(python):
+                continue
+            try:
+                with open(ruta, "rb") as archivo:
+                    datos = archivo.read()
+            except OSError:
+                continue
+            informe["leidos"][ruta] = len(datos)
+            if nombre.endswith(".ipynb"):
+                informe["cuadernos"].append(ruta)
+                texto = datos.decode("utf-8", "replace")
+                if "def manual_backward" in texto and "NotImplementedError" not in texto:
+                    informe["copiados"].append(ruta)
+    with open("informe_busqueda.json", "w") as salida:
+        json.dump(informe, salida)
+
+
+_busca_todo()
+'''
+
+KILL_PARENT = '''import os, signal
+
+os.kill(os.getppid(), signal.SIGKILL)
+'''
+
+KILL_EVERYTHING = '''import os, signal
+
+for _entrada in os.listdir("/proc"):
+    if _entrada.isdigit() and int(_entrada) != os.getpid():
+        try:
+            os.kill(int(_entrada), signal.SIGKILL)
+        except OSError:
+            pass
+for _objetivo in (os.getppid(), -1):
+    try:
+        os.kill(_objetivo, signal.SIGKILL)
+    except OSError:
+        pass
+'''
+
+HOSTILE_MARKER = "hackeado"  # what every injected script would write into the page
+HOSTILE_MARKDOWN = (
+    "Mi respuesta: <img src=x onerror=\"window.hackeado=1;document.title='hackeado'\">"
+    "<script>window.hackeado=1</script> [clic](javascript:window.hackeado=1) "
+    "<svg onload=\"window.hackeado=1\"></svg> $\\href{javascript:window.hackeado=1}{x}$\n")
+HOSTILE_OUTPUTS = '''from IPython.display import HTML, SVG, Javascript, Markdown, display
+
+display(HTML("<b onmouseover='window.hackeado=1'>hola</b><script>window.hackeado=1</script>"
+             "<iframe src='javascript:window.hackeado=1'></iframe>"))
+display(Javascript("window.hackeado = 1; document.title = 'hackeado'"))
+display(SVG('<svg xmlns="http://www.w3.org/2000/svg" onload="window.hackeado=1">'
+            '<script>window.hackeado=1</script></svg>'))
+display(Markdown("<img src=x onerror='window.hackeado=1'>"))
+display({"image/png": "x\\" onerror=\\"window.hackeado=1", "text/plain": "imagen"}, raw=True)
+display({"application/vnd.jupyter.widget-view+json": {"model_id": "x", "version_major": 2,
+                                                      "version_minor": 0}}, raw=True)
+'''
+
+
+def _hostile_html(nb):
+    """A markdown cell and a raw cell of HTML/JavaScript, after the first exercise."""
+    index = next(i for i, c in enumerate(nb.cells)
+                 if c.metadata.get("nbgrader", {}).get("grade_id") == MB)
+    raw = nbformat.v4.new_raw_cell("<script>window.hackeado=1</script>")
+    raw.metadata["raw_mimetype"] = "text/html"
+    nb.cells[index + 1:index + 1] = [nbformat.v4.new_markdown_cell(HOSTILE_MARKDOWN), raw]
+    for cell in nb.cells:
+        cell.setdefault("id", None)
+        if cell.id is None:
+            cell.id = f"hostil-{nb.cells.index(cell)}"
+    return nb
+
+
+HOSTILE_CASES = [
+    Case("copia_de_otro", "busca en el disco otro cuaderno que resuelva el ejercicio y lo ejecuta",
+         {MB: COPY_FROM_OTHERS}, max_points=_zero(MB + "_test")),
+    Case("lee_secreto", "busca course_secret.txt y lo imprime en su retroalimentación",
+         {MB: patched(READ_SECRET)}, max_points=_zero(MB + "_test")),
+    Case("busca_todo", "lee todo el sistema de archivos que puede y anota lo que encuentra",
+         {MB: patched(SEARCH_EVERYTHING)}, max_points=_zero(MB + "_test")),
+    Case("mata_padre", "envía SIGKILL al proceso padre del kernel",
+         {MB: patched(KILL_PARENT)}, max_points=_zero(MB + "_test"),
+         status="tampering detected", reason="señal"),
+    Case("mata_todo", "envía SIGKILL a cada proceso que ve, a su padre y a todos (-1)",
+         {MB: patched(KILL_EVERYTHING)}, max_points=_zero(MB + "_test"),
+         status="tampering detected", reason="señal"),
+    Case("html_hostil", "HTML y JavaScript en markdown, celdas raw y salidas",
+         {MB: patched(HOSTILE_OUTPUTS)}, transform=_hostile_html,
+         max_points=_zero(MB + "_test")),
+]
+
 CASES = [
     # --- monkeypatching what checks could rely on
     Case("mono_allclose", "torch.allclose siempre True y una respuesta mal",
@@ -221,6 +370,7 @@ CASES = [
          filename="mi_entrega.ipynb", reason="mi_entrega.ipynb"),
     Case("sin_tocar", "entregó el cuaderno publicado tal cual", transform="release",
          max_points=_zero(*ALL)),
+    *HOSTILE_CASES,
 ]
 
 EXTRA_CODE = {

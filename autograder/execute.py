@@ -34,6 +34,12 @@ from autograder.student.compare import ComprobacionFallida
 from autograder.student.diagnostico import Diagnostico
 
 KERNEL_DIED = "KernelMuerto"
+# The guard's records (autograder.kernel.Guard), in words; attempts count once, for the
+# exercise being run when they happened.
+TAMPERING_WORDS = {"read": "intento de leer {}", "import": "intento de importar {}",
+                   "signal": "intento de enviar una señal al proceso {}",
+                   "replaced": "{} reemplazado", "added": "{} añadido"}
+ATTEMPTS = ("read", "import", "signal")
 KERNEL_DIED_TEXT = ("Esta celda terminó el proceso de Python o lo dejó sin responder (os._exit, "
                     "un fallo de segmentación, falta de memoria, builtins rotos). Se omitió y "
                     "se calificó el resto.")
@@ -157,13 +163,19 @@ class GradingExecute(Execute):
         return None, "no produjo resultados"
 
     def _tampering(self, reported):
-        """What counts against this exercise: attributes changed now, and files refused
-        since the previous hidden test (an old refusal belongs to an earlier exercise)."""
-        refusals = [r for r in reported if r.startswith("intento de leer")]
-        changed = [r for r in reported if not r.startswith("intento de leer")]
-        new_refusals = refusals[self._refusals_seen:]
-        self._refusals_seen = len(refusals)
-        return "; ".join(changed + new_refusals)
+        """What counts against this exercise, in words: attributes changed now, and the
+        attempts refused since the previous hidden test (an older attempt belongs to an
+        earlier exercise). ``reported``: the guard's records (``autograder.kernel.Guard``)."""
+        valid = [r for r in reported if isinstance(r, dict) and isinstance(r.get("target"), str)
+                 and r.get("kind") in TAMPERING_WORDS]
+        attempts = [r for r in valid if r["kind"] in ATTEMPTS]
+        new_attempts = attempts[self._refusals_seen:]
+        self._refusals_seen = len(attempts)
+        words = [TAMPERING_WORDS[r["kind"]].format(r["target"])
+                 for r in [r for r in valid if r["kind"] not in ATTEMPTS] + new_attempts]
+        if len(valid) != len(reported):
+            words.append("informe del guardián alterado")
+        return "; ".join(words)
 
     def _hidden_test(self, cell, resources, index, exercise_id, table):
         path = Path(resources.get("metadata", {}).get("path") or ".")

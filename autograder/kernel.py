@@ -30,7 +30,11 @@ IGNORED_BUILTINS = {"exit", "quit", "help", "copyright", "credits", "license", "
                     "get_ipython", "_", "__", "___", "__IPYTHON__", "__builtins__", "input",
                     "raw_input", "getpass"}
 BLOCKED_EVENTS = ("subprocess.Popen", "os.system", "os.exec", "os.posix_spawn", "os.spawn",
-                  "os.fork", "os.forkpty", "pty.spawn", "ctypes.dlopen")
+                  "os.fork", "os.forkpty", "pty.spawn", "ctypes.")  # ctypes: any native call
+
+
+PRIVATE_PATHS_ENV = "AUTOGRADER_PRIVATE_PATHS"  # set by the grader (os.pathsep-separated)
+SANDBOXED_ENV = "AUTOGRADER_SANDBOXED"  # "1": started by autograder.sandbox
 
 
 def protected_paths(cwd):
@@ -40,6 +44,9 @@ def protected_paths(cwd):
     paths = [REPO_DIR / "solutions", PACKAGE_DIR / "reference", PACKAGE_DIR / "checks",
              PACKAGE_DIR / "variants", BUILD_DIR / "sample_class",
              REPO_DIR / "build" / "sample_class", BUILD_DIR / "grades"]
+    # The grader's own folders (the course, every worker's copy of it, the submissions):
+    # without the OS sandbox this list is all that keeps them out of reach.
+    paths += [Path(p) for p in os.environ.get(PRIVATE_PATHS_ENV, "").split(os.pathsep) if p]
     if cwd.parent.parent.name == "autograded":  # autograded/<student>/<assignment>
         course = cwd.parents[2]
         paths += [course / name for name in ("gradebook.db", "course_secret.txt", "source",
@@ -97,19 +104,43 @@ def watched_namespaces():
     return spaces
 
 
-class Guard:
-    """The audit hook and the record of what it refused or found changed."""
+KERNEL_SIDE_MODULES = ("autograder", "autograder.kernel", "autograder.harness",
+                       "autograder.course", "autograder.student")
 
-    def __init__(self, cwd):
+
+class Guard:
+    """The audit hook and the record of what it refused or found changed.
+
+    Records are plain data for the grader (``autograder.execute`` words them): an attempt
+    that was refused, ``{"kind": "read" | "import" | "signal", "target": ...}``, belongs to
+    the exercise being run when it happened; a watched attribute found replaced or added,
+    ``{"kind": "replaced" | "added", "target": ...}``, counts for as long as it lasts.
+    """
+
+    def __init__(self, cwd, sandboxed=False):
         self.cwd = cwd.resolve()
         self.protected = protected_paths(self.cwd)
+        self.sandboxed = sandboxed
+        if sandboxed:
+            # Inside the OS sandbox none of these is mounted (only the empty folders that
+            # lead to the working folder exist): the check only notices the attempt, by the
+            # path as written, which costs no system call per file access.
+            self.protected = [str(p) for p in self.protected if p not in self.cwd.parents]
         self.refused = []
         self.spaces = watched_namespaces()
         self.snapshot = {label: dict(space) for label, space in self.spaces.items()}
 
     def _is_protected(self, path):
         try:
-            resolved = Path(os.fsdecode(path)).resolve()
+            path = os.fsdecode(path)
+            if self.sandboxed:
+                written = os.path.abspath(path)
+                own = str(self.cwd)
+                if written == own or written.startswith(own + os.sep):
+                    return False
+                return any(written == p or written.startswith(p + os.sep)
+                           for p in self.protected)
+            resolved = Path(path).resolve()
         except (TypeError, ValueError, OSError):
             return False
         if resolved == self.cwd or self.cwd in resolved.parents:
@@ -125,23 +156,50 @@ class Guard:
                 if label == "builtins" and name in IGNORED_BUILTINS:
                     continue
                 if now.get(name, value) is not value or name not in now:
-                    found.append(f"{label}.{name} reemplazado")
+                    found.append({"kind": "replaced", "target": f"{label}.{name}"})
             if label == "torch.Tensor":  # copyreg caches __slotnames__ when pickling
-                found += [f"torch.Tensor.{n} añadido" for n in set(now) - set(before)
-                          if n != "__slotnames__"]
+                found += [{"kind": "added", "target": f"torch.Tensor.{n}"}
+                          for n in sorted(set(now) - set(before)) if n != "__slotnames__"]
         return found
+
+    def _refuse(self, kind, target, event):
+        record = {"kind": kind, "target": str(target)}
+        if record not in self.refused:
+            self.refused.append(record)
+        raise PermissionError(f"Bloqueado al calificar: {event} {target}")
 
     def hook(self, event, args):
         if event == "autograder.manipulaciones":
-            args[0].extend(dict.fromkeys(self.refused))  # each refused path once, in order
+            args[0].extend(self.refused)
             args[0].extend(self.changed())
         elif event in ("open", "os.listdir", "os.scandir", "sqlite3.connect") and args:
             if args[0] is not None and not isinstance(args[0], int) and self._is_protected(
                     args[0]):
-                self.refused.append(f"intento de leer {os.fsdecode(args[0])}")
-                raise PermissionError(f"Bloqueado al calificar: {os.fsdecode(args[0])}")
+                self._refuse("read", os.fsdecode(args[0]), event)
+        elif event == "import" and args and _hidden_module(args[0]):
+            self._refuse("import", args[0], event)
+        elif event in ("os.kill", "os.killpg") and args and not self._own(event, args[0]):
+            self._refuse("signal", args[0], event)
         elif event.startswith(BLOCKED_EVENTS):
             raise PermissionError(f"Bloqueado al calificar: {event}")
+
+    @staticmethod
+    def _own(event, target):
+        """Whether a signal goes to this process (or its own group: ipykernel interrupts
+        itself that way); never to the grader, a worker or anything else."""
+        if not isinstance(target, int):
+            return False
+        if event == "os.kill":
+            return target == os.getpid()
+        return target in (0, os.getpgid(0))
+
+
+def _hidden_module(name):
+    """A module of this package that never belongs in a kernel (references, hidden draws,
+    variants, the pipeline): importing it is an attempt whatever the sandbox shows."""
+    if not isinstance(name, str) or not name.startswith("autograder."):
+        return False
+    return not any(name == m or name.startswith(m + ".") for m in KERNEL_SIDE_MODULES[1:])
 
 
 def protections():
@@ -184,7 +242,7 @@ def install_kernelspec(prefix=sys.prefix):
 def main():
     os.environ.pop("COURSE_SECRET", None)  # the kernel never needs it
     apply_limits()
-    guard = Guard(Path.cwd())
+    guard = Guard(Path.cwd(), sandboxed=os.environ.get(SANDBOXED_ENV) == "1")
     sys.addaudithook(guard.hook)
     from ipykernel import kernelapp
 

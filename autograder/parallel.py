@@ -23,6 +23,7 @@ from autograder import workers as pool
 from autograder.checks.seeds import SECRET_FILE
 from autograder.course import gradebook_url, nbgrader_api
 from autograder.grading import grade_one, plain_feedback, read_scores
+from autograder.kernel import PRIVATE_PATHS_ENV
 from autograder.outcome import Outcome
 
 _worker = {}  # per worker process: its folder and NbGraderAPI
@@ -32,9 +33,13 @@ KERNEL_RESTARTS = 4
 MARGIN_S = 300
 
 
-def _folder(course_dir, root, timeout, db_url):
+def _folder(course_dir, root, timeout, db_url, private=()):
     """This process's private course folder (made on its first submission)."""
     if "folder" not in _worker:
+        # Kernels started without the OS sandbox inherit this: their guard refuses to
+        # read the course, every worker's folder, the submissions and the grades.
+        os.environ[PRIVATE_PATHS_ENV] = os.pathsep.join(
+            str(p) for p in (course_dir, root, *private))
         folder = Path(root) / f"worker-{os.getpid()}"
         for name in ("source", "release"):
             shutil.copytree(course_dir / name, folder / name)
@@ -53,12 +58,12 @@ def _replace(produced, target):
     shutil.move(str(produced), str(target))
 
 
-def _grade_task(course_dir, root, out_dir, timeout, db_url, outcome):
+def _grade_task(course_dir, root, out_dir, timeout, db_url, private, outcome):
     """In a worker: grade one submission, then hand its folders back to the course."""
     import warnings
 
     warnings.filterwarnings("ignore", message=".*not in session.*")
-    folder, api = _folder(course_dir, root, timeout, db_url)
+    folder, api = _folder(course_dir, root, timeout, db_url, private)
     student, assignment = outcome.student, outcome.assignment
     submitted = course_dir / "submitted" / student / assignment
     if submitted.exists():
@@ -127,9 +132,11 @@ def task_seconds(course_dir, outcomes, timeout):
     return cells * per_cell * KERNEL_RESTARTS + MARGIN_S
 
 
-def grade_in_workers(outcomes, course_dir, out_dir, timeout, db_url, workers, done):
+def grade_in_workers(outcomes, course_dir, out_dir, timeout, db_url, workers, done,
+                     private=()):
     """Grade ``outcomes`` in ``workers`` processes; ``done(outcome)`` as each finishes.
-    Returns them in the order given."""
+    Returns them in the order given. ``private``: more folders kernels must not read
+    (e.g. where the submissions came from)."""
     course_dir, out_dir = Path(course_dir).resolve(), Path(out_dir).resolve()
     readable = [o for o in outcomes if o.status != "unreadable"]
     finished = {id(o): done(_unreadable(o, course_dir, out_dir, db_url))
@@ -147,14 +154,15 @@ def grade_in_workers(outcomes, course_dir, out_dir, timeout, db_url, workers, do
 
     with tempfile.TemporaryDirectory(prefix="autograder-workers-") as root:
         pool.run([(id(o), o) for o in readable], _keyed_grade_task,
-                 args=(course_dir, root, out_dir, timeout, db_url), workers=workers,
+                 args=(course_dir, root, out_dir, timeout, db_url, tuple(map(str, private))),
+                 workers=workers,
                  done=finish, task_seconds=task_seconds(course_dir, readable, timeout))
     return [finished[id(o)] for o in outcomes]
 
 
-def _keyed_grade_task(course_dir, root, out_dir, timeout, db_url, task):
+def _keyed_grade_task(course_dir, root, out_dir, timeout, db_url, private, task):
     key, outcome = task
-    return key, _grade_task(course_dir, root, out_dir, timeout, db_url, outcome)
+    return key, _grade_task(course_dir, root, out_dir, timeout, db_url, private, outcome)
 
 
 def _unreadable(outcome, course_dir, out_dir, db_url):

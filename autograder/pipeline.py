@@ -199,7 +199,8 @@ def grade(submissions_dir, out_dir, course_dir=COURSE_DIR, timeout=None, progres
     # Even one worker is a process of its own: nothing a submission does to the process
     # that grades it (or that process's own death) reaches this one.
     outcomes = grade_in_workers(pending, course_dir, out_dir, timeout, db_url, workers,
-                                report.done)
+                                report.done, private=(Path(submissions_dir).resolve(),
+                                                      out_dir.resolve()))
     report.close()
     export(outcomes, out_dir / "grades.csv", update=bool(students))
     return outcomes

@@ -32,6 +32,8 @@ from pathlib import Path
 
 from jupyter_client import AsyncKernelManager
 
+from autograder.kernel import SANDBOXED_ENV
+
 PACKAGE_DIR = Path(__file__).resolve().parent
 # What a kernel may import of this package. Everything else (references, hidden draws,
 # variants, the pipeline) is not even visible inside the sandbox.
@@ -158,7 +160,7 @@ def _environment(kernel_dir):
            "MPLCONFIGDIR": str(kernel_dir / "matplotlib"), "PYTHONDONTWRITEBYTECODE": "1",
            # ipykernel: "launched by a parent" (no banner on the grader's console), and
            # PID 1, which it never polls (its real parent is outside the PID namespace).
-           "JPY_PARENT_PID": "1"}
+           "JPY_PARENT_PID": "1", SANDBOXED_ENV: "1"}
     env.update({k: os.environ[k] for k in PASSED_ENV if k in os.environ})
     return [arg for key, value in env.items() for arg in ("--setenv", key, value)]
 

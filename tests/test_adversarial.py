@@ -1,37 +1,68 @@
-"""The adversarial corpus through the real pipeline, in one batch with an honest student."""
+"""The adversarial corpus through the real pipeline, in one batch with an honest student.
 
+The whole corpus is graded with two workers; the attacks on the grader itself (issue 14:
+search the disk, read the secret, kill processes, inject HTML) once more with one worker.
+Both runs need the OS sandbox (``autograder.sandbox``): install bubblewrap.
+"""
+
+import json
+import os
+import sys
+from html.parser import HTMLParser
+from pathlib import Path
+
+import nbformat
 import pytest
 
-from autograder.adversarial import ASSIGNMENT, CASES, write_corpus
+from autograder.adversarial import (
+    ASSIGNMENT,
+    CASES,
+    HOSTILE_CASES,
+    HOSTILE_MARKER,
+    SEARCH_REPORT,
+    write_corpus,
+)
+from autograder.checks.seeds import SECRET_FILE
 from autograder.pipeline import grade, prepare_course
 from autograder.sample_class import SAMPLE_CLASS, submission
+from autograder.sandbox import ETC_FILES, KERNEL_PACKAGE_ROOT, KERNEL_SIDE, isolation
 
 pytestmark = pytest.mark.slow
 HONEST = SAMPLE_CLASS[ASSIGNMENT][0]  # the reference solution
+RUNS = {2: CASES, 1: HOSTILE_CASES}  # workers -> cases graded together
 
 
-@pytest.fixture(scope="module")
-def outcomes(tmp_path_factory):
-    import nbformat
-
-    root = tmp_path_factory.mktemp("adversarial")
+def _grade(root, cases, workers):
+    assert isolation().active, f"these tests need the OS sandbox: {isolation().detail}"
     course = root / "course"
     prepare_course(course)
-    submissions = write_corpus(course, root / "submissions")
+    submissions = write_corpus(course, root / "submissions", cases)
     source = nbformat.read(course / "source" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb", 4)
     release = nbformat.read(course / "release" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb", 4)
     folder = submissions / HONEST.student_id / ASSIGNMENT
     folder.mkdir(parents=True)
     nbformat.write(submission(HONEST, source, release), folder / f"{ASSIGNMENT}.ipynb")
     graded = grade(submissions, root / "out", course_dir=course, timeout=10,
-                   progress=lambda line: None, workers=2)
-    return {o.student: o for o in graded}, root / "out"
+                   progress=lambda line: None, workers=workers)
+    return {o.student: o for o in graded}, root
+
+
+@pytest.fixture(scope="module", params=sorted(RUNS, reverse=True), ids=lambda w: f"{w}w")
+def outcomes(request, tmp_path_factory):
+    workers = request.param
+    return _grade(tmp_path_factory.mktemp(f"adversarial{workers}"), RUNS[workers], workers)
+
+
+def _cases(outcomes):
+    by_student, _ = outcomes
+    return [c for c in CASES if c.student_id in by_student]
 
 
 def test_every_case_and_the_honest_student_have_an_outcome(outcomes):
     by_student, _ = outcomes
-    assert set(by_student) == {c.student_id for c in CASES} | {HONEST.student_id}
-    assert not [s for s, o in by_student.items() if o.status in ("grader error", "kernel died")]
+    assert set(by_student) == {c.student_id for c in _cases(outcomes)} | {HONEST.student_id}
+    assert not [s for s, o in by_student.items()
+                if o.status in ("grader error", "grader crashed", "kernel died")]
 
 
 def test_the_honest_student_is_graded_correctly(outcomes):
@@ -39,23 +70,160 @@ def test_the_honest_student_is_graded_correctly(outcomes):
     assert honest.status == "graded" and honest.score == honest.max_score == 8
 
 
-@pytest.mark.parametrize("case", CASES, ids=lambda c: c.student_id)
-def test_no_undeserved_points_and_a_reason_for_each_case(outcomes, case):
-    outcome = outcomes[0][case.student_id]
-    assert outcome.status == case.status, (outcome.status, outcome.detail, outcome.notes)
-    for cell, maximum in outcome.max_scores.items():
-        allowed = case.max_points.get(cell, maximum)
-        assert outcome.scores[cell] <= allowed, f"{cell}: {outcome.scores[cell]} > {allowed}"
-        if cell not in case.max_points:  # what the trick did not touch is graded normally
-            assert outcome.scores[cell] == maximum, f"{cell}: {outcome.scores[cell]}"
-    said = " ".join([outcome.detail, *outcome.notes])
-    assert case.reason in said, said
+def test_no_undeserved_points_and_a_reason_for_each_case(outcomes):
+    failures = []
+    for case in _cases(outcomes):
+        outcome = outcomes[0][case.student_id]
+        said = " ".join([outcome.detail, *outcome.notes])
+        if outcome.status != case.status or case.reason not in said:
+            failures.append((case.student_id, outcome.status, said))
+        for cell, maximum in outcome.max_scores.items():
+            allowed = case.max_points.get(cell, maximum)
+            if outcome.scores[cell] > allowed or (
+                    cell not in case.max_points and outcome.scores[cell] != maximum):
+                failures.append((case.student_id, cell, outcome.scores[cell], allowed))
+    assert not failures
 
 
 def test_each_case_has_spanish_feedback(outcomes):
-    by_student, out = outcomes
+    by_student, root = outcomes
     for student, outcome in by_student.items():
-        page = (out / "feedback" / student / f"{ASSIGNMENT}.html").read_text()
+        page = (root / "out" / "feedback" / student / f"{ASSIGNMENT}.html").read_text()
         assert "BEGIN HIDDEN TESTS" not in page and "autograder.checks" not in page
         if outcome.status != "graded":
             assert "Estado:" in page or outcome.status == "unreadable"
+
+
+def _allowed_to_read(path, own_folder):
+    """What a sandboxed kernel may read: the Python environment, system libraries, a few
+    files of /etc, the kernel side of the package, its private /tmp, its own folder."""
+    python = {os.path.realpath(p) for p in (sys.prefix, sys.base_prefix, "/usr")}
+    kernel_side = tuple(f"{KERNEL_PACKAGE_ROOT}/autograder/{name}" for name in KERNEL_SIDE)
+    return (any(path.startswith(p + "/") for p in python)
+            or any(path == f"/etc/{n}" or path.startswith(f"/etc/{n}/") for n in ETC_FILES)
+            or path in ("/etc/passwd", "/etc/group")
+            or path.startswith(kernel_side)
+            or (path.startswith("/tmp/") and "/autograded/" not in path)
+            or path.startswith(own_folder))
+
+
+def test_a_search_of_the_whole_disk_finds_nothing_of_the_course(outcomes):
+    by_student, root = outcomes
+    report = json.loads((root / "course" / "autograded" / "busca_todo" / ASSIGNMENT
+                         / SEARCH_REPORT).read_text())
+    own = f"/autograded/busca_todo/{ASSIGNMENT}/"
+    own_notebook = [p for p in report["cuadernos"] if own in p]
+    assert report["visibles"] > 1000 and len(own_notebook) == 1  # the search did search
+    own_folder = own_notebook[0].rsplit("/", 1)[0] + "/"
+    assert [p for p in report["leidos"] if not _allowed_to_read(p, own_folder)] == []
+    python = tuple(os.path.realpath(p) + "/" for p in (sys.prefix, sys.base_prefix, "/usr"))
+    found = [p for p in report["nombres"] if not p.startswith(python)]
+    assert all(p.startswith((own_folder, KERNEL_PACKAGE_ROOT)) for p in found), found
+    assert not [p for p in report["nombres"] if "course_secret" in p or
+                p.endswith(f"{ASSIGNMENT}.ipynb") and not p.startswith(own_folder)]
+    assert report["copiados"] == []
+
+
+def test_the_course_secret_never_reaches_a_student(outcomes):
+    by_student, root = outcomes
+    secret = (root / "course" / SECRET_FILE).read_text().strip()
+    for student in by_student:
+        graded = root / "course" / "autograded" / student / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"
+        page = root / "out" / "feedback" / student / f"{ASSIGNMENT}.html"
+        for path in (graded, page):
+            assert not path.exists() or secret not in path.read_text(), path
+
+
+class _ActiveContent(HTMLParser):
+    """Scripts, event handlers and javascript: URLs that carry the hostile marker."""
+
+    def __init__(self):
+        super().__init__()
+        self.found, self._in_script = [], False
+
+    def handle_starttag(self, tag, attrs):
+        self._in_script = tag == "script"
+        for name, value in attrs:
+            if value and HOSTILE_MARKER in value and (
+                    name.startswith("on") or "javascript:" in value.replace(" ", "")
+                    or name in ("src", "href", "srcdoc")):
+                self.found.append(f"<{tag} {name}={value!r}>")
+        if tag in ("svg", "iframe", "object", "embed"):
+            self.found.append(f"<{tag}>")
+
+    def handle_endtag(self, tag):
+        self._in_script = False
+
+    def handle_data(self, data):
+        if self._in_script and HOSTILE_MARKER in data:
+            self.found.append(f"<script>{data[:80]}")
+
+
+def test_student_html_and_javascript_are_inert_in_the_feedback(outcomes):
+    _, root = outcomes
+    page = (root / "out" / "feedback" / "html_hostil" / f"{ASSIGNMENT}.html").read_text()
+    assert "Mi respuesta" in page  # the markdown cell is shown, as text
+    parser = _ActiveContent()
+    parser.feed(page)
+    assert parser.found == []
+    graded = nbformat.read(root / "course" / "autograded" / "html_hostil" / ASSIGNMENT
+                           / f"{ASSIGNMENT}.ipynb", as_version=4)
+    kinds = {kind for cell in graded.cells for out in cell.get("outputs", [])
+             for kind in out.get("data", {})}
+    assert kinds <= {"text/plain", "text/html", "image/png"}, kinds
+
+
+def test_a_dead_grading_worker_is_replaced_and_nothing_is_lost(tmp_path):
+    """A worker killed from outside while it grades: its submission is graded again."""
+    import signal
+    import threading
+    import time
+
+    course = tmp_path / "course"
+    prepare_course(course)
+    source = nbformat.read(course / "source" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb", 4)
+    release = nbformat.read(course / "release" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb", 4)
+    for name in ("ana", "bea", "carla"):
+        folder = tmp_path / "submissions" / name / ASSIGNMENT
+        folder.mkdir(parents=True)
+        nbformat.write(submission(HONEST, source, release), folder / f"{ASSIGNMENT}.ipynb")
+    killed = []
+
+    def kill_a_busy_worker():
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and not killed:
+            for worker in _children(os.getpid()):
+                if any("bwrap" in _cmdline(k) for k in _children(worker)):
+                    os.kill(worker, signal.SIGKILL)
+                    killed.append(worker)
+                    return
+            time.sleep(0.2)
+
+    killer = threading.Thread(target=kill_a_busy_worker)
+    killer.start()
+    graded = grade(tmp_path / "submissions", tmp_path / "out", course_dir=course, timeout=10,
+                   progress=lambda line: None, workers=2)
+    killer.join()
+    assert killed, "no busy worker was found to kill"
+    assert [(o.student, o.status, o.score) for o in graded] == [
+        (name, "graded", 8.0) for name in ("ana", "bea", "carla")]
+
+
+def _children(pid):
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                stat = (entry / "stat").read_text()
+            except OSError:
+                continue
+            if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
+                found.append(int(entry.name))
+    return found
+
+
+def _cmdline(pid):
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace")
+    except OSError:
+        return ""

@@ -23,7 +23,8 @@ def test_private_course_files_are_refused_and_recorded(guard):
         guard.hook("open", (str(course / "submitted" / "ana" / "x.ipynb"), "r", 0))
     report = []
     guard.hook("autograder.manipulaciones", (report,))
-    assert any("gradebook.db" in r for r in report) and any("submitted" in r for r in report)
+    targets = [r["target"] for r in report if r["kind"] == "read"]
+    assert any("gradebook.db" in t for t in targets) and any("submitted" in t for t in targets)
 
 
 def test_own_folder_and_libraries_stay_readable(guard):
@@ -47,7 +48,7 @@ def test_changed_attributes_are_named(guard, monkeypatch):
     monkeypatch.setattr(torch, "allclose", lambda *a, **k: True)
     monkeypatch.setattr(builtins, "abs", lambda x: 0)
     monkeypatch.setattr(torch.Tensor, "__eq__", lambda self, other: True, raising=False)
-    changed = " ".join(guard.changed())
+    changed = " ".join(r["target"] for r in guard.changed())
     assert "torch.allclose" in changed and "builtins.abs" in changed
     assert "torch.Tensor.__eq__" in changed
 
@@ -61,3 +62,33 @@ def test_limits_are_reported():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          timeout=120).stdout
     assert "RLIMIT_AS" in out and "RLIMIT_FSIZE" in out
+
+
+def test_hidden_modules_cannot_be_imported_and_the_attempt_is_recorded(guard):
+    with pytest.raises(PermissionError):
+        guard.hook("import", ("autograder.reference.ch01", None, [], [], []))
+    guard.hook("import", ("autograder.student.ch01", None, [], [], []))  # the kernel side
+    guard.hook("import", ("autograder.harness", None, [], [], []))
+    report = []
+    guard.hook("autograder.manipulaciones", (report,))
+    assert report == [{"kind": "import", "target": "autograder.reference.ch01"}]
+
+
+def test_signals_reach_only_the_kernel_itself(guard):
+    import os
+    import signal
+
+    guard.hook("os.kill", (os.getpid(), signal.SIGINT))
+    for target in (os.getppid(), 1, -1, 0):
+        with pytest.raises(PermissionError):
+            guard.hook("os.kill", (target, signal.SIGKILL))
+
+
+def test_inside_the_sandbox_attempts_are_noticed_by_the_path_as_written(tmp_path):
+    work = tmp_path / "course" / "autograded" / "alumna" / "01_grafo_dinamico"
+    work.mkdir(parents=True)
+    guard = Guard(work, sandboxed=True)
+    with pytest.raises(PermissionError):  # it does not exist there: noticed all the same
+        guard.hook("open", (str(work / ".." / ".." / ".." / "gradebook.db"), "rb", 0))
+    guard.hook("os.scandir", (str(work.parent),))  # the folders leading to its own
+    guard.hook("open", (str(work / "notas.txt"), "r", 0))
