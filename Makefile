@@ -11,7 +11,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: env build check-build grade test lint nbval exercises fairness lab clean
+.PHONY: env sandbox build check-build grade test lint nbval exercises fairness lab clean
 
 TIMED := ci/timed.sh
 
@@ -23,13 +23,17 @@ $(STAMP): requirements.txt pyproject.toml
 
 env: $(STAMP)
 
+# bubblewrap, the OS sandbox of grading kernels (installed when root, else explained).
+sandbox:
+	@ci/sandbox.sh
+
 build: env
 	$(PY) -m autograder build
 
 check-build: env
 	$(TIMED) "notebooks in sync" $(PY) -m autograder build --check
 
-grade: env
+grade: env sandbox
 	$(PY) -m autograder grade
 
 exercises: env
@@ -46,7 +50,7 @@ nbval: env
 	$(TIMED) "build course" $(PY) -m autograder build --course-only
 	$(TIMED) nbval $(PY) -m pytest --nbval-lax --nbval-current-env -p no:cacheprovider build/course/source
 
-test: lint check-build nbval
+test: sandbox lint check-build nbval
 	$(TIMED) pytest $(PY) -m pytest --durations=15
 
 # As root (containers, CI) Jupyter needs --allow-root.

@@ -39,6 +39,7 @@ def _shard(text):
 def cmd_grade(args):
     from autograder.pipeline import grade, prepare_course, summary_table
     from autograder.sample_class import write_sample_class
+    from autograder.sandbox import isolation
 
     started = time.perf_counter()
     submissions = args.submissions
@@ -57,6 +58,7 @@ def cmd_grade(args):
                      bar=not args.lines, progress=print, students=args.students)
     print()
     print(summary_table(outcomes))
+    print("\n" + isolation().words()[0].upper() + isolation().words()[1:] + ".")
     print(f"\nGrades: {args.out / 'grades.csv'}   Feedback: {args.out / 'feedback'}/")
     print(f"Graded {len(outcomes)} submissions in {time.perf_counter() - started:.1f} s")
     return 0

@@ -96,7 +96,7 @@ def _as_nbformat3(nb):
 # --- The grader's own reach (issue 14): what a kernel could find, kill or inject.
 # Each is an independent rebuild of an attack that once worked, run next to honest students
 # with one worker and with two; the OS sandbox (``autograder.sandbox``) must hold.
-SEARCH_REPORT = "informe_busqueda.json"  # written by "busca_todo" in its working folder
+SEARCH_REPORT = "INFORME "  # how "busca_todo" starts the line with what it found
 
 COPY_FROM_OTHERS = '''import glob, json, os
 
@@ -136,9 +136,9 @@ SEARCH_EVERYTHING = '''import json, os, sys
 
 def _busca_todo():
     """Every file outside the Python environment read whole; every notebook, secret,
-    gradebook and course source looked for by name everywhere."""
+    gradebook and course source looked for by name everywhere; what was read, printed."""
     python = tuple(os.path.realpath(p) + "/" for p in {sys.prefix, sys.base_prefix, "/usr"})
-    informe = {"leidos": {}, "cuadernos": [], "nombres": [], "copiados": [], "visibles": 0}
+    informe = {"bytes_por_carpeta": {}, "nombres": [], "copiados": [], "visibles": 0}
     for raiz, carpetas, archivos in os.walk("/"):
         if raiz.startswith(("/proc", "/sys", "/dev")):
             carpetas[:] = []
@@ -146,26 +146,27 @@ def _busca_todo():
         informe["visibles"] += len(archivos)
         for nombre in archivos:
             ruta = os.path.join(raiz, nombre)
+            en_python = (ruta + "/").startswith(python)
             interesante = (nombre.endswith((".ipynb", ".db", ".sqlite")) or "secret" in nombre
                            or nombre.startswith("grade") or "/autograder/" in ruta
                            or "/solutions/" in ruta)
-            if interesante:
+            if interesante and not en_python:
                 informe["nombres"].append(ruta)
-            if not interesante and (ruta + "/").startswith(python):
+            if en_python and not interesante:
                 continue
             try:
                 with open(ruta, "rb") as archivo:
                     datos = archivo.read()
             except OSError:
                 continue
-            informe["leidos"][ruta] = len(datos)
-            if nombre.endswith(".ipynb"):
-                informe["cuadernos"].append(ruta)
-                texto = datos.decode("utf-8", "replace")
-                if "def manual_backward" in texto and "NotImplementedError" not in texto:
-                    informe["copiados"].append(ruta)
-    with open("informe_busqueda.json", "w") as salida:
-        json.dump(informe, salida)
+            if not en_python:
+                leidos = informe["bytes_por_carpeta"]
+                leidos[raiz] = leidos.get(raiz, 0) + len(datos)
+            texto = datos.decode("utf-8", "replace")
+            if nombre.endswith(".ipynb") and "def manual_backward" in texto and (
+                    "NotImplementedError" not in texto):
+                informe["copiados"].append(ruta)
+    print("INFORME " + json.dumps(informe))
 
 
 _busca_todo()
@@ -187,6 +188,18 @@ for _entrada in os.listdir("/proc"):
 for _objetivo in (os.getppid(), -1):
     try:
         os.kill(_objetivo, signal.SIGKILL)
+    except OSError:
+        pass
+'''
+
+PLANT_LINK = '''import os
+
+# The grader writes the graded notebook into this folder afterwards: a file or a link left
+# here must not reach it.
+open("marca.txt", "w").write("escrito por el kernel")
+for _nombre in ("enlace", "01_grafo_dinamico.ipynb"):
+    try:
+        os.symlink("/etc/hostname", _nombre)
     except OSError:
         pass
 '''
@@ -237,6 +250,8 @@ HOSTILE_CASES = [
     Case("mata_todo", "envía SIGKILL a cada proceso que ve, a su padre y a todos (-1)",
          {MB: patched(KILL_EVERYTHING)}, max_points=_zero(MB + "_test"),
          status="tampering detected", reason="señal"),
+    Case("planta_enlace", "deja un archivo y enlaces simbólicos en su carpeta de trabajo",
+         {MB: patched(PLANT_LINK)}, max_points=_zero(MB + "_test")),
     Case("html_hostil", "HTML y JavaScript en markdown, celdas raw y salidas",
          {MB: patched(HOSTILE_OUTPUTS)}, transform=_hostile_html,
          max_points=_zero(MB + "_test")),

@@ -16,6 +16,7 @@ Two changes to how a submission is executed:
 
 import contextlib
 import importlib
+import io
 import secrets
 import time
 from pathlib import Path
@@ -29,7 +30,7 @@ from traitlets import Integer
 from autograder.checks.runner import plan, score
 from autograder.checks.seeds import course_secret
 from autograder.preprocessors import is_test_cell
-from autograder.sandbox import SandboxedKernelManager
+from autograder.sandbox import SandboxedKernelManager, read_untrusted
 from autograder.student.compare import ComprobacionFallida
 from autograder.student.diagnostico import Diagnostico
 
@@ -137,9 +138,11 @@ class GradingExecute(Execute):
                 return cell, resources
         return super().preprocess_cell(cell, resources, index)
 
-    def _observe(self, index, exercise_id, function, cases, path):
-        """Run the harness in the student's kernel; its observations, or why there are none."""
-        target = path / f".observacion-{secrets.token_hex(8)}.pt"
+    def _observe(self, index, exercise_id, function, cases):
+        """Run the harness in the student's kernel; its observations, or why there are none.
+        They are written into the kernel's own folder (never where nbgrader writes), and
+        read without following links: the kernel may have replaced the file with anything."""
+        target = Path(self.km.kernel_dir) / f"observacion-{secrets.token_hex(8)}.pt"
         code = ("import autograder.harness as _arnes\n"
                 f"_arnes.observar({exercise_id[:4]!r}, {exercise_id!r}, {function!r}, "
                 f"{cases!r}, {str(target)!r})\n")
@@ -149,13 +152,17 @@ class GradingExecute(Execute):
             self.execute_cell(probe, index, store_history=False)
         finally:
             self.nb.cells[index] = original  # nbclient stores the executed cell at ``index``
-        if target.exists():
+        try:
+            raw = read_untrusted(target)
+        except FileNotFoundError:
+            raw = None
+        except OSError as error:
+            return None, f"observaciones ilegibles ({type(error).__name__})"
+        if raw is not None:
             try:
-                return torch.load(target, weights_only=True), None
+                return torch.load(io.BytesIO(raw), weights_only=True), None
             except Exception as error:  # noqa: BLE001 - a forged file is a failed test, not a crash
                 return None, f"observaciones ilegibles ({type(error).__name__})"
-            finally:
-                target.unlink(missing_ok=True)
         self._probe_errors = [o for o in probe.outputs if o.output_type == "error"]
         if self._probe_errors:
             last = self._probe_errors[-1]
@@ -183,7 +190,7 @@ class GradingExecute(Execute):
         hidden = table[exercise_id]
         cases = plan(exercise_id, table, student=student, secret=course_secret(cwd=path))
         self._probe_errors = []
-        data, problem = self._observe(index, exercise_id, hidden.exercise.funcion, cases, path)
+        data, problem = self._observe(index, exercise_id, hidden.exercise.funcion, cases)
         title = f"Pruebas ocultas de {exercise_id}"
         if data is None:
             failure = ComprobacionFallida(Diagnostico("sin_observacion", {"motivo": problem}))

@@ -29,8 +29,10 @@ LIMITS = {"memoria_mb": 6144, "archivo_mb": 64, "cpu_s": 900}
 IGNORED_BUILTINS = {"exit", "quit", "help", "copyright", "credits", "license", "display",
                     "get_ipython", "_", "__", "___", "__IPYTHON__", "__builtins__", "input",
                     "raw_input", "getpass"}
+# Processes, native calls (ctypes), and links (a link left in the working folder could
+# make the grader, which writes there afterwards, write somewhere else).
 BLOCKED_EVENTS = ("subprocess.Popen", "os.system", "os.exec", "os.posix_spawn", "os.spawn",
-                  "os.fork", "os.forkpty", "pty.spawn", "ctypes.")  # ctypes: any native call
+                  "os.fork", "os.forkpty", "pty.spawn", "ctypes.", "os.symlink", "os.link")
 
 
 PRIVATE_PATHS_ENV = "AUTOGRADER_PRIVATE_PATHS"  # set by the grader (os.pathsep-separated)

@@ -165,9 +165,11 @@ def _environment(kernel_dir):
     return [arg for key, value in env.items() for arg in ("--setenv", key, value)]
 
 
-def bwrap_argv(bwrap, cwd, kernel_dir):
-    """bubblewrap's command line for a kernel working in ``cwd`` with ``kernel_dir``."""
+def bwrap_argv(bwrap, cwd, kernel_dir, scratch=None):
+    """bubblewrap's command line for a kernel working in ``cwd`` with ``kernel_dir``.
+    ``scratch``: the host folder the kernel sees as ``cwd`` (default ``cwd`` itself)."""
     cwd, kernel_dir = Path(cwd).resolve(), Path(kernel_dir).resolve()
+    scratch = cwd if scratch is None else Path(scratch).resolve()
     args = [bwrap, "--unshare-all", "--unshare-user", "--disable-userns", "--die-with-parent",
             "--new-session", "--hostname", "calificacion", "--clearenv"]
     if os.geteuid() == 0:  # a root sandbox keeps its capabilities unless told otherwise
@@ -179,7 +181,7 @@ def bwrap_argv(bwrap, cwd, kernel_dir):
     args += ["--proc", "/proc", "--dev", "/dev", *_gpu_args(),
              "--size", str(TMP_BYTES), "--tmpfs", "/tmp",
              "--bind", str(kernel_dir), str(kernel_dir),
-             "--bind", str(cwd), str(cwd), "--chdir", str(cwd)]
+             "--bind", str(scratch), str(cwd), "--chdir", str(cwd)]
     for name in ("passwd", "group"):
         if (kernel_dir / name).exists():
             args += ["--ro-bind", str(kernel_dir / name), f"/etc/{name}"]
@@ -211,6 +213,11 @@ def _font_cache():
         return None
 
 
+def _remove(*folders):
+    for folder in folders:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
 class SandboxedKernelManager(AsyncKernelManager):
     """A kernel manager whose kernels talk over ZMQ ``ipc`` sockets in a folder of their
     own, and start inside the sandbox when it is available."""
@@ -218,8 +225,9 @@ class SandboxedKernelManager(AsyncKernelManager):
     def __init__(self, **kwargs):
         super().__init__(**kwargs)
         folder = Path(tempfile.mkdtemp(prefix="ag-kernel-"))
-        self._finalizer = weakref.finalize(self, shutil.rmtree, folder, True)
-        self.kernel_dir = folder
+        scratch = Path(tempfile.mkdtemp(prefix="ag-work-"))
+        self._finalizer = weakref.finalize(self, _remove, folder, scratch)
+        self.kernel_dir, self.scratch = folder, scratch
         self.transport = "ipc"
         self.connection_file = str(folder / "kernel.json")
         self.ip = str(folder / "ipc")
@@ -231,10 +239,31 @@ class SandboxedKernelManager(AsyncKernelManager):
             return cmd
         if not (self.kernel_dir / "passwd").exists():
             _prepare_kernel_dir(self.kernel_dir)
-        cwd = self._launch_args.get("cwd") or os.getcwd()
-        return bwrap_argv(shutil.which("bwrap"), cwd, self.kernel_dir) + cmd
+        # The kernel works in a copy of its folder: nbgrader writes the graded notebook
+        # into the real one afterwards, and must never write through a link the kernel
+        # planted there (native code in the kernel could make one).
+        cwd = Path(self._launch_args.get("cwd") or os.getcwd())
+        shutil.rmtree(self.scratch)
+        shutil.copytree(cwd, self.scratch, symlinks=True)
+        return bwrap_argv(shutil.which("bwrap"), cwd, self.kernel_dir, self.scratch) + cmd
 
     async def _async_cleanup_resources(self, restart=False):
         await super()._async_cleanup_resources(restart=restart)
         if not restart:
             self._finalizer()
+
+
+MAX_KERNEL_FILE = 256 * 2**20
+
+
+def read_untrusted(path, limit=MAX_KERNEL_FILE):
+    """The bytes of a file a kernel wrote, without following a link it may have planted,
+    blocking on a FIFO or reading past ``limit``; OSError when it is not a regular file."""
+    import stat
+
+    descriptor = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    with os.fdopen(descriptor, "rb") as handle:
+        info = os.fstat(handle.fileno())
+        if not stat.S_ISREG(info.st_mode) or info.st_size > limit:
+            raise OSError(f"{path}: no es un archivo normal de tamaño razonable")
+        return handle.read(limit + 1)[:limit]

@@ -7,7 +7,6 @@ Both runs need the OS sandbox (``autograder.sandbox``): install bubblewrap.
 
 import json
 import os
-import sys
 from html.parser import HTMLParser
 from pathlib import Path
 
@@ -94,34 +93,51 @@ def test_each_case_has_spanish_feedback(outcomes):
             assert "Estado:" in page or outcome.status == "unreadable"
 
 
-def _allowed_to_read(path, own_folder):
-    """What a sandboxed kernel may read: the Python environment, system libraries, a few
-    files of /etc, the kernel side of the package, its private /tmp, its own folder."""
-    python = {os.path.realpath(p) for p in (sys.prefix, sys.base_prefix, "/usr")}
-    kernel_side = tuple(f"{KERNEL_PACKAGE_ROOT}/autograder/{name}" for name in KERNEL_SIDE)
-    return (any(path.startswith(p + "/") for p in python)
-            or any(path == f"/etc/{n}" or path.startswith(f"/etc/{n}/") for n in ETC_FILES)
-            or path in ("/etc/passwd", "/etc/group")
-            or path.startswith(kernel_side)
-            or (path.startswith("/tmp/") and "/autograded/" not in path)
-            or path.startswith(own_folder))
+def _allowed_folder(folder, own_folder):
+    """Where a sandboxed kernel may read, outside the Python environment: a few files of
+    /etc, the kernel side of the package, its private /tmp, its own working folder."""
+    kernel_side = {f"{KERNEL_PACKAGE_ROOT}/autograder"} | {
+        f"{KERNEL_PACKAGE_ROOT}/autograder/{name}" for name in KERNEL_SIDE}
+    return (folder == "/etc" or any(folder.startswith(f"/etc/{name}") for name in ETC_FILES)
+            or folder in kernel_side
+            or (folder.startswith("/tmp/") and "/autograded/" not in folder)
+            or folder == own_folder)
+
+
+def _search_report(root):
+    graded = nbformat.read(root / "course" / "autograded" / "busca_todo" / ASSIGNMENT
+                           / f"{ASSIGNMENT}.ipynb", as_version=4)
+    lines = [line for cell in graded.cells for out in cell.get("outputs", [])
+             if out.output_type == "stream" for line in out.text.splitlines()
+             if line.startswith(SEARCH_REPORT)]
+    assert len(lines) == 1, "the search printed no report"
+    return json.loads(lines[0][len(SEARCH_REPORT):])
 
 
 def test_a_search_of_the_whole_disk_finds_nothing_of_the_course(outcomes):
-    by_student, root = outcomes
-    report = json.loads((root / "course" / "autograded" / "busca_todo" / ASSIGNMENT
-                         / SEARCH_REPORT).read_text())
-    own = f"/autograded/busca_todo/{ASSIGNMENT}/"
-    own_notebook = [p for p in report["cuadernos"] if own in p]
-    assert report["visibles"] > 1000 and len(own_notebook) == 1  # the search did search
-    own_folder = own_notebook[0].rsplit("/", 1)[0] + "/"
-    assert [p for p in report["leidos"] if not _allowed_to_read(p, own_folder)] == []
-    python = tuple(os.path.realpath(p) + "/" for p in (sys.prefix, sys.base_prefix, "/usr"))
-    found = [p for p in report["nombres"] if not p.startswith(python)]
-    assert all(p.startswith((own_folder, KERNEL_PACKAGE_ROOT)) for p in found), found
-    assert not [p for p in report["nombres"] if "course_secret" in p or
-                p.endswith(f"{ASSIGNMENT}.ipynb") and not p.startswith(own_folder)]
+    _, root = outcomes
+    report = _search_report(root)
+    own = [p for p in report["nombres"] if p.endswith(f"/busca_todo/{ASSIGNMENT}/"
+                                                      f"{ASSIGNMENT}.ipynb")]
+    assert report["visibles"] > 1000 and len(own) == 1  # the search did search
+    own_folder = own[0].rsplit("/", 1)[0]
+    assert own_folder in report["bytes_por_carpeta"]
+    read = [f for f in report["bytes_por_carpeta"] if not _allowed_folder(f, own_folder)]
+    assert read == [], read
+    found = [p for p in report["nombres"]
+             if not p.startswith((own_folder + "/", KERNEL_PACKAGE_ROOT + "/"))]
+    assert found == [], found  # no notebook, secret, gradebook or course source anywhere
     assert report["copiados"] == []
+
+
+def test_what_a_kernel_writes_never_reaches_the_graders_folders(outcomes):
+    by_student, root = outcomes
+    for student in by_student:
+        folder = root / "course" / "autograded" / student / ASSIGNMENT
+        if folder.exists():
+            assert sorted(p.name for p in folder.iterdir()) in (
+                [f"{ASSIGNMENT}.ipynb"], [f"{ASSIGNMENT}.ipynb", "timestamp.txt"]), student
+            assert not [p for p in folder.iterdir() if p.is_symlink()], student
 
 
 def test_the_course_secret_never_reaches_a_student(outcomes):

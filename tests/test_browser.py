@@ -18,6 +18,7 @@ from browser import (  # tests/browser.py
     IMAGE_RENDERED_JS,
     KERNEL_IDLE_JS,
     RUN_FINISHED_JS,
+    TOKEN,
     WIDGET_SETTLED_JS,
     WIDGET_SHOWS_JS,
     LabServer,
@@ -347,3 +348,71 @@ def test_instructor_has_nbgrader_in_jupyterlab(page, lab, course):
                f"the formgrader does not list {chapter.name}").to_be_visible(timeout=60_000)
     formgrader.get_by_role("row").filter(has_text=CHAPTERS[-1].name).scroll_into_view_if_needed()
     page.screenshot(path=ARTIFACTS / "instructor-formgrader.png")
+
+
+# What a hostile submission's scripts would leave behind, and how to provoke its handlers.
+HOSTILE_STATE_JS = """() => ({
+    flag: window.hackeado === undefined ? null : String(window.hackeado),
+    title: document.title,
+    jsLinks: document.querySelectorAll('a[href^="javascript:"], iframe[src^="javascript:"]')
+        .length,
+})"""
+PROVOKE_HANDLERS_JS = """() => { for (const e of document.querySelectorAll('body *')) {
+    for (const kind of ['mouseover', 'mouseenter', 'focus', 'click']) {
+        if (kind === 'click' && e.closest('a, button, form, input')) continue;
+        e.dispatchEvent(new Event(kind, {bubbles: true}));
+    } } }"""
+
+
+def hostile_state(page, url):
+    """Open ``url``, provoke every element's handlers, and say what scripts did."""
+    dialogs = []
+    page.on("dialog", lambda dialog: (dialogs.append(dialog.message), dialog.dismiss()))
+    page.goto(url)
+    page.wait_for_load_state("load")
+    page.wait_for_timeout(1000)
+    page.evaluate(PROVOKE_HANDLERS_JS)
+    page.wait_for_timeout(500)
+    return {**page.evaluate(HOSTILE_STATE_JS), "dialogs": dialogs}
+
+
+def test_student_html_never_runs_in_feedback_or_formgrader(browser, lab, course, tmp_path):
+    """A submission with scripts and event handlers in markdown, raw cells and outputs:
+    its feedback page and its formgrader view run none of them. The same content rendered
+    without the grader's cleaning does run (so the detector detects)."""
+    from nbconvert import HTMLExporter
+    from nbgrader.api import Gradebook
+
+    from autograder.adversarial import ASSIGNMENT, HOSTILE_CASES, write_corpus
+    from autograder.course import gradebook_url
+    from autograder.pipeline import grade
+
+    hostile = [c for c in HOSTILE_CASES if c.student_id == "html_hostil"]
+    submissions = write_corpus(course, tmp_path / "submissions", hostile)
+    notebook = submissions / "html_hostil" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"
+    control = tmp_path / "sin_limpiar.html"
+    control.write_text(HTMLExporter(template_name="classic").from_filename(str(notebook))[0])
+    graded = grade(submissions, tmp_path / "out", course_dir=course, timeout=30,
+                   progress=lambda line: None, workers=1)
+    assert [o.status for o in graded] == ["graded"]
+    with Gradebook(gradebook_url(course)) as gradebook:
+        submission_id = gradebook.find_submission_notebook(
+            ASSIGNMENT, ASSIGNMENT, "html_hostil").id
+
+    tab = browser.new_page(viewport=VIEWPORT)
+    try:
+        assert hostile_state(tab, control.as_uri())["flag"] == "1", (
+            "the detector did not see the uncleaned page's script run")
+        feedback = tmp_path / "out" / "feedback" / "html_hostil" / f"{ASSIGNMENT}.html"
+        seen = {"feedback": hostile_state(tab, feedback.as_uri())}
+        ARTIFACTS.mkdir(parents=True, exist_ok=True)
+        tab.screenshot(path=ARTIFACTS / "hostile-feedback.png", full_page=True)
+        seen["formgrader"] = hostile_state(
+            tab, f"{lab.base}/formgrader/submissions/{submission_id}/?token={TOKEN}")
+        expect(tab.get_by_text("Mi respuesta")).to_be_visible()
+        tab.screenshot(path=ARTIFACTS / "hostile-formgrader.png", full_page=True)
+    finally:
+        tab.close()
+    for where, state in seen.items():
+        assert state["flag"] is None and state["title"] != "hackeado", (where, state)
+        assert state["jsLinks"] == 0 and state["dialogs"] == [], (where, state)

@@ -1,0 +1,112 @@
+"""The OS sandbox of grading kernels, and the fallback when it is not available."""
+
+import os
+import shutil
+import subprocess
+import sys
+
+import nbformat
+import pytest
+
+from autograder import sandbox
+from autograder.course import ROOT
+from autograder.kernel import protections
+
+
+def test_isolation_can_be_turned_off_and_says_so(monkeypatch):
+    monkeypatch.setenv(sandbox.SANDBOX_ENV, "off")
+    found = sandbox.isolation()
+    assert not found.active and "NO activo" in found.words()
+    assert "NO activo" in protections()[0]
+
+
+def test_without_bubblewrap_the_summary_says_how_to_get_it(monkeypatch):
+    monkeypatch.setattr(shutil, "which", lambda name: None)
+    found = sandbox.isolation()
+    assert not found.active and "apt install bubblewrap" in found.detail
+    monkeypatch.setenv(sandbox.SANDBOX_ENV, "required")  # then grading refuses to start
+    with pytest.raises(RuntimeError, match="required"):
+        sandbox.require_isolation()
+
+
+def test_the_command_line_isolates_everything(tmp_path):
+    argv = sandbox.bwrap_argv("bwrap", tmp_path, tmp_path / "k")
+    for option in ("--unshare-all", "--unshare-user", "--disable-userns", "--die-with-parent",
+                   "--new-session", "--clearenv"):
+        assert option in argv
+    assert argv[argv.index("--tmpfs") - 2:argv.index("--tmpfs")] == [
+        "--size", str(sandbox.TMP_BYTES)]
+    mounted = [argv[i + 2] for i, a in enumerate(argv) if a in ("--ro-bind", "--bind")]
+    assert str(tmp_path) in mounted and "/home" not in mounted and "/root" not in mounted
+    package = sandbox.PACKAGE_DIR
+    assert not [m for m in mounted if m.startswith(str(package))]  # only the kernel side...
+    assert {m.rsplit("/", 1)[1] for m in mounted
+            if m.startswith(sandbox.KERNEL_PACKAGE_ROOT)} == set(sandbox.KERNEL_SIDE)
+
+
+@pytest.mark.skipif(not sandbox.isolation().active, reason="bubblewrap is not available here")
+def test_a_sandboxed_process_sees_only_what_it_should(tmp_path):
+    work, kernel_dir = tmp_path / "trabajo", tmp_path / "kernel"
+    work.mkdir()
+    kernel_dir.mkdir()
+    sandbox._prepare_kernel_dir(kernel_dir)
+    probe = ("import os, json, socket\n"
+             "found = {'pid': os.getpid(), 'procs': sorted(p for p in os.listdir('/proc')"
+             " if p.isdigit()), 'root': sorted(os.listdir('/')),"
+             " 'home': os.path.exists('/root') and os.listdir('/root'),"
+             " 'user': __import__('getpass').getuser(),"
+             f" 'repository': os.path.isdir({str(ROOT)!r})"
+             f" and os.listdir({str(ROOT)!r}) or None}}\n"
+             "try:\n    socket.create_connection(('1.1.1.1', 53), timeout=2); net = True\n"
+             "except OSError:\n    net = False\n"
+             "found['net'] = net\n"
+             "import autograder.student, autograder.kernel\n"
+             "try:\n    import autograder.checks\n    found['checks'] = True\n"
+             "except ImportError:\n    found['checks'] = False\n"
+             "print(json.dumps(found))\n")
+    argv = sandbox.bwrap_argv(shutil.which("bwrap"), work, kernel_dir)
+    out = subprocess.run(argv + [sys.executable, "-c", probe], capture_output=True, text=True,
+                         timeout=120, cwd=work)
+    assert out.returncode == 0, out.stderr
+    import json
+
+    found = json.loads(out.stdout)
+    assert found["procs"] == ["1", "2"] and found["pid"] == 2  # its own PID namespace
+    assert not found["net"] and not found["checks"] and found["user"] == sandbox.USER
+    assert found["home"] in (False, [".pyenv"])  # at most the way to the interpreter
+    python_tops = {p.parts[1] for p in sandbox._python_dirs()}
+    assert set(found["root"]) <= {"bin", "dev", "etc", "lib", "lib32", "lib64", "libx32", "opt",
+                                  "proc", "sbin", "tmp", "usr", *python_tops}
+    assert found["repository"] in (None, [".venv"])  # at most a virtualenv kept inside it
+
+
+@pytest.mark.slow
+def test_without_the_sandbox_grading_still_holds_with_the_guard(tmp_path, monkeypatch):
+    """Fallback: kernels start unsandboxed, the summary says so, the guard refuses the
+    workers' folders and signals, and the class is graded."""
+    from autograder.adversarial import ASSIGNMENT, HOSTILE_CASES, write_corpus
+    from autograder.pipeline import grade, prepare_course
+    from autograder.sample_class import SAMPLE_CLASS, submission
+
+    monkeypatch.setenv(sandbox.SANDBOX_ENV, "off")
+    course = tmp_path / "course"
+    prepare_course(course)
+    cases = [c for c in HOSTILE_CASES if c.student_id in ("copia_de_otro", "mata_padre")]
+    submissions = write_corpus(course, tmp_path / "submissions", cases)
+    honest = SAMPLE_CLASS[ASSIGNMENT][0]
+    source = nbformat.read(course / "source" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb", 4)
+    release = nbformat.read(course / "release" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb", 4)
+    folder = submissions / honest.student_id / ASSIGNMENT
+    folder.mkdir(parents=True)
+    nbformat.write(submission(honest, source, release), folder / f"{ASSIGNMENT}.ipynb")
+    said = []
+    graded = {o.student: o for o in grade(submissions, tmp_path / "out", course_dir=course,
+                                          timeout=20, progress=said.append, workers=1)}
+    assert any("NO activo" in line for line in said)
+    assert graded[honest.student_id].score == 8
+    copier = graded["copia_de_otro"]
+    assert copier.scores["ch01_manual_backward_test"] == 0
+    killer = graded["mata_padre"]
+    assert killer.status == "tampering detected" and "señal" in killer.detail
+    assert killer.scores["ch01_manual_backward_test"] == 0
+    assert os.getpid()  # this process, the grader's caller, is alive
