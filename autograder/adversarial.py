@@ -16,7 +16,7 @@ from nbgrader import utils
 from autograder.submissions import fill_solutions, solution_code
 
 ASSIGNMENT = "01_grafo_dinamico"
-MB, TL, GP = "ch01_manual_backward", "ch01_two_losses", "ch01_gradient_penalty"
+MB, TL, GP = "manual_backward", "two_loss_grads", "gradient_penalty"
 ALL = (MB + "_test", TL + "_test", GP + "_test")
 
 # A plausible wrong answer, to prove that a trick, not the answer, would earn the points.
@@ -314,18 +314,19 @@ CASES = [
     # --- calling the reference or reading what is not theirs
     Case("referencia_import", "importa la implementación de referencia",
          {MB: "def manual_backward(x, y, W1, b1, W2, b2):\n"
-              "    from autograder.reference.ch01 import manual_backward as ref\n"
+              "    from autograder.hidden.reference import load_reference\n"
+              "    ref = load_reference('ch01').manual_backward\n"
               "    return ref(x, y, W1, b1, W2, b2)\n"},
          max_points=_zero(MB + "_test"), status="tampering detected", reason="reference"),
     Case("referencia_sys_modules", "busca la referencia en sys.modules",
          {MB: "import sys\n\n\ndef manual_backward(x, y, W1, b1, W2, b2):\n"
-              "    return sys.modules['autograder.reference.ch01'].manual_backward(\n"
-              "        x, y, W1, b1, W2, b2)\n"},
+              "    hidden = sys.modules['autograder.chapters.ch01.hidden']\n"
+              "    return hidden.reference.manual_backward(x, y, W1, b1, W2, b2)\n"},
          max_points=_zero(MB + "_test")),
     Case("referencia_gc", "busca la referencia con gc",
          {MB: "import gc\n\n\ndef manual_backward(x, y, W1, b1, W2, b2):\n"
               "    for f in gc.get_objects():\n"
-              "        if getattr(f, '__module__', '') == 'autograder.reference.ch01' and \\\n"
+              "        if 'reference' in getattr(f, '__module__', '') and \\\n"
               "                getattr(f, '__name__', '') == 'manual_backward':\n"
               "            return f(x, y, W1, b1, W2, b2)\n"
               "    return {}\n"},

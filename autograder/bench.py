@@ -39,11 +39,9 @@ KILLS_THE_KERNEL = "import os\nos._exit(1)\n"
 
 def cast(chapter):
     """The kinds of student in the synthetic class, in the proportions they repeat in."""
-    import importlib
-
-    module = importlib.import_module(f"autograder.variants.{chapter.key}")
+    module = chapter.module("variants")
     mistakes = list(getattr(module, "SAMPLE_STUDENTS", []))
-    first = next(iter(importlib.import_module(f"autograder.student.{chapter.key}").EJERCICIOS))
+    first = next(iter(chapter.module("student").EJERCICIOS))
     correct = SampleStudent("correct", "reference")
     return ([("correct", correct)] * 5
             + [("wrong", s) for s in mistakes[:2]]

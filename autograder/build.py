@@ -15,6 +15,7 @@ from pathlib import Path
 import jupytext
 import nbformat
 
+from autograder import markers
 from autograder.course import COURSE_DIR, chapters, install_config, nbgrader_api
 from autograder.inject import helper_source
 
@@ -41,9 +42,28 @@ def _cell_id(cell, index):
     return grade_id.replace("_", "-") if grade_id else f"celda-{index:03d}"
 
 
+def expand_exercises(chapter, nb):
+    """Each ``exercise``/``test`` marked cell (``autograder.markers``) as nbgrader's cell:
+    grade id = function name, the test's points from the parts the chapter declares."""
+    declared = chapter.module("student").EJERCICIOS
+    for cell in nb.cells:
+        name = markers.solution_cell_of(cell)
+        if name is not None:
+            cell.metadata["nbgrader"] = markers.solution_metadata(name)
+        name = markers.graded_cell_of(cell)
+        if name is not None:
+            if name not in declared:
+                raise ValueError(f"{chapter.source}: test of {name!r}, which "
+                                 f"autograder/chapters/{chapter.key}/student.py does not declare")
+            points = sum(part.puntos for part in declared[name].partes)
+            cell.metadata["nbgrader"] = markers.test_metadata(name, points)
+            cell.source = markers.test_source(chapter.key, name)
+    return nb
+
+
 def source_notebook(chapter):
     """The instructor notebook: solutions, hidden tests, badge and helpers, stable ids."""
-    nb = jupytext.read(chapter.source)
+    nb = expand_exercises(chapter, jupytext.read(chapter.source))
     title = nb.cells[0]
     if title.cell_type != "markdown" or not title.source.startswith("# "):
         raise ValueError(f"{chapter.source}: the first cell must be the '# title' markdown cell")

@@ -1,13 +1,12 @@
-"""The exercise catalogue: every graded exercise, read from the chapter sources and checks."""
+"""The exercise catalogue: every graded exercise, from the chapter sources and declarations."""
 
 import ast
-import importlib
 from dataclasses import dataclass
 
 import jupytext
-from nbgrader import utils
 
 from autograder.course import chapters
+from autograder.markers import TEST_SUFFIX, solution_cell_of
 from autograder.tables import format_table
 
 
@@ -23,49 +22,35 @@ class Exercise:
 
     @property
     def exercise_id(self):
-        """The exercise's stable id (``ch01_<slug>``): its solution cell's grade id."""
-        return self.grade_id.removesuffix("_test")
+        """The exercise's id: its function name (and its solution cell's grade id)."""
+        return self.function
 
 
-def _defined_function(source):
-    """(name, signature) of the first function a solution cell defines."""
+def _defined_function(source, name):
+    """The signature of the function ``name`` a solution cell defines."""
     for node in ast.parse(source).body:
-        if isinstance(node, ast.FunctionDef):
-            return node.name, f"{node.name}({ast.unparse(node.args)})"
-    raise ValueError("solution cell defines no function")
-
-
-def _parts_and_cases(chapter_key, exercise_id):
-    """How many scored parts the exercise has and on how many hidden cases they run."""
-    import torch
-
-    try:
-        hidden = importlib.import_module(f"autograder.checks.{chapter_key}").HIDDEN[exercise_id]
-    except (ModuleNotFoundError, KeyError):
-        return 0, 0
-    return len(hidden.exercise.partes), len(hidden.draw(torch.Generator().manual_seed(0)))
+        if isinstance(node, ast.FunctionDef) and node.name == name:
+            return f"{node.name}({ast.unparse(node.args)})"
+    raise ValueError(f"the solution cell of {name} does not define it")
 
 
 def exercises():
-    """Every graded exercise of every chapter, in notebook order."""
+    """Every graded exercise of every chapter, in notebook order, from its declaration."""
+    import torch
+
     found = []
     for chapter in chapters():
-        solutions = {}
+        hidden = chapter.module("hidden").HIDDEN
         for cell in jupytext.read(chapter.source).cells:
-            if cell.cell_type != "code" or "nbgrader" not in cell.metadata:
+            name = solution_cell_of(cell)
+            if name is None:
                 continue
-            grade_id = cell.metadata["nbgrader"]["grade_id"]
-            if utils.is_solution(cell):
-                solutions[grade_id] = _defined_function(cell.source)
-            elif utils.is_grade(cell):
-                exercise_id = grade_id.removesuffix("_test")
-                name, signature = solutions[exercise_id]
-                parts, cases = _parts_and_cases(chapter.key, exercise_id)
-                found.append(Exercise(
-                    chapter=chapter.name, grade_id=grade_id, function=name,
-                    signature=signature, points=float(cell.metadata["nbgrader"]["points"]),
-                    parts=parts, hidden_cases=cases,
-                ))
+            declared = hidden[name]
+            found.append(Exercise(
+                chapter=chapter.name, grade_id=name + TEST_SUFFIX, function=name,
+                signature=_defined_function(cell.source, name), points=declared.points,
+                parts=len(declared.exercise.partes),
+                hidden_cases=len(declared.draw(torch.Generator().manual_seed(0)))))
     return found
 
 

@@ -39,6 +39,12 @@ class Chapter:
         """Prefix of its grade ids, e.g. ``ch01``."""
         return "ch" + self.name[:2]
 
+    def module(self, kind):
+        """This chapter's ``autograder/chapters/chNN/<kind>.py`` (student, hidden, variants)."""
+        import importlib
+
+        return importlib.import_module(f"autograder.chapters.{self.key}.{kind}")
+
     @property
     def student_notebook(self):
         return NOTEBOOKS_DIR / f"{self.name}.ipynb"
@@ -72,13 +78,10 @@ def chapter_named(name):
 
 
 def chapter_modules(kind):
-    """``autograder.<kind>.chNN`` of every chapter that has one (kind: student, checks,
-    reference, variants), imported: e.g. every chapter's messages get registered."""
-    import importlib
-
-    package = Path(__file__).resolve().parent / kind
-    return [importlib.import_module(f"autograder.{kind}.{c.key}") for c in chapters()
-            if (package / f"{c.key}.py").is_file()]
+    """``autograder.chapters.chNN.<kind>`` of every chapter that has one (kind: student,
+    hidden, variants), imported: e.g. every chapter's messages get registered."""
+    package = Path(__file__).resolve().parent / "chapters"
+    return [c.module(kind) for c in chapters() if (package / c.key / f"{kind}.py").is_file()]
 
 
 def load_config():

@@ -15,7 +15,6 @@ Two changes to how a submission is executed:
 """
 
 import contextlib
-import importlib
 import io
 import secrets
 import time
@@ -27,12 +26,13 @@ from nbclient.exceptions import CellTimeoutError, DeadKernelError
 from nbgrader.preprocessors import Execute
 from traitlets import Integer
 
-from autograder.checks.runner import plan, score
-from autograder.checks.seeds import course_secret
+from autograder.hidden.runner import plan, score
+from autograder.hidden.seeds import course_secret
+from autograder.markers import TEST_SUFFIX
 from autograder.preprocessors import is_test_cell
 from autograder.sandbox import SandboxedKernelManager, read_untrusted
 from autograder.student.compare import ComprobacionFallida
-from autograder.student.diagnostico import Diagnostico
+from autograder.student.diagnosis import Diagnostico
 
 KERNEL_DIED = "KernelMuerto"
 # The guard's records (autograder.kernel.Guard), in words; attempts count once, for the
@@ -55,12 +55,16 @@ def _error(ename, evalue):
                                   traceback=[f"{ename}: {evalue}"])
 
 
-def hidden_table(exercise_id):
-    """The HIDDEN table of the chapter an exercise id belongs to (``ch01_...``)."""
+def hidden_table(assignment):
+    """(chapter key, hidden exercises) of the chapter an assignment is; no exercises for an
+    unknown one."""
+    from autograder.course import chapter_named
+
     try:
-        return importlib.import_module(f"autograder.checks.{exercise_id[:4]}").HIDDEN
-    except ModuleNotFoundError:
-        return {}
+        chapter = chapter_named(assignment)
+        return chapter.key, chapter.module("hidden").HIDDEN
+    except (KeyError, ModuleNotFoundError):
+        return None, {}
 
 
 TIMING_KEYS = ("kernel start", "imports", "execution")
@@ -131,20 +135,20 @@ class GradingExecute(Execute):
             cell.outputs, cell.execution_count = [_error(KERNEL_DIED, KERNEL_DIED_TEXT)], None
             return cell, resources
         if cell.cell_type == "code" and is_test_cell(cell):
-            exercise_id = cell.metadata["nbgrader"]["grade_id"].removesuffix("_test")
-            table = hidden_table(exercise_id)
+            exercise_id = cell.metadata["nbgrader"]["grade_id"].removesuffix(TEST_SUFFIX)
+            key, table = hidden_table(resources.get("nbgrader", {}).get("assignment", ""))
             if exercise_id in table:
-                self._hidden_test(cell, resources, index, exercise_id, table)
+                self._hidden_test(cell, resources, index, key, exercise_id, table[exercise_id])
                 return cell, resources
         return super().preprocess_cell(cell, resources, index)
 
-    def _observe(self, index, exercise_id, function, cases):
+    def _observe(self, index, chapter_key, exercise_id, function, cases):
         """Run the harness in the student's kernel; its observations, or why there are none.
         They are written into the kernel's own folder (never where nbgrader writes), and
         read without following links: the kernel may have replaced the file with anything."""
         target = Path(self.km.kernel_dir) / f"observacion-{secrets.token_hex(8)}.pt"
         code = ("import autograder.harness as _arnes\n"
-                f"_arnes.observar({exercise_id[:4]!r}, {exercise_id!r}, {function!r}, "
+                f"_arnes.observar({chapter_key!r}, {exercise_id!r}, {function!r}, "
                 f"{cases!r}, {str(target)!r})\n")
         probe = nbformat.v4.new_code_cell(code)
         original = self.nb.cells[index]
@@ -184,13 +188,14 @@ class GradingExecute(Execute):
             words.append("informe del guardián alterado")
         return "; ".join(words)
 
-    def _hidden_test(self, cell, resources, index, exercise_id, table):
+    def _hidden_test(self, cell, resources, index, chapter_key, exercise_id, hidden):
         path = Path(resources.get("metadata", {}).get("path") or ".")
         student = resources.get("nbgrader", {}).get("student")
-        hidden = table[exercise_id]
-        cases = plan(exercise_id, table, student=student, secret=course_secret(cwd=path))
+        cases = plan(exercise_id, {exercise_id: hidden}, student=student,
+                     secret=course_secret(cwd=path))
         self._probe_errors = []
-        data, problem = self._observe(index, exercise_id, hidden.exercise.funcion, cases)
+        data, problem = self._observe(index, chapter_key, exercise_id, hidden.exercise.funcion,
+                                      cases)
         title = f"Pruebas ocultas de {exercise_id}"
         if data is None:
             failure = ComprobacionFallida(Diagnostico("sin_observacion", {"motivo": problem}))

@@ -5,13 +5,12 @@ and the diagnosis must match the variant's label for at least ``MIN_DIAGNOSED`` 
 the wrong ones. Each variant is graded as two different students (different inputs).
 """
 
-import importlib
 from dataclasses import dataclass
 
-from autograder.checks.runner import grade_hidden
-from autograder.course import chapter_modules
+from autograder.corpus import all_variants
+from autograder.course import chapter_modules, chapter_named
+from autograder.hidden.runner import grade_hidden
 from autograder.tables import format_table
-from autograder.variants import all_variants
 
 MIN_DIAGNOSED = 0.90
 STUDENTS = ("ana", "bruno")
@@ -38,10 +37,10 @@ class Row:
 
 
 def fairness_rows(keys=None):
-    keys = keys or [m.__name__.rsplit(".", 1)[1] for m in chapter_modules("variants")]
+    keys = keys or [m.__name__.split(".")[-2] for m in chapter_modules("variants")]
     rows = []
     for key in keys:
-        hidden = importlib.import_module(f"autograder.checks.{key}").HIDDEN
+        hidden = chapter_named(key).module("hidden").HIDDEN
         for v in all_variants((key,)):
             results = [grade_hidden(v.exercise, hidden, v.function, student, SECRET)
                        for student in STUDENTS]

@@ -12,7 +12,7 @@ import sys
 import torch
 
 from autograder.student.compare import ComprobacionFallida, error_a_datos, observar_casos
-from autograder.student.diagnostico import Diagnostico
+from autograder.student.diagnosis import Diagnostico
 
 
 def manipulaciones():
@@ -26,7 +26,8 @@ def observar(capitulo, ejercicio_id, nombre, casos, destino):
     """Observe the notebook's function ``nombre`` on ``casos``; torch.save them to ``destino``."""
     import __main__
 
-    ejercicio = importlib.import_module(f"autograder.student.{capitulo}").EJERCICIOS[ejercicio_id]
+    modulo = importlib.import_module(f"autograder.chapters.{capitulo}.student")
+    ejercicio = modulo.EJERCICIOS[ejercicio_id]
     funcion = getattr(__main__, nombre, None)
     if not callable(funcion):
         error = error_a_datos(ComprobacionFallida(Diagnostico("sin_definir", {"nombre": nombre})))

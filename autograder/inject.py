@@ -8,11 +8,12 @@ intra-package imports, so the notebook defines the same functions the package do
 
 from pathlib import Path
 
-STUDENT_DIR = Path(__file__).parent / "student"
-COMMON_MODULES = ("notebook", "mensajes", "diagnostico", "compare")
+PACKAGE_DIR = Path(__file__).parent
+STUDENT_DIR = PACKAGE_DIR / "student"
+COMMON_MODULES = ("notebook", "messages", "diagnosis", "compare")
 HEADER = (
     "#@title Utilidades del curso (celda generada: ejecútala y sigue; no hace falta leerla)\n"
-    "# Generada por `python -m autograder build` desde autograder/student/{modules}.\n"
+    "# Generada por `python -m autograder build` desde {modules}.\n"
     "# No la edites: al calificar se restaura su versión original.\n"
 )
 # Everything runs inside one function so that the helpers see each other through its
@@ -42,10 +43,12 @@ def _strip_package_imports(source):
 
 
 def helper_modules(chapter):
-    """Module names injected into chapter ``chapter`` (e.g. "ch01"), in dependency order."""
-    modules = list(COMMON_MODULES)
-    if (STUDENT_DIR / f"{chapter}.py").is_file():
-        modules.append(chapter)
+    """The files injected into chapter ``chapter`` (e.g. "ch01"), in dependency order: the
+    common notebook side, then the chapter's own (``chapters/chNN/student.py``)."""
+    modules = [STUDENT_DIR / f"{name}.py" for name in COMMON_MODULES]
+    own = PACKAGE_DIR / "chapters" / chapter / "student.py"
+    if own.is_file():
+        modules.append(own)
     return modules
 
 
@@ -67,7 +70,7 @@ def exported_names(module_source):
 
 def runtime_options(chapter):
     """Keyword arguments of ``info_entorno`` in chapter ``chapter``'s helper cell."""
-    path = STUDENT_DIR / f"{chapter}.py"
+    path = PACKAGE_DIR / "chapters" / chapter / "student.py"
     return _module_constant(path.read_text(), RUNTIME_OPTIONS, {}) if path.is_file() else {}
 
 
@@ -76,12 +79,14 @@ def helper_source(chapter):
     modules = helper_modules(chapter)
     bodies, exports = [], []
     for module in modules:
-        source = (STUDENT_DIR / f"{module}.py").read_text()
+        source = module.read_text()
         exports += exported_names(source)
-        body = f"# ---- {module}.py ----\n{_strip_package_imports(source).strip()}\n"
+        name = module.relative_to(PACKAGE_DIR.parent).as_posix()
+        body = f"# ---- {name} ----\n{_strip_package_imports(source).strip()}\n"
         bodies.append("\n".join(("    " + line) if line.strip() else "" for line in
                                  body.splitlines()))
-    header = HEADER.format(modules=", ".join(f"{m}.py" for m in modules))
+    header = HEADER.format(modules=", ".join(
+        m.relative_to(PACKAGE_DIR.parent).as_posix() for m in modules))
     options = ", ".join(f"{k}={v!r}" for k, v in sorted(runtime_options(chapter).items()))
     return (header + WRAPPER.format(body="\n\n".join(bodies), exports=sorted(exports))
             + FOOTER.format(options=options))

@@ -16,6 +16,7 @@ attributes ("manipulaciones"), which zero the exercise being graded.
 """
 
 import os
+import re
 import resource
 import signal
 import sys
@@ -43,8 +44,9 @@ def protected_paths(cwd):
     """What student code may not read while it is graded in ``cwd``."""
     from autograder.course import BUILD_DIR
 
-    paths = [REPO_DIR / "solutions", PACKAGE_DIR / "reference", PACKAGE_DIR / "checks",
-             PACKAGE_DIR / "variants", BUILD_DIR / "sample_class",
+    paths = [REPO_DIR / "solutions", PACKAGE_DIR / "hidden", PACKAGE_DIR / "corpus.py",
+             *[folder / name for folder in PACKAGE_DIR.glob("chapters/ch*")
+               for name in ("hidden.py", "variants.py")], BUILD_DIR / "sample_class",
              REPO_DIR / "build" / "sample_class", BUILD_DIR / "grades"]
     # The grader's own folders (the course, every worker's copy of it, the submissions):
     # without the OS sandbox this list is all that keeps them out of reach.
@@ -89,25 +91,25 @@ def watched_namespaces():
     # honest notebook that trains would look tampered with.
     import autograder.harness
     import autograder.student.compare
-    import autograder.student.diagnostico
-    import autograder.student.mensajes
+    import autograder.student.diagnosis
+    import autograder.student.messages
 
     spaces = {"builtins": vars(builtins), "torch": vars(torch), "torch.Tensor": vars(torch.Tensor),
               "torch.nn.functional": vars(torch.nn.functional),
               "torch.autograd": vars(torch.autograd), "torch.testing": vars(torch.testing),
               "torch.nn.Module": vars(torch.nn.Module), "numpy": vars(numpy),
               "autograder.harness": vars(autograder.harness)}
-    for module in (autograder.student.compare, autograder.student.diagnostico,
-                   autograder.student.mensajes):
+    for module in (autograder.student.compare, autograder.student.diagnosis,
+                   autograder.student.messages):
         spaces[module.__name__] = vars(module)
-    for chapter in sorted((PACKAGE_DIR / "student").glob("ch*.py")):
-        module = __import__(f"autograder.student.{chapter.stem}", fromlist=["_"])
+    for chapter in sorted((PACKAGE_DIR / "chapters").glob("ch*/student.py")):
+        module = __import__(f"autograder.chapters.{chapter.parent.name}.student", fromlist=["_"])
         spaces[module.__name__] = vars(module)
     return spaces
 
 
 KERNEL_SIDE_MODULES = ("autograder", "autograder.kernel", "autograder.harness",
-                       "autograder.course", "autograder.student")
+                       "autograder.course", "autograder.student", "autograder.chapters")
 
 
 class Guard:
@@ -201,7 +203,10 @@ def _hidden_module(name):
     variants, the pipeline): importing it is an attempt whatever the sandbox shows."""
     if not isinstance(name, str) or not name.startswith("autograder."):
         return False
-    return not any(name == m or name.startswith(m + ".") for m in KERNEL_SIDE_MODULES[1:])
+    if re.fullmatch(r"autograder\.chapters\.ch\d\d\.student", name) or (
+            re.fullmatch(r"autograder\.chapters(\.ch\d\d)?", name)):
+        return False  # a chapter's notebook side (and the packages that lead to it)
+    return not any(name == m or name.startswith(m + ".") for m in KERNEL_SIDE_MODULES[1:-1])
 
 
 def protections():

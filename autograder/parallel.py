@@ -20,9 +20,9 @@ from pathlib import Path
 import nbformat
 
 from autograder import workers as pool
-from autograder.checks.seeds import SECRET_FILE
 from autograder.course import gradebook_url, nbgrader_api
 from autograder.grading import grade_one, plain_feedback, read_scores
+from autograder.hidden.seeds import SECRET_FILE
 from autograder.kernel import PRIVATE_PATHS_ENV
 from autograder.outcome import Outcome
 

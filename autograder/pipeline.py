@@ -24,7 +24,6 @@ import nbformat
 from nbgrader.api import Gradebook
 
 from autograder.build import generate, write_source
-from autograder.checks.seeds import SECRET_FILE
 from autograder.course import (
     COURSE_DIR,
     DB_URL_ENV,
@@ -32,6 +31,7 @@ from autograder.course import (
     gradebook_url,
     install_config,
 )
+from autograder.hidden.seeds import SECRET_FILE
 from autograder.intake import read_submission
 from autograder.kernel import protections
 from autograder.outcome import Outcome

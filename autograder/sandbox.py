@@ -37,7 +37,8 @@ from autograder.kernel import SANDBOXED_ENV
 PACKAGE_DIR = Path(__file__).resolve().parent
 # What a kernel may import of this package. Everything else (references, hidden draws,
 # variants, the pipeline) is not even visible inside the sandbox.
-KERNEL_SIDE = ("__init__.py", "kernel.py", "harness.py", "course.py", "student")
+KERNEL_SIDE = ("__init__.py", "kernel.py", "harness.py", "course.py", "student",
+               "chapters/__init__.py", "chapters/*/__init__.py", "chapters/*/student.py")
 KERNEL_PACKAGE_ROOT = "/opt/autograder-kernel"
 SANDBOX_ENV = "AUTOGRADER_SANDBOX"
 TMP_BYTES = 512 * 2**20  # the private /tmp lives in memory
@@ -149,9 +150,14 @@ def _package_args():
         if root == PACKAGE_DIR or root in PACKAGE_DIR.parents:
             args += ["--tmpfs", str(PACKAGE_DIR)]
     target = Path(KERNEL_PACKAGE_ROOT) / "autograder"
-    for name in KERNEL_SIDE:
-        args += ["--ro-bind", str(PACKAGE_DIR / name), str(target / name)]
+    for path in kernel_side_paths():
+        args += ["--ro-bind", str(path), str(target / path.relative_to(PACKAGE_DIR))]
     return args
+
+
+def kernel_side_paths():
+    """The files and folders of this package a kernel sees (``KERNEL_SIDE``)."""
+    return [path for pattern in KERNEL_SIDE for path in sorted(PACKAGE_DIR.glob(pattern))]
 
 
 def _environment(kernel_dir):

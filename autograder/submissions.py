@@ -1,18 +1,17 @@
 """Make submissions from notebooks: fill solution cells with code, like a student would."""
 
 import copy
-import re
 from dataclasses import dataclass, field
 
 from nbgrader import utils
 
-SOLUTION_MARKERS_RE = re.compile(r"^[ \t]*### (BEGIN|END) SOLUTION[ \t]*\n", re.MULTILINE)
+from autograder import markers
 
 
 def solution_code(source_nb):
     """grade_id -> the reference code of each solution cell (markers removed)."""
     return {
-        cell.metadata["nbgrader"]["grade_id"]: SOLUTION_MARKERS_RE.sub("", cell.source)
+        cell.metadata["nbgrader"]["grade_id"]: markers.solution_code(cell.source)
         for cell in source_nb.cells
         if cell.cell_type == "code" and utils.is_solution(cell)
     }

@@ -391,7 +391,7 @@ display(widgets.VBox([deslizador, salida_widget]))
 # `torch.no_grad()`. Pista: empieza por $\partial L/\partial \hat y$ y baja capa por capa;
 # cada gradiente tiene la forma del tensor respecto del cual derivas.
 
-# %% nbgrader={"grade": false, "grade_id": "ch01_manual_backward", "locked": false, "schema_version": 3, "solution": true, "task": false}
+# %% exercise="manual_backward"
 def manual_backward(x, y, W1, b1, W2, b2):
     """Gradients of L = mean((relu(x @ W1 + b1) @ W2 + b2 - y) ** 2), computed by hand.
 
@@ -411,13 +411,8 @@ def manual_backward(x, y, W1, b1, W2, b2):
     ### END SOLUTION
 
 
-# %% nbgrader={"grade": true, "grade_id": "ch01_manual_backward_test", "locked": true, "points": 3, "schema_version": 3, "solution": false, "task": false}
-comprobar_manual_backward(manual_backward)
-### BEGIN HIDDEN TESTS
-from autograder.checks.ch01 import check_manual_backward
+# %% test="manual_backward"
 
-check_manual_backward(manual_backward)
-### END HIDDEN TESTS
 
 # %% [markdown]
 # ## 6 · `backward` sobre una salida que no es un escalar
@@ -559,7 +554,7 @@ for modo in ("dos backward", "un backward de suma"):
 # Devuelve dos listas de tensores, una por pérdida, con un gradiente por parámetro en el
 # orden de `model.parameters()`.
 
-# %% nbgrader={"grade": false, "grade_id": "ch01_two_losses", "locked": false, "schema_version": 3, "solution": true, "task": false}
+# %% exercise="two_loss_grads"
 def two_loss_grads(model, x, y):
     """Gradients of F.mse_loss(model(x), y) and of F.l1_loss(model(x), y), each on its own.
 
@@ -576,13 +571,8 @@ def two_loss_grads(model, x, y):
     ### END SOLUTION
 
 
-# %% nbgrader={"grade": true, "grade_id": "ch01_two_losses_test", "locked": true, "points": 2, "schema_version": 3, "solution": false, "task": false}
-comprobar_two_loss_grads(two_loss_grads)
-### BEGIN HIDDEN TESTS
-from autograder.checks.ch01 import check_two_loss_grads
+# %% test="two_loss_grads"
 
-check_two_loss_grads(two_loss_grads)
-### END HIDDEN TESTS
 
 # %% [markdown]
 # ## 8 · `torch.autograd.grad` y derivadas de orden superior
@@ -678,7 +668,7 @@ plt.show()
 # respecto de los parámetros del modelo. Usa `torch.autograd.grad`; no modifiques `x`
 # (ni sus valores ni su `requires_grad`) y no dejes nada en el `.grad` de los parámetros.
 
-# %% nbgrader={"grade": false, "grade_id": "ch01_gradient_penalty", "locked": false, "schema_version": 3, "solution": true, "task": false}
+# %% exercise="gradient_penalty"
 def gradient_penalty(model, x):
     """WGAN-GP gradient penalty: mean over rows of (||d model(x)_i / d x_i||_2 - 1) ** 2.
 
@@ -693,13 +683,8 @@ def gradient_penalty(model, x):
     ### END SOLUTION
 
 
-# %% nbgrader={"grade": true, "grade_id": "ch01_gradient_penalty_test", "locked": true, "points": 3, "schema_version": 3, "solution": false, "task": false}
-comprobar_gradient_penalty(gradient_penalty)
-### BEGIN HIDDEN TESTS
-from autograder.checks.ch01 import check_gradient_penalty
+# %% test="gradient_penalty"
 
-check_gradient_penalty(gradient_penalty)
-### END HIDDEN TESTS
 
 # %% [markdown]
 # ## Resumen

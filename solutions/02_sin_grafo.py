@@ -121,7 +121,7 @@ print("¿w.grad cambió?", not torch.equal(w.grad, w_grad_antes))
 # Puedes usar `retain_grad()` o `torch.autograd.grad`; puedes dejar gradientes en el `.grad`
 # de los parámetros, pero no cambies `x`, `y` ni los valores de los parámetros.
 
-# %% nbgrader={"grade": false, "grade_id": "ch02_hidden_grad", "locked": false, "schema_version": 3, "solution": true, "task": false}
+# %% exercise="hidden_grad"
 def hidden_grad(model, x, y):
     """Gradient of F.mse_loss(model(x), y) w.r.t. h = model[1](model[0](x)).
 
@@ -138,13 +138,8 @@ def hidden_grad(model, x, y):
     ### END SOLUTION
 
 
-# %% nbgrader={"grade": true, "grade_id": "ch02_hidden_grad_test", "locked": true, "points": 2, "schema_version": 3, "solution": false, "task": false}
-comprobar_hidden_grad(hidden_grad)
-### BEGIN HIDDEN TESTS
-from autograder.checks.ch02 import check_hidden_grad
+# %% test="hidden_grad"
 
-check_hidden_grad(hidden_grad)
-### END HIDDEN TESTS
 
 # %% [markdown]
 # ## 2 · Apagar el registro: `torch.no_grad()` y `.detach()`
@@ -424,7 +419,7 @@ else:
 # mira que la salida no tenga `grad_fn`. Tampoco cambies el modelo ni dejes apagado el
 # cálculo de gradientes para el código que venga después.
 
-# %% nbgrader={"grade": false, "grade_id": "ch02_predict", "locked": false, "schema_version": 3, "solution": true, "task": false}
+# %% exercise="predict"
 def predict(model, x):
     """Class probabilities softmax(model(x), dim=1) for a batch x of shape (N, D).
 
@@ -438,13 +433,8 @@ def predict(model, x):
     ### END SOLUTION
 
 
-# %% nbgrader={"grade": true, "grade_id": "ch02_predict_test", "locked": true, "points": 3, "schema_version": 3, "solution": false, "task": false}
-comprobar_predict(predict)
-### BEGIN HIDDEN TESTS
-from autograder.checks.ch02 import check_predict
+# %% test="predict"
 
-check_predict(predict)
-### END HIDDEN TESTS
 
 # %% [markdown]
 # ## 5 · Congelar parámetros: entrenar solo la cabeza
@@ -566,7 +556,7 @@ print("¿embed congelado tras no_grad?", not modelo.embed.weight.requires_grad)
 # `"head.weight"`) de los parámetros que siguen entrenables. No cambies los valores de los
 # parámetros ni el modo `train()`/`eval()` de ningún módulo.
 
-# %% nbgrader={"grade": false, "grade_id": "ch02_freeze_head", "locked": false, "schema_version": 3, "solution": true, "task": false}
+# %% exercise="freeze_all_but_head"
 def freeze_all_but_head(model):
     """Freeze every parameter outside ``model.head``; make the whole head trainable.
 
@@ -581,13 +571,8 @@ def freeze_all_but_head(model):
     ### END SOLUTION
 
 
-# %% nbgrader={"grade": true, "grade_id": "ch02_freeze_head_test", "locked": true, "points": 2, "schema_version": 3, "solution": false, "task": false}
-comprobar_freeze_all_but_head(freeze_all_but_head)
-### BEGIN HIDDEN TESTS
-from autograder.checks.ch02 import check_freeze_all_but_head
+# %% test="freeze_all_but_head"
 
-check_freeze_all_but_head(freeze_all_but_head)
-### END HIDDEN TESTS
 
 # %% [markdown]
 # ## 6 · Operaciones *in-place* y el contador de versiones

@@ -371,7 +371,7 @@ print("pases registrados por BatchNorm en un solo paso del optimizador:",
 # - Devuelve la pérdida del lote entero como un `float` de Python (sin recalcularla: suma lo
 #   que ya tienes).
 
-# %% nbgrader={"grade": false, "grade_id": "ch03_accumulate", "locked": false, "schema_version": 3, "solution": true, "task": false}
+# %% exercise="accumulate_gradients"
 def accumulate_gradients(model, loss_fn, x, y, accum):
     """Fill each parameter's .grad with the full-batch gradient of ``loss_fn(model(x), y)``.
 
@@ -392,13 +392,8 @@ def accumulate_gradients(model, loss_fn, x, y, accum):
     ### END SOLUTION
 
 
-# %% nbgrader={"grade": true, "grade_id": "ch03_accumulate_test", "locked": true, "points": 3, "schema_version": 3, "solution": false, "task": false}
-comprobar_accumulate_gradients(accumulate_gradients)
-### BEGIN HIDDEN TESTS
-from autograder.checks.ch03 import check_accumulate_gradients
+# %% test="accumulate_gradients"
 
-check_accumulate_gradients(accumulate_gradients)
-### END HIDDEN TESTS
 
 # %% [markdown]
 # ## 5 · El último ciclo, incompleto
@@ -495,7 +490,7 @@ print(f"dividiendo por accum = 4:  norma {gradiente_del_ultimo_ciclo(4):.4f}  "
 # micro-lotes de **su** ciclo. Devuelve una lista con la pérdida de cada paso (la media de
 # su ciclo) como `float`.
 
-# %% nbgrader={"grade": false, "grade_id": "ch03_partial_cycle", "locked": false, "schema_version": 3, "solution": true, "task": false}
+# %% exercise="train_with_accumulation"
 def train_with_accumulation(model, loss_fn, optimizer, batches, accum):
     """Gradient accumulation over ``batches``, a list of equally sized (x, y) micro-batches.
 
@@ -524,13 +519,8 @@ def train_with_accumulation(model, loss_fn, optimizer, batches, accum):
     ### END SOLUTION
 
 
-# %% nbgrader={"grade": true, "grade_id": "ch03_partial_cycle_test", "locked": true, "points": 3, "schema_version": 3, "solution": false, "task": false}
-comprobar_train_with_accumulation(train_with_accumulation)
-### BEGIN HIDDEN TESTS
-from autograder.checks.ch03 import check_train_with_accumulation
+# %% test="train_with_accumulation"
 
-check_train_with_accumulation(train_with_accumulation)
-### END HIDDEN TESTS
 
 # %% [markdown]
 # ## 6 · Recorte de gradientes: `clip_grad_norm_`
@@ -710,7 +700,7 @@ widgets.interactive(explorar_max_norm, max_norm=widgets.Dropdown(
 # **de antes** del recorte, para registrarla. Como en el ejercicio 1, cuando te llaman `.grad`
 # puede traer restos de un paso anterior: descártalos.
 
-# %% nbgrader={"grade": false, "grade_id": "ch03_clipped_step", "locked": false, "schema_version": 3, "solution": true, "task": false}
+# %% exercise="clipped_step"
 def clipped_step(model, loss_fn, optimizer, x, y, max_norm):
     """One training step on (x, y) with gradient clipping.
 
@@ -731,13 +721,8 @@ def clipped_step(model, loss_fn, optimizer, x, y, max_norm):
     ### END SOLUTION
 
 
-# %% nbgrader={"grade": true, "grade_id": "ch03_clipped_step_test", "locked": true, "points": 3, "schema_version": 3, "solution": false, "task": false}
-comprobar_clipped_step(clipped_step)
-### BEGIN HIDDEN TESTS
-from autograder.checks.ch03 import check_clipped_step
+# %% test="clipped_step"
 
-check_clipped_step(clipped_step)
-### END HIDDEN TESTS
 
 # %% [markdown]
 # ## Resumen

@@ -304,7 +304,7 @@ con_dropout.train()
 # modo evaluación, sin construir grafo, y déjalo al final en el modo en que llegó (como
 # hace `test_loop`).
 
-# %% nbgrader={"grade": false, "grade_id": "ch04_evaluate", "locked": false, "schema_version": 3, "solution": true, "task": false}
+# %% exercise="evaluate"
 def evaluate(model, loader, loss_fn):
     """Mean loss per sample and accuracy of ``model`` over ``loader``.
 
@@ -329,13 +329,8 @@ def evaluate(model, loader, loss_fn):
     ### END SOLUTION
 
 
-# %% nbgrader={"grade": true, "grade_id": "ch04_evaluate_test", "locked": true, "points": 3, "schema_version": 3, "solution": false, "task": false}
-comprobar_evaluate(evaluate)
-### BEGIN HIDDEN TESTS
-from autograder.checks.ch04 import check_evaluate
+# %% test="evaluate"
 
-check_evaluate(evaluate)
-### END HIDDEN TESTS
 
 # %% [markdown]
 # ## 4 · SGD, Adam y AdamW sobre el mismo problema
@@ -729,7 +724,7 @@ display(explorador)
 # Puedes combinar `LinearLR` y `CosineAnnealingLR` con `SequentialLR`, o escribir el factor
 # con `LambdaLR`. Comprueba a mano que en $t = W$ la tasa vale `lr` y en $t = T$, `min_lr`.
 
-# %% nbgrader={"grade": false, "grade_id": "ch04_warmup_cosine", "locked": false, "schema_version": 3, "solution": true, "task": false}
+# %% exercise="warmup_cosine"
 def warmup_cosine(optimizer, warmup_steps, total_steps, min_lr=0.0):
     """A learning-rate scheduler: linear warmup, then cosine annealing to ``min_lr``.
 
@@ -750,13 +745,8 @@ def warmup_cosine(optimizer, warmup_steps, total_steps, min_lr=0.0):
     ### END SOLUTION
 
 
-# %% nbgrader={"grade": true, "grade_id": "ch04_warmup_cosine_test", "locked": true, "points": 3, "schema_version": 3, "solution": false, "task": false}
-comprobar_warmup_cosine(warmup_cosine)
-### BEGIN HIDDEN TESTS
-from autograder.checks.ch04 import check_warmup_cosine
+# %% test="warmup_cosine"
 
-check_warmup_cosine(warmup_cosine)
-### END HIDDEN TESTS
 
 # %% [markdown]
 # ## 7 · Todo junto
@@ -812,7 +802,7 @@ print(f"exactitud de prueba final: {registro['exactitud'][-1]:.3f}")
 #   gradientes a cero antes del ciclo siguiente.
 # - Devuelve la media de las pérdidas **sin dividir** de todos los micro-lotes, como `float`.
 
-# %% nbgrader={"grade": false, "grade_id": "ch04_train_one_epoch", "locked": false, "schema_version": 3, "solution": true, "task": false}
+# %% exercise="train_one_epoch"
 def train_one_epoch(model, loader, loss_fn, optimizer, scheduler=None, accum=1, max_norm=None):
     """One training epoch with gradient accumulation, clipping and a per-step scheduler.
 
@@ -844,13 +834,8 @@ def train_one_epoch(model, loader, loss_fn, optimizer, scheduler=None, accum=1, 
     ### END SOLUTION
 
 
-# %% nbgrader={"grade": true, "grade_id": "ch04_train_one_epoch_test", "locked": true, "points": 4, "schema_version": 3, "solution": false, "task": false}
-comprobar_train_one_epoch(train_one_epoch)
-### BEGIN HIDDEN TESTS
-from autograder.checks.ch04 import check_train_one_epoch
+# %% test="train_one_epoch"
 
-check_train_one_epoch(train_one_epoch)
-### END HIDDEN TESTS
 
 # %% [markdown]
 # ## Resumen

@@ -442,7 +442,7 @@ print("después de train():  ", modos_de(modelo), "← la BatchNorm ya no está 
 # puede cambiar. Pista: `{m: m.training for m in model.modules()}` guarda el modo de
 # cada uno; al restaurar, recuerda que `m.train(modo)` también cambia a sus hijos.
 
-# %% nbgrader={"grade": false, "grade_id": "ch05_evaluate", "locked": false, "schema_version": 3, "solution": true, "task": false}
+# %% exercise="evaluate"
 def evaluate(model, x, y):
     """Mean F.cross_entropy(model(x), y) in eval mode and without a graph, as a Python float.
 
@@ -463,13 +463,8 @@ def evaluate(model, x, y):
     ### END SOLUTION
 
 
-# %% nbgrader={"grade": true, "grade_id": "ch05_evaluate_test", "locked": true, "points": 3, "schema_version": 3, "solution": false, "task": false}
-comprobar_evaluate(evaluate)
-### BEGIN HIDDEN TESTS
-from autograder.checks.ch05 import check_evaluate
+# %% test="evaluate"
 
-check_evaluate(evaluate)
-### END HIDDEN TESTS
 
 # %% [markdown]
 # ## 7 · ¿Qué módulos cambian de verdad?
@@ -552,7 +547,7 @@ gancho.remove()
 # actualiza sus búferes, así que trabaja sobre copias (`copy.deepcopy`) o restaura todo
 # (modos, búferes y parámetros) antes de devolver.
 
-# %% nbgrader={"grade": false, "grade_id": "ch05_modules_that_change", "locked": false, "schema_version": 3, "solution": true, "task": false}
+# %% exercise="modules_that_change"
 def modules_that_change(model, x):
     """Names of the leaf modules whose output differs between train and eval mode.
 
@@ -594,13 +589,8 @@ def modules_that_change(model, x):
     ### END SOLUTION
 
 
-# %% nbgrader={"grade": true, "grade_id": "ch05_modules_that_change_test", "locked": true, "points": 3, "schema_version": 3, "solution": false, "task": false}
-comprobar_modules_that_change(modules_that_change)
-### BEGIN HIDDEN TESTS
-from autograder.checks.ch05 import check_modules_that_change
+# %% test="modules_that_change"
 
-check_modules_that_change(modules_that_change)
-### END HIDDEN TESTS
 
 # %% [markdown]
 # ## 8 · Dropout en inferencia: MC dropout
@@ -678,7 +668,7 @@ print("búferes movidos por un muestreo con model.train():",
 # `torch.manual_seed` antes de llamarte: usa un bucle de `n_samples` llamadas a `model(x)`
 # sobre `x` entero, sin otros sorteos. Al terminar, deja cada módulo en el modo que tenía.
 
-# %% nbgrader={"grade": false, "grade_id": "ch05_mc_dropout", "locked": false, "schema_version": 3, "solution": true, "task": false}
+# %% exercise="mc_dropout"
 def mc_dropout(model, x, n_samples):
     """MC-dropout prediction: (mean, std) over ``n_samples`` stochastic passes of ``model(x)``.
 
@@ -705,13 +695,8 @@ def mc_dropout(model, x, n_samples):
     ### END SOLUTION
 
 
-# %% nbgrader={"grade": true, "grade_id": "ch05_mc_dropout_test", "locked": true, "points": 3, "schema_version": 3, "solution": false, "task": false}
-comprobar_mc_dropout(mc_dropout)
-### BEGIN HIDDEN TESTS
-from autograder.checks.ch05 import check_mc_dropout
+# %% test="mc_dropout"
 
-check_mc_dropout(mc_dropout)
-### END HIDDEN TESTS
 
 # %% [markdown]
 # ## Resumen

@@ -254,7 +254,7 @@ print("firma: torch.cuda.is_bf16_supported" + str(inspect.signature(torch.cuda.i
 # en GPU usa fp16 (los núcleos tensoriales de la T4); en CPU, quédate en fp32 (sin
 # autocast). Las pruebas ocultas miran las cuatro combinaciones.
 
-# %% nbgrader={"grade": false, "grade_id": "ch06_pick_amp_dtype", "locked": false, "schema_version": 3, "solution": true, "task": false}
+# %% exercise="pick_amp_dtype"
 def pick_amp_dtype(device_type, bf16_supported):
     """The autocast dtype for a device and whether it needs a GradScaler.
 
@@ -271,13 +271,8 @@ def pick_amp_dtype(device_type, bf16_supported):
     ### END SOLUTION
 
 
-# %% nbgrader={"grade": true, "grade_id": "ch06_pick_amp_dtype_test", "locked": true, "points": 2, "schema_version": 3, "solution": false, "task": false}
-comprobar_pick_amp_dtype(pick_amp_dtype)
-### BEGIN HIDDEN TESTS
-from autograder.checks.ch06 import check_pick_amp_dtype
+# %% test="pick_amp_dtype"
 
-check_pick_amp_dtype(pick_amp_dtype)
-### END HIDDEN TESTS
 
 # %% [markdown]
 # ## 3 · `torch.autocast`: cada operación en su dtype
@@ -497,7 +492,7 @@ else:
 #
 # La comprobación compara tu traza con la de un `GradScaler` de verdad.
 
-# %% nbgrader={"grade": false, "grade_id": "ch06_simulate_loss_scale", "locked": false, "schema_version": 3, "solution": true, "task": false}
+# %% exercise="simulate_loss_scale"
 def simulate_loss_scale(found_inf, init_scale, growth_factor, backoff_factor, growth_interval):
     """The GradScaler's scale after each update(), given which steps had inf/NaN gradients.
 
@@ -520,13 +515,8 @@ def simulate_loss_scale(found_inf, init_scale, growth_factor, backoff_factor, gr
     ### END SOLUTION
 
 
-# %% nbgrader={"grade": true, "grade_id": "ch06_simulate_loss_scale_test", "locked": true, "points": 3, "schema_version": 3, "solution": false, "task": false}
-comprobar_simulate_loss_scale(simulate_loss_scale)
-### BEGIN HIDDEN TESTS
-from autograder.checks.ch06 import check_simulate_loss_scale
+# %% test="simulate_loss_scale"
 
-check_simulate_loss_scale(simulate_loss_scale)
-### END HIDDEN TESTS
 
 # %% [markdown]
 # ## 5 · bf16: el bucle sin escalador
@@ -571,7 +561,7 @@ for paso in range(30):
 # cambiar y la escala debe bajar. Si tienes GPU, la comprobación prueba además un paso fp16
 # en CUDA (ese caso está sin verificar: el curso se probó sin GPU).
 
-# %% nbgrader={"grade": false, "grade_id": "ch06_amp_train_step", "locked": false, "schema_version": 3, "solution": true, "task": false}
+# %% exercise="amp_train_step"
 def amp_train_step(model, batch, loss_fn, optimizer, scaler, device, dtype, max_norm):
     """One mixed-precision training step; returns the unscaled loss as a Python float.
 
@@ -601,13 +591,8 @@ def amp_train_step(model, batch, loss_fn, optimizer, scaler, device, dtype, max_
     ### END SOLUTION
 
 
-# %% nbgrader={"grade": true, "grade_id": "ch06_amp_train_step_test", "locked": true, "points": 4, "schema_version": 3, "solution": false, "task": false}
-comprobar_amp_train_step(amp_train_step)
-### BEGIN HIDDEN TESTS
-from autograder.checks.ch06 import check_amp_train_step
+# %% test="amp_train_step"
 
-check_amp_train_step(amp_train_step)
-### END HIDDEN TESTS
 
 # %% [markdown]
 # ## 6 · Todo el modelo en bf16 pierde las actualizaciones pequeñas

@@ -511,7 +511,7 @@ print("exp(88), exp(89) en float32:", torch.exp(torch.tensor([88.0, 89.0])).toli
 # `beta` es un `float`: no tiene gradiente. La comprobación usa `gradcheck` en float64 y
 # compara con autograd sobre `torch.logaddexp`, también con $|\beta x|$ enorme.
 
-# %% nbgrader={"grade": false, "grade_id": "ch07_stable_softplus", "locked": false, "schema_version": 3, "solution": true, "task": false}
+# %% exercise="stable_softplus"
 def stable_softplus(x, beta):
     """log(1 + exp(beta * x)) / beta through a custom torch.autograd.Function.
 
@@ -539,13 +539,8 @@ def stable_softplus(x, beta):
     ### END SOLUTION
 
 
-# %% nbgrader={"grade": true, "grade_id": "ch07_stable_softplus_test", "locked": true, "points": 3, "schema_version": 3, "solution": false, "task": false}
-comprobar_stable_softplus(stable_softplus)
-### BEGIN HIDDEN TESTS
-from autograder.checks.ch07 import check_stable_softplus
+# %% test="stable_softplus"
 
-check_stable_softplus(stable_softplus)
-### END HIDDEN TESTS
 
 # %% [markdown]
 # ## Ejercicio 2 · Lineal + tanh que guarda solo lo necesario (3 puntos)
@@ -570,7 +565,7 @@ check_stable_softplus(stable_softplus)
 # La comprobación mira qué guardó tu `ctx` y qué devuelve tu `backward` cuando `x` no
 # requiere gradiente.
 
-# %% nbgrader={"grade": false, "grade_id": "ch07_linear_tanh", "locked": false, "schema_version": 3, "solution": true, "task": false}
+# %% exercise="linear_tanh"
 def linear_tanh(x, weight, bias):
     """tanh(x @ weight.T + bias) through a custom torch.autograd.Function.
 
@@ -602,13 +597,8 @@ def linear_tanh(x, weight, bias):
     ### END SOLUTION
 
 
-# %% nbgrader={"grade": true, "grade_id": "ch07_linear_tanh_test", "locked": true, "points": 3, "schema_version": 3, "solution": false, "task": false}
-comprobar_linear_tanh(linear_tanh)
-### BEGIN HIDDEN TESTS
-from autograder.checks.ch07 import check_linear_tanh
+# %% test="linear_tanh"
 
-check_linear_tanh(linear_tanh)
-### END HIDDEN TESTS
 
 # %% [markdown]
 # ## 5 · El estimador de paso directo
@@ -763,7 +753,7 @@ display(widgets.VBox([widgets.HBox([deslizador_paso, deslizador_niveles]), salid
 # `step` es un `float` y `levels` un `int`: ninguno tiene gradiente. Puedes usar una
 # `Function` o el truco de `.detach()`; no modifiques `x` ni `grad_output` en el sitio.
 
-# %% nbgrader={"grade": false, "grade_id": "ch07_quantize_ste", "locked": false, "schema_version": 3, "solution": true, "task": false}
+# %% exercise="quantize_ste"
 def quantize_ste(x, step, levels):
     """Fake quantization with a straight-through gradient.
 
@@ -790,13 +780,8 @@ def quantize_ste(x, step, levels):
     ### END SOLUTION
 
 
-# %% nbgrader={"grade": true, "grade_id": "ch07_quantize_ste_test", "locked": true, "points": 2, "schema_version": 3, "solution": false, "task": false}
-comprobar_quantize_ste(quantize_ste)
-### BEGIN HIDDEN TESTS
-from autograder.checks.ch07 import check_quantize_ste
+# %% test="quantize_ste"
 
-check_quantize_ste(quantize_ste)
-### END HIDDEN TESTS
 
 # %% [markdown]
 # ## 6 · Recálculo de activaciones: memoria a cambio de cómputo

@@ -21,7 +21,7 @@ from autograder.adversarial import (
     SEARCH_REPORT,
     write_corpus,
 )
-from autograder.checks.seeds import SECRET_FILE
+from autograder.hidden.seeds import SECRET_FILE
 from autograder.pipeline import grade, prepare_course
 from autograder.sample_class import SAMPLE_CLASS, submission
 from autograder.sandbox import ETC_FILES, KERNEL_PACKAGE_ROOT, KERNEL_SIDE, isolation

@@ -1,31 +1,29 @@
 """Every chapter's checks, in process: the same contract for every exercise of the course.
 
-Conventions each chapter follows (see README, "Writing a chapter"):
-``autograder.student.chNN.EJERCICIOS`` (exercise id -> Ejercicio) with a public check
-``comprobar_<funcion>``; ``autograder.checks.chNN.HIDDEN`` with the same ids and a
-graded-cell entry point ``check_<funcion>``; ``autograder.reference.chNN.<funcion>``;
-and a variant corpus in ``autograder.variants.chNN``.
+Conventions each chapter follows (see README, "Adding an exercise"): in
+``autograder/chapters/chNN/``, ``student.py`` declares each exercise once
+(``EJERCICIOS``: function name -> Ejercicio, with its parts and points) and its public
+check ``comprobar_<funcion>``; ``hidden.py`` draws the hidden cases and computes what the
+reference (the solution cell, ``autograder.hidden.reference``) gives on them
+(``HIDDEN``); ``variants.py`` holds the labelled corpus.
 """
-
-import importlib
 
 import jupytext
 import pytest
 
-from autograder.checks.runner import grade_hidden
+from autograder.corpus import all_variants
 from autograder.course import chapters
+from autograder.hidden.reference import load_reference
+from autograder.hidden.runner import grade_hidden
+from autograder.markers import graded_cell_of, solution_cell_of
 from autograder.student.compare import ComprobacionFallida
-from autograder.variants import all_variants
 
 
 def _exercises():
     found = []
     for chapter in chapters():
-        modules = {kind: importlib.import_module(f"autograder.{kind}.{chapter.key}")
-                   for kind in ("student", "checks", "reference")}
-        for exercise_id, ejercicio in modules["student"].EJERCICIOS.items():
-            found.append(pytest.param(chapter, exercise_id, ejercicio.funcion, modules,
-                                      id=exercise_id))
+        for name in chapter.module("student").EJERCICIOS:
+            found.append(pytest.param(chapter, name, id=f"{chapter.key}-{name}"))
     return found
 
 
@@ -33,76 +31,76 @@ EXERCISES = _exercises()
 VARIANTS = all_variants()
 
 
-def grade(exercise_id, function, student="alumna"):
-    table = importlib.import_module(f"autograder.checks.{exercise_id[:4]}").HIDDEN
+def grade(chapter, exercise_id, function, student="alumna"):
+    table = chapter.module("hidden").HIDDEN
     return grade_hidden(exercise_id, table, function, student, secret="pruebas")
 
 
-def public_check(exercise_id):
-    student = importlib.import_module(f"autograder.student.{exercise_id[:4]}")
-    return getattr(student, "comprobar_" + student.EJERCICIOS[exercise_id].funcion)
+def public_check(chapter, exercise_id):
+    return getattr(chapter.module("student"), "comprobar_" + exercise_id)
 
 
 def stub(*args, **kwargs):
     raise NotImplementedError()
 
 
-def graded_points(chapter, exercise_id):
-    cells = jupytext.read(chapter.source).cells
-    return next(c.metadata["nbgrader"]["points"] for c in cells
-                if c.metadata.get("nbgrader", {}).get("grade_id") == exercise_id + "_test")
+def _chapter(key):
+    return next(c for c in chapters() if c.key == key)
 
 
 @pytest.mark.parametrize("chapter", chapters(), ids=lambda c: c.name)
-def test_every_exercise_in_the_source_has_checks_and_a_reference(chapter):
-    solution_ids = {c.metadata["nbgrader"]["grade_id"] for c in jupytext.read(chapter.source).cells
-                    if c.metadata.get("nbgrader", {}).get("solution")}
-    student = importlib.import_module(f"autograder.student.{chapter.key}")
-    checks = importlib.import_module(f"autograder.checks.{chapter.key}")
-    reference = importlib.import_module(f"autograder.reference.{chapter.key}")
-    assert set(student.EJERCICIOS) == set(checks.HIDDEN) == solution_ids
-    for ejercicio in student.EJERCICIOS.values():
-        assert callable(getattr(reference, ejercicio.funcion))
-        assert callable(getattr(checks, "check_" + ejercicio.funcion))
-        assert "comprobar_" + ejercicio.funcion in student.__all__
+def test_every_exercise_in_the_source_is_declared_once_and_has_a_reference(chapter):
+    cells = jupytext.read(chapter.source).cells
+    solutions = [solution_cell_of(c) for c in cells if solution_cell_of(c)]
+    tests = [graded_cell_of(c) for c in cells if graded_cell_of(c)]
+    student = chapter.module("student")
+    assert solutions == tests and len(set(solutions)) == len(solutions)
+    assert list(student.EJERCICIOS) == solutions  # declared in notebook order
+    assert set(chapter.module("hidden").HIDDEN) == set(solutions)
+    reference = load_reference(chapter.key)
+    for name, ejercicio in student.EJERCICIOS.items():
+        assert ejercicio.funcion == name and callable(getattr(reference, name))
+        assert "comprobar_" + name in student.__all__
 
 
-@pytest.mark.parametrize("chapter,exercise_id,funcion,modules", EXERCISES)
-def test_reference_gets_full_marks_and_passes_the_public_check(
-        chapter, exercise_id, funcion, modules, capsys):
-    reference = getattr(modules["reference"], funcion)
+@pytest.mark.parametrize("chapter,exercise_id", EXERCISES)
+def test_reference_gets_full_marks_and_passes_the_public_check(chapter, exercise_id, capsys):
+    reference = getattr(load_reference(chapter.key), exercise_id)
     for student in ("alumna", "alumno"):
-        result = grade(exercise_id, reference, student)
+        result = grade(chapter, exercise_id, reference, student)
         assert result.puntos == result.maximo, result.informe(exercise_id)
         assert result.diagnostico is None
-    public_check(exercise_id)(reference)
+    public_check(chapter, exercise_id)(reference)
     assert "✓" in capsys.readouterr().out
 
 
-@pytest.mark.parametrize("chapter,exercise_id,funcion,modules", EXERCISES)
-def test_the_untouched_stub_and_a_function_doing_nothing_score_zero(
-        chapter, exercise_id, funcion, modules):
-    result = grade(exercise_id, stub)
+@pytest.mark.parametrize("chapter,exercise_id", EXERCISES)
+def test_the_untouched_stub_and_a_function_doing_nothing_score_zero(chapter, exercise_id):
+    result = grade(chapter, exercise_id, stub)
     assert result.puntos == 0 and result.diagnostico == "sin_implementar"
-    assert grade(exercise_id, lambda *args, **kwargs: None).puntos == 0
+    assert grade(chapter, exercise_id, lambda *args, **kwargs: None).puntos == 0
     with pytest.raises(ComprobacionFallida):
-        public_check(exercise_id)(stub)
+        public_check(chapter, exercise_id)(stub)
 
 
-@pytest.mark.parametrize("chapter,exercise_id,funcion,modules", EXERCISES)
-def test_parts_add_up_to_the_cell_points_and_the_cell_returns_its_score(
-        chapter, exercise_id, funcion, modules, capsys):
-    points = graded_points(chapter, exercise_id)
-    assert modules["checks"].HIDDEN[exercise_id].points == points
+@pytest.mark.parametrize("chapter,exercise_id", EXERCISES)
+def test_the_graded_cell_returns_its_score_and_the_build_gives_it_those_points(
+        chapter, exercise_id, capsys):
+    from autograder.build import source_notebook
+
+    points = chapter.module("hidden").HIDDEN[exercise_id].points
+    cell = next(c for c in source_notebook(chapter).cells
+                if c.metadata.get("nbgrader", {}).get("grade_id") == exercise_id + "_test")
+    assert cell.metadata["nbgrader"]["points"] == points
     # The graded cell's last expression is this value: nbgrader reads it as the score.
-    check = getattr(modules["checks"], "check_" + funcion)
-    assert check(getattr(modules["reference"], funcion)) == points
+    check = chapter.module("hidden").check
+    assert check(exercise_id, getattr(load_reference(chapter.key), exercise_id)) == points
     assert f"{points:g} / {points:g} puntos" in capsys.readouterr().out
 
 
-@pytest.mark.parametrize("chapter,exercise_id,funcion,modules", EXERCISES)
-def test_corpus_covers_every_exercise(chapter, exercise_id, funcion, modules):
-    mine = [v for v in VARIANTS if v.exercise == exercise_id]
+@pytest.mark.parametrize("chapter,exercise_id", EXERCISES)
+def test_corpus_covers_every_exercise(chapter, exercise_id):
+    mine = [v for v in VARIANTS if v.exercise == exercise_id and v.chapter == chapter.key]
     assert sum(v.correct for v in mine) >= 2, exercise_id
     assert sum(not v.correct for v in mine) >= 3, exercise_id
     assert any(v.expected == "resultado_fijo" for v in mine), "needs a hard-coded variant"
@@ -111,7 +109,7 @@ def test_corpus_covers_every_exercise(chapter, exercise_id, funcion, modules):
 @pytest.mark.parametrize("variant", VARIANTS, ids=lambda v: v.name)
 @pytest.mark.parametrize("student", ["alumna", "alumno"])
 def test_hidden_tests_score_each_variant_as_labelled(variant, student):
-    result = grade(variant.exercise, variant.function, student)
+    result = grade(_chapter(variant.chapter), variant.exercise, variant.function, student)
     if variant.correct:
         assert result.puntos == result.maximo, result.informe(variant.name)
     else:
@@ -121,7 +119,7 @@ def test_hidden_tests_score_each_variant_as_labelled(variant, student):
 
 @pytest.mark.parametrize("variant", VARIANTS, ids=lambda v: v.name)
 def test_public_checks_agree_with_the_hidden_ones(variant, capsys):
-    check = public_check(variant.exercise)
+    check = public_check(_chapter(variant.chapter), variant.exercise)
     if variant.correct:
         check(variant.function)
         assert "✓" in capsys.readouterr().out
@@ -138,8 +136,7 @@ def test_public_checks_agree_with_the_hidden_ones(variant, capsys):
         assert "Pista:" in str(failure.value)
 
 
-@pytest.mark.parametrize("chapter,exercise_id,funcion,modules", EXERCISES)
-def test_public_check_is_silent_while_nbgrader_autogrades(
-        chapter, exercise_id, funcion, modules, monkeypatch):
+@pytest.mark.parametrize("chapter,exercise_id", EXERCISES)
+def test_public_check_is_silent_while_nbgrader_autogrades(chapter, exercise_id, monkeypatch):
     monkeypatch.setenv("NBGRADER_EXECUTION", "autograde")
-    assert public_check(exercise_id)(stub) is None
+    assert public_check(chapter, exercise_id)(stub) is None

@@ -4,12 +4,14 @@ is in test_checks.py)."""
 import pytest
 import torch
 
-from autograder.checks import ch01 as hidden
-from autograder.checks.runner import grade_hidden
-from autograder.reference import ch01 as reference
-from autograder.student import ch01 as public
+from autograder.chapters.ch01 import hidden as hidden
+from autograder.chapters.ch01 import student as public
+from autograder.corpus import all_variants
+from autograder.hidden.reference import load_reference
+from autograder.hidden.runner import grade_hidden
 from autograder.student.compare import ComprobacionFallida
-from autograder.variants import all_variants
+
+reference = load_reference("ch01")
 
 VARIANTS = all_variants(("ch01",))
 
@@ -35,9 +37,9 @@ def test_hidden_inputs_differ_between_students_and_repeat_on_regrade():
             return reference.manual_backward(x, y, W1, b1, W2, b2)
         return manual_backward
 
-    grade("ch01_manual_backward", spy_for("a"), "alumna")
-    grade("ch01_manual_backward", spy_for("a2"), "alumna")
-    grade("ch01_manual_backward", spy_for("b"), "alumno")
+    grade("manual_backward", spy_for("a"), "alumna")
+    grade("manual_backward", spy_for("a2"), "alumna")
+    grade("manual_backward", spy_for("b"), "alumno")
     assert all(torch.equal(u, v) for u, v in zip(seen["a"], seen["a2"]))
     assert any(u.shape != v.shape or not torch.equal(u, v) for u, v in zip(seen["a"], seen["b"]))
 
@@ -52,7 +54,7 @@ def test_hidden_inputs_differ_from_the_public_ones():
         return manual_backward
 
     public.comprobar_manual_backward(spy_for("public"))
-    grade("ch01_manual_backward", spy_for("hidden"))
+    grade("manual_backward", spy_for("hidden"))
     assert seen["public"] and seen["hidden"] and not seen["public"] & seen["hidden"]
 
 
@@ -65,7 +67,7 @@ def test_partial_credit_names_what_failed():
 
 
 def test_doing_nothing_earns_no_requirement_points():
-    result = grade("ch01_gradient_penalty", lambda model, x: torch.tensor(0.0))
+    result = grade("gradient_penalty", lambda model, x: torch.tensor(0.0))
     assert result.puntos == 0
 
 

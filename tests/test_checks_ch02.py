@@ -5,11 +5,13 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from autograder.checks import ch02 as hidden
-from autograder.checks.runner import grade_hidden
-from autograder.reference import ch02 as reference
-from autograder.student import ch02 as public
-from autograder.variants import ch02 as corpus
+from autograder.chapters.ch02 import hidden as hidden
+from autograder.chapters.ch02 import student as public
+from autograder.chapters.ch02 import variants as corpus
+from autograder.hidden.reference import load_reference
+from autograder.hidden.runner import grade_hidden
+
+reference = load_reference("ch02")
 
 
 def grade(exercise, function, student="alumna"):

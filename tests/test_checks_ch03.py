@@ -6,11 +6,13 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from autograder.checks import ch03 as hidden
-from autograder.checks.runner import grade_hidden, plan
-from autograder.reference import ch03 as reference
-from autograder.student import ch03 as public
-from autograder.variants.ch03 import SAMPLE_STUDENTS
+from autograder.chapters.ch03 import hidden as hidden
+from autograder.chapters.ch03 import student as public
+from autograder.chapters.ch03.variants import SAMPLE_STUDENTS
+from autograder.hidden.reference import load_reference
+from autograder.hidden.runner import grade_hidden, plan
+
+reference = load_reference("ch03")
 
 
 def grade(exercise, function, student="alumna"):
@@ -31,7 +33,7 @@ def test_hidden_runs_have_two_partial_final_cycles_and_one_exact_multiple():
     # The exact multiple catches an unconditional step after the loop (an extra step, or a
     # division by zero); the partial cycles catch a forgotten or mis-scaled last cycle.
     for student in ("alumna", "alumno", "otra"):
-        shapes = [s for s, _ in plan("ch03_partial_cycle", hidden.HIDDEN, student, "pruebas")]
+        shapes = [s for s, _ in plan("train_with_accumulation", hidden.HIDDEN, student, "pruebas")]
         assert all(lotes // accum >= 2 for _, lotes, _, accum, *_ in shapes)
         restos = [(lotes % accum, accum) for _, lotes, _, accum, *_ in shapes]
         assert sum(resto == 0 for resto, _ in restos) == 1
@@ -39,7 +41,7 @@ def test_hidden_runs_have_two_partial_final_cycles_and_one_exact_multiple():
 
 
 def test_clipping_cases_include_one_that_does_not_clip():
-    ratios = [shape[-1] for shape, _ in plan("ch03_clipped_step", hidden.HIDDEN, "a", "s")]
+    ratios = [shape[-1] for shape, _ in plan("clipped_step", hidden.HIDDEN, "a", "s")]
     assert any(r < 1 for r in ratios) and any(r > 1 for r in ratios)
 
 
@@ -53,5 +55,5 @@ def test_hidden_inputs_differ_from_the_public_ones():
         return accumulate_gradients
 
     public.comprobar_accumulate_gradients(spy_for("public"))
-    grade("ch03_accumulate", spy_for("hidden"))
+    grade("accumulate_gradients", spy_for("hidden"))
     assert seen["public"] and seen["hidden"] and not seen["public"] & seen["hidden"]

@@ -4,11 +4,13 @@ is in test_checks.py)."""
 
 import torch
 
-from autograder.checks import ch04 as hidden
-from autograder.checks.runner import grade_hidden, plan
-from autograder.reference import ch04 as reference
-from autograder.student import ch04 as public
+from autograder.chapters.ch04 import hidden as hidden
+from autograder.chapters.ch04 import student as public
+from autograder.hidden.reference import load_reference
+from autograder.hidden.runner import grade_hidden, plan
 from autograder.student.compare import ComprobacionFallida
+
+reference = load_reference("ch04")
 
 
 def grade(exercise, function, student="alumna"):
@@ -35,7 +37,7 @@ def test_instrumentation_is_removed_even_when_the_student_raises():
 
 
 def test_the_hidden_epochs_cover_accumulation_a_partial_cycle_and_active_clipping():
-    cases = plan("ch04_train_one_epoch", hidden.HIDDEN, "alumna", "pruebas")
+    cases = plan("train_one_epoch", hidden.HIDDEN, "alumna", "pruebas")
     assert any(shape[5] > 1 and shape[0] % shape[5] for shape, _ in cases)
     clipped = [(shape, seed) for shape, seed in cases if shape[6]]
     assert clipped
@@ -47,9 +49,9 @@ def test_the_hidden_epochs_cover_accumulation_a_partial_cycle_and_active_clippin
 
 
 def test_hidden_inputs_differ_between_students_and_from_the_public_check():
-    first = plan("ch04_train_one_epoch", hidden.HIDDEN, "alumna", "pruebas")
-    assert first == plan("ch04_train_one_epoch", hidden.HIDDEN, "alumna", "pruebas")
-    assert first != plan("ch04_train_one_epoch", hidden.HIDDEN, "alumno", "pruebas")
+    first = plan("train_one_epoch", hidden.HIDDEN, "alumna", "pruebas")
+    assert first == plan("train_one_epoch", hidden.HIDDEN, "alumna", "pruebas")
+    assert first != plan("train_one_epoch", hidden.HIDDEN, "alumno", "pruebas")
     assert all(seed != 4 for _, seed in first)
 
 
@@ -77,15 +79,15 @@ def test_evaluate_in_train_mode_is_named_by_the_public_check():
         assert failure.diagnostico == "modelo_en_train"
     else:
         raise AssertionError("the public check accepted an evaluation in train mode")
-    assert grade("ch04_evaluate", train_mode_evaluate).puntos == 0
+    assert grade("evaluate", train_mode_evaluate).puntos == 0
 
 
 def test_parameter_updates_are_measured_from_the_inputs_as_they_were_before_any_training():
     # The reference trains the hidden inputs in place: photographed after it, every expected
     # update would read as zero and the parameter part could never name a factor.
-    from autograder.variants.ch04 import train_one_epoch_partial_cycle_divided_by_accum
+    from autograder.chapters.ch04.variants import train_one_epoch_partial_cycle_divided_by_accum
 
-    result = grade("ch04_train_one_epoch", train_one_epoch_partial_cycle_divided_by_accum)
+    result = grade("train_one_epoch", train_one_epoch_partial_cycle_divided_by_accum)
     parametros = next(fallo for parte, fallo in result.fallos if parte.nombre.startswith("parám"))
     assert parametros is not None and "todo ceros" not in str(parametros)
     assert "razón ajustada" in str(parametros)

@@ -5,11 +5,13 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from autograder.checks import ch07 as hidden
-from autograder.checks.runner import grade_hidden, plan
-from autograder.reference import ch07 as reference
-from autograder.student import ch07 as public
-from autograder.variants import ch07 as corpus
+from autograder.chapters.ch07 import hidden as hidden
+from autograder.chapters.ch07 import student as public
+from autograder.chapters.ch07 import variants as corpus
+from autograder.hidden.reference import load_reference
+from autograder.hidden.runner import grade_hidden, plan
+
+reference = load_reference("ch07")
 
 VARIANTS = {v.name: v for v in corpus.registry.variants}
 
@@ -26,42 +28,42 @@ def observe(exercise, function, shape, seed=0):
 
 def test_the_observation_names_what_ctx_saved():
     shape = (5, 4, 3, "float64")
-    minimal = observe("ch07_linear_tanh", reference.linear_tanh, shape)
+    minimal = observe("linear_tanh", reference.linear_tanh, shape)
     assert minimal["guardados"] == ["x", "weight", "la salida"]
     assert minimal["elementos_guardados"] == 5 * 4 + 3 * 4 + 5 * 3
-    everything = observe("ch07_linear_tanh", VARIANTS["linear_tanh_saves_everything"].function,
+    everything = observe("linear_tanh", VARIANTS["linear_tanh_saves_everything"].function,
                          shape)
     assert everything["guardados"] == ["x", "weight", "la salida", "bias", "la preactivación"]
-    attributes = observe("ch07_linear_tanh",
+    attributes = observe("linear_tanh",
                          VARIANTS["linear_tanh_tensors_as_ctx_attributes"].function, shape)
     assert attributes["atributos_tensor"] == ["ctx.out", "ctx.weight", "ctx.x"]
 
 
 def test_needs_input_grad_is_read_from_what_backward_returns():
     shape = (5, 4, 3, "float64")
-    returned = observe("ch07_linear_tanh", reference.linear_tanh, shape)["sin_x"]["devuelto"]
+    returned = observe("linear_tanh", reference.linear_tanh, shape)["sin_x"]["devuelto"]
     assert returned[0] is None and returned[1].shape == (3, 4) and returned[2].shape == (3,)
     always = VARIANTS["linear_tanh_always_all_gradients"].function
-    assert observe("ch07_linear_tanh", always, shape)["sin_x"]["devuelto"][0] is not None
+    assert observe("linear_tanh", always, shape)["sin_x"]["devuelto"][0] is not None
 
 
 def test_gradcheck_runs_in_float64_and_catches_a_wrong_backward():
     shape = (6, 20, "float32")
-    assert observe("ch07_stable_softplus", reference.stable_softplus, shape)["gradcheck"] is True
+    assert observe("stable_softplus", reference.stable_softplus, shape)["gradcheck"] is True
     wrong = VARIANTS["softplus_derivative_ignores_beta"].function
-    assert observe("ch07_stable_softplus", wrong, shape)["gradcheck"] is False
+    assert observe("stable_softplus", wrong, shape)["gradcheck"] is False
 
 
 def test_a_backward_that_writes_into_grad_output_is_seen():
     wrong = VARIANTS["quantize_masks_grad_output_in_place"].function
-    observation = observe("ch07_quantize_ste", wrong, (12, 2, 4, "float64"))
+    observation = observe("quantize_ste", wrong, (12, 2, 4, "float64"))
     assert observation["grad_output_modificado"]
-    assert not observe("ch07_quantize_ste", reference.quantize_ste,
+    assert not observe("quantize_ste", reference.quantize_ste,
                        (12, 2, 4, "float64"))["grad_output_modificado"]
 
 
 def test_hidden_inputs_include_overflowing_values_and_beta_other_than_one():
-    for shape, _ in plan("ch07_stable_softplus", hidden.HIDDEN, "alumna", "pruebas"):
+    for shape, _ in plan("stable_softplus", hidden.HIDDEN, "alumna", "pruebas"):
         assert shape[1] != 10
         x = public.construir_softplus(torch.Generator().manual_seed(0), shape)["x"]
         assert torch.isinf(torch.exp(shape[1] / 10 * x.detach())).any()

@@ -7,7 +7,7 @@ import pytest
 import torch
 
 from autograder.course import ROOT, chapter_modules, chapters
-from autograder.student.diagnostico import (
+from autograder.student.diagnosis import (
     copiar_buffers,
     diagnosticar_buffers,
     diagnosticar_lista,
@@ -17,7 +17,7 @@ from autograder.student.diagnostico import (
     diagnosticar_traza,
     diagnosticar_valor_registrado,
 )
-from autograder.student.mensajes import CATALOGO, texto
+from autograder.student.messages import CATALOGO, texto
 
 chapter_modules("student")  # every chapter registers its own messages on import
 G = torch.Generator().manual_seed(0)

@@ -7,23 +7,25 @@ On a machine with one, `make test` runs them (and chapter 6's notebook measures 
 import pytest
 import torch
 
-from autograder.checks import ch06 as hidden_ch06
-from autograder.checks.runner import grade_hidden, plan
-from autograder.reference import ch06 as reference_ch06
-from autograder.reference import ch07 as reference_ch07
-from autograder.variants import all_variants
+from autograder.chapters.ch06 import hidden as hidden_ch06
+from autograder.corpus import all_variants
+from autograder.hidden.reference import load_reference
+from autograder.hidden.runner import grade_hidden, plan
+
+reference_ch06 = load_reference("ch06")
+reference_ch07 = load_reference("ch07")
 
 pytestmark = pytest.mark.skipif(
     not torch.cuda.is_available(),
     reason="no CUDA GPU here: chapter 6's fp16 + GradScaler step on CUDA and chapter 7's "
            "Functions on CUDA stay unverified (run this file on a GPU machine)")
 
-CUDA_CASE = 4  # autograder.student.ch06: row code 4 is the CUDA float16 step
+CUDA_CASE = 4  # autograder.chapters.ch06.student: row code 4 is the CUDA float16 step
 
 
 def test_hidden_cases_include_the_cuda_step():
     for student in ("alumna", "alumno"):
-        shapes = [shape for shape, _ in plan("ch06_amp_train_step", hidden_ch06.HIDDEN, student,
+        shapes = [shape for shape, _ in plan("amp_train_step", hidden_ch06.HIDDEN, student,
                                              secret="pruebas")]
         assert any(shape[-1] == CUDA_CASE for shape in shapes), shapes
 

@@ -25,7 +25,9 @@ def test_helper_cell_has_no_package_imports():
 
 
 def test_notebook_names_cannot_break_the_helpers():
-    from autograder.reference import ch01 as reference
+    from autograder.hidden.reference import load_reference
+
+    reference = load_reference("ch01")
 
     namespace = {}
     exec(helper_source("ch01"), namespace)

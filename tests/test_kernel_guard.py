@@ -35,7 +35,8 @@ def test_own_folder_and_libraries_stay_readable(guard):
 
 def test_references_and_hidden_tests_are_protected(guard):
     names = {p.name for p in protected_paths(guard.cwd)}
-    assert {"reference", "checks", "solutions", "gradebook.db", "course_secret.txt"} <= names
+    assert {"hidden", "hidden.py", "variants.py", "solutions", "gradebook.db",
+            "course_secret.txt"} <= names
 
 
 def test_processes_are_refused(guard):
@@ -66,12 +67,15 @@ def test_limits_are_reported():
 
 def test_hidden_modules_cannot_be_imported_and_the_attempt_is_recorded(guard):
     with pytest.raises(PermissionError):
-        guard.hook("import", ("autograder.reference.ch01", None, [], [], []))
-    guard.hook("import", ("autograder.student.ch01", None, [], [], []))  # the kernel side
+        guard.hook("import", ("autograder.hidden.reference", None, [], [], []))
+    guard.hook("import", ("autograder.chapters.ch01.student", None, [], [], []))  # kernel side
+    with pytest.raises(PermissionError):
+        guard.hook("import", ("autograder.chapters.ch01.hidden", None, [], [], []))
     guard.hook("import", ("autograder.harness", None, [], [], []))
     report = []
     guard.hook("autograder.manipulaciones", (report,))
-    assert report == [{"kind": "import", "target": "autograder.reference.ch01"}]
+    assert report == [{"kind": "import", "target": "autograder.hidden.reference"},
+                      {"kind": "import", "target": "autograder.chapters.ch01.hidden"}]
 
 
 def test_signals_reach_only_the_kernel_itself(guard):

@@ -19,8 +19,8 @@ from dataclasses import dataclass, field
 
 import torch
 
-from autograder.student.diagnostico import Diagnostico, diagnosticar_tensor
-from autograder.student.mensajes import texto
+from autograder.student.diagnosis import Diagnostico, diagnosticar_tensor
+from autograder.student.messages import texto
 
 
 class ComprobacionFallida(AssertionError):
@@ -168,6 +168,11 @@ class Ejercicio:
     construir: object
     observar: object
     contexto: object = None
+
+
+def ejercicios(*declarados):
+    """A chapter's exercises by function name, each declared once as an ``Ejercicio``."""
+    return {ejercicio.funcion: ejercicio for ejercicio in declarados}
 
 
 def observar_casos(ejercicio, funcion, casos):

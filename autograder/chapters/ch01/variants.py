@@ -1,0 +1,306 @@
+"""Chapter 1 variants: valid alternatives and realistic mistakes, each with its label."""
+
+import torch
+import torch.nn.functional as F
+
+from autograder.chapters.ch01.student import (
+    construir_dos_perdidas,
+    construir_penalizacion,
+    construir_red,
+    gradientes_por_separado,
+)
+from autograder.corpus import CORRECT, Registry
+from autograder.hidden.reference import load_reference
+from autograder.submissions import SampleStudent
+
+reference = load_reference("ch01")
+
+registry = Registry()
+variant = registry.variant
+
+MB = "manual_backward"
+TL = "two_loss_grads"
+GP = "gradient_penalty"
+
+
+# ---------------------------------------------------------------- manual_backward
+@variant(MB, CORRECT)
+def manual_backward_einsum(x, y, W1, b1, W2, b2):
+    z = torch.einsum("nd,dh->nh", x, W1) + b1
+    h = torch.where(z > 0, z, torch.zeros_like(z))
+    y_hat = torch.einsum("nh,hk->nk", h, W2) + b2
+    g = 2.0 * (y_hat - y) / (y.shape[0] * y.shape[1])
+    g_z = torch.einsum("nk,hk->nh", g, W2) * (h > 0)
+    return {"W1": torch.einsum("nd,nh->dh", x, g_z), "b1": g_z.sum(0),
+            "W2": torch.einsum("nh,nk->hk", h, g), "b2": g.sum(0)}
+
+
+@variant(MB, CORRECT)
+def manual_backward_per_sample_loop(x, y, W1, b1, W2, b2):
+    grads = {"W1": torch.zeros_like(W1), "b1": torch.zeros_like(b1),
+             "W2": torch.zeros_like(W2), "b2": torch.zeros_like(b2)}
+    n_elements = y.numel()
+    for x_n, y_n in zip(x, y):
+        z = x_n @ W1 + b1
+        h = z.relu()
+        d_out = 2 * (h @ W2 + b2 - y_n) / n_elements
+        d_z = (W2 @ d_out) * (z > 0)
+        grads["W2"] += torch.outer(h, d_out)
+        grads["b2"] += d_out
+        grads["W1"] += torch.outer(x_n, d_z)
+        grads["b1"] += d_z
+    return grads
+
+
+def _manual(x, y, W1, b1, W2, b2, scale=1.0, mask=True, dtype=None):
+    """The reference computation with one knob per classic mistake."""
+    z = x @ W1 + b1
+    h = torch.relu(z)
+    d_y_hat = scale * 2 * (h @ W2 + b2 - y) / y.numel()
+    d_z = d_y_hat @ W2.T
+    if mask:
+        d_z = d_z * (z > 0)
+    grads = {"W1": x.T @ d_z, "b1": d_z.sum(0), "W2": h.T @ d_y_hat, "b2": d_y_hat.sum(0)}
+    return {k: v.to(dtype) for k, v in grads.items()} if dtype else grads
+
+
+@variant(MB, "signo")
+def manual_backward_sign_flipped(x, y, W1, b1, W2, b2):
+    return _manual(x, y, W1, b1, W2, b2, scale=-1.0)  # 2 (y - y_hat) instead of 2 (y_hat - y)
+
+
+@variant(MB, "media_solo_sobre_lote")
+def manual_backward_divides_by_batch_only(x, y, W1, b1, W2, b2):
+    return _manual(x, y, W1, b1, W2, b2, scale=y.shape[1])  # / N instead of / (N K)
+
+
+@variant(MB, "suma_en_vez_de_media")
+def manual_backward_sum_not_mean(x, y, W1, b1, W2, b2):
+    return _manual(x, y, W1, b1, W2, b2, scale=y.numel())
+
+
+@variant(MB, "factor_2")
+def manual_backward_forgets_the_2(x, y, W1, b1, W2, b2):
+    return _manual(x, y, W1, b1, W2, b2, scale=0.5)
+
+
+@variant(MB, "forma_transpuesta")
+def manual_backward_transposed_w2(x, y, W1, b1, W2, b2):
+    grads = _manual(x, y, W1, b1, W2, b2)
+    z = x @ W1 + b1
+    d_y_hat = 2 * (torch.relu(z) @ W2 + b2 - y) / y.numel()
+    grads["W2"] = d_y_hat.T @ torch.relu(z)  # (K, H) instead of (H, K)
+    return grads
+
+
+@variant(MB, "dtype")
+def manual_backward_float32_accumulators(x, y, W1, b1, W2, b2):
+    return _manual(x, y, W1, b1, W2, b2, dtype=torch.float32)
+
+
+@variant(MB, "sin_implementar")
+def manual_backward_stub(x, y, W1, b1, W2, b2):
+    raise NotImplementedError()
+
+
+@variant(MB, "resultado_fijo")
+def manual_backward_hardcoded(x, y, W1, b1, W2, b2):
+    # The answer to the public check's example, returned whatever the input.
+    example = construir_red(torch.Generator().manual_seed(1), (6, 4, 5, 3))
+    return reference.manual_backward(*example.values())
+
+
+# ---------------------------------------------------------------- two_loss_grads
+@variant(TL, CORRECT)
+def two_loss_grads_backward_clone_zero(model, x, y):
+    out = model(x)
+    model.zero_grad()
+    F.mse_loss(out, y).backward(retain_graph=True)
+    grads_a = [p.grad.clone() for p in model.parameters()]
+    model.zero_grad()
+    F.l1_loss(out, y).backward()
+    grads_b = [p.grad.clone() for p in model.parameters()]
+    model.zero_grad()
+    return grads_a, grads_b
+
+
+@variant(TL, CORRECT)
+def two_loss_grads_difference_of_sums(model, x, y):
+    out = model(x)
+    params = list(model.parameters())
+    both = torch.autograd.grad(F.mse_loss(out, y) + F.l1_loss(out, y), params, retain_graph=True)
+    grads_a = torch.autograd.grad(F.mse_loss(out, y), params)
+    return list(grads_a), [s - a for s, a in zip(both, grads_a)]
+
+
+@variant(TL, "acumulado_sin_clone")
+def two_loss_grads_without_clone(model, x, y):
+    out = model(x)
+    F.mse_loss(out, y).backward(retain_graph=True)
+    grads_a = [p.grad for p in model.parameters()]
+    F.l1_loss(out, y).backward()
+    return grads_a, [p.grad.clone() for p in model.parameters()]
+
+
+@variant(TL, "acumulado_sin_zero")
+def two_loss_grads_without_zero_grad(model, x, y):
+    out = model(x)
+    F.mse_loss(out, y).backward(retain_graph=True)
+    grads_a = [p.grad.clone() for p in model.parameters()]
+    F.l1_loss(out, y).backward()
+    return grads_a, [p.grad.clone() for p in model.parameters()]
+
+
+@variant(TL, "segundo_backward")
+def two_loss_grads_without_retain_graph(model, x, y):
+    out = model(x)
+    params = list(model.parameters())
+    grads_a = torch.autograd.grad(F.mse_loss(out, y), params)
+    grads_b = torch.autograd.grad(F.l1_loss(out, y), params)
+    return list(grads_a), list(grads_b)
+
+
+@variant(TL, "forward_repetido")
+def two_loss_grads_two_forwards(model, x, y):
+    params = list(model.parameters())
+    grads_a = torch.autograd.grad(F.mse_loss(model(x), y), params)
+    grads_b = torch.autograd.grad(F.l1_loss(model(x), y), params)
+    return list(grads_a), list(grads_b)
+
+
+@variant(TL, "sin_implementar")
+def two_loss_grads_stub(model, x, y):
+    raise NotImplementedError()
+
+
+@variant(TL, "resultado_fijo")
+def two_loss_grads_hardcoded(model, x, y):
+    example = construir_dos_perdidas(torch.Generator().manual_seed(2), (5, 3, 4, 2))
+    return gradientes_por_separado(*example.values())
+
+
+# ---------------------------------------------------------------- gradient_penalty
+@variant(GP, CORRECT)
+def gradient_penalty_clone_and_vector_norm(model, x):
+    x_in = x.clone().requires_grad_()
+    out = model(x_in)
+    (g,) = torch.autograd.grad(out, x_in, grad_outputs=torch.ones_like(out), create_graph=True)
+    return (torch.linalg.vector_norm(g, dim=-1) - 1).pow(2).mean()
+
+
+@variant(GP, CORRECT)
+def gradient_penalty_sqrt_of_squares(model, x):
+    x_in = x.detach().clone()
+    x_in.requires_grad = True
+    (g,) = torch.autograd.grad(model(x_in).sum(), [x_in], create_graph=True)
+    norms = (g * g).sum(dim=1).sqrt()
+    return ((norms - 1) ** 2).sum() / x.shape[0]
+
+
+@variant(GP, "sin_grafo")
+def gradient_penalty_without_create_graph(model, x):
+    x_in = x.detach().requires_grad_(True)
+    (g,) = torch.autograd.grad(model(x_in).sum(), x_in)
+    return ((g.norm(dim=1) - 1) ** 2).mean()
+
+
+@variant(GP, "modificada")
+def gradient_penalty_marks_the_input(model, x):
+    x.requires_grad_(True)
+    (g,) = torch.autograd.grad(model(x).sum(), x, create_graph=True)
+    return ((g.norm(dim=1) - 1) ** 2).mean()
+
+
+@variant(GP, "grad_poblado")
+def gradient_penalty_with_backward(model, x):
+    x_in = x.detach().requires_grad_(True)
+    model(x_in).sum().backward(create_graph=True)
+    return ((x_in.grad.norm(dim=1) - 1) ** 2).mean()
+
+
+@variant(GP, "sin_implementar")
+def gradient_penalty_stub(model, x):
+    raise NotImplementedError()
+
+
+@variant(GP, "resultado_fijo")
+def gradient_penalty_hardcoded(model, x):
+    example = construir_penalizacion(torch.Generator().manual_seed(3), (4, 3, 6))
+    return reference.gradient_penalty(*example.values())
+
+
+# ---- The sample class (``make grade``): every grading outcome, with realistic cells.
+# Wrong or broken chapter 1 answers, each a realistic student cell.
+TWO_LOSSES_WITHOUT_CLONE = '''def two_loss_grads(model, x, y):
+    out = model(x)
+    F.mse_loss(out, y).backward(retain_graph=True)
+    grads_a = [p.grad for p in model.parameters()]  # sin .clone(): el backward siguiente suma aquí
+    F.l1_loss(out, y).backward()
+    grads_b = [p.grad.clone() for p in model.parameters()]
+    return grads_a, grads_b
+'''
+
+MANUAL_BACKWARD_THAT_RAISES = '''def manual_backward(x, y, W1, b1, W2, b2):
+    z = W1 @ x + b1                       # orden de los factores al revés: falla la forma
+    h = torch.relu(z)
+    y_hat = h @ W2 + b2
+    d_y_hat = 2 * (y_hat - y) / y_hat.numel()
+    d_z = (d_y_hat @ W2.T) * (z > 0)
+    return {"W1": x.T @ d_z, "b1": d_z.sum(0), "W2": h.T @ d_y_hat, "b2": d_y_hat.sum(0)}
+'''
+
+PENALTY_CELL_THAT_NEVER_ENDS = '''# probando convergencia...
+while True:
+    pass
+
+def gradient_penalty(model, x):
+    x = x.detach().requires_grad_(True)
+    (g,) = torch.autograd.grad(model(x).sum(), x, create_graph=True)
+    return ((g.norm(dim=1) - 1) ** 2).mean()
+'''
+
+PENALTY_WITHOUT_CREATE_GRAPH = '''def gradient_penalty(model, x):
+    x = x.detach().requires_grad_(True)
+    (g,) = torch.autograd.grad(model(x).sum(), x)       # sin create_graph=True
+    return ((g.norm(dim=1) - 1) ** 2).mean()
+'''
+
+KERNEL_KILLER = '''import os
+os._exit(1)
+'''
+
+# A correct answer that is noisy: a library warning and a print to stderr.
+NOISY_TWO_LOSSES = '''import sys
+import warnings
+
+def two_loss_grads(model, x, y):
+    warnings.warn("depurando: esto va a stderr")
+    print("depurando", file=sys.stderr)
+    out = model(x)
+    params = list(model.parameters())
+    grads_a = torch.autograd.grad(F.mse_loss(out, y), params, retain_graph=True)
+    grads_b = torch.autograd.grad(F.l1_loss(out, y), params)
+    return list(grads_a), list(grads_b)
+'''
+
+
+SAMPLE_STUDENTS = [
+    SampleStudent("carla", "parcialmente mal: guarda p.grad sin clone",
+                  {"two_loss_grads": TWO_LOSSES_WITHOUT_CLONE},
+                  lost=("two_loss_grads_test",)),
+    SampleStudent("diego", "su función lanza una excepción",
+                  {"manual_backward": MANUAL_BACKWARD_THAT_RAISES},
+                  lost=("manual_backward_test",)),
+    SampleStudent("elena", "una celda que nunca termina",
+                  {"gradient_penalty": PENALTY_CELL_THAT_NEVER_ENDS},
+                  lost=("gradient_penalty_test",), expected_status="timed out"),
+    SampleStudent("fede", "mata el kernel (os._exit) en una celda",
+                  {"manual_backward": KERNEL_KILLER},
+                  lost=("manual_backward_test",), expected_status="crashed"),
+    SampleStudent("hugo", "casi bien: penalización sin create_graph (crédito parcial)",
+                  {"gradient_penalty": PENALTY_WITHOUT_CREATE_GRAPH},
+                  partial={"gradient_penalty_test": 2.0}),
+    SampleStudent("gabi", "correcta pero ruidosa (warnings, stderr) y con celdas borradas",
+                  {"two_loss_grads": NOISY_TWO_LOSSES},
+                  deleted=("ch01_utilidades", "manual_backward_test")),
+]

@@ -1,0 +1,748 @@
+"""Chapter 4: how each exercise is built, observed and scored, and its public checks.
+
+Injected into the chapter 4 student notebook by the build. The training loop is
+observed by instrumenting what the student receives: a hook on each loss (``backward``),
+a step pre-hook on the optimizer (the gradients each step used), wrappers on
+``zero_grad``, ``scheduler.step`` and ``torch.nn.utils.clip_grad_norm_`` (restored
+afterwards), and a forward pre-hook on the model (train/eval mode, grad mode).
+The public oracles compute the same numbers another way (full-cycle batches with
+``torch.autograd.grad``, a hand-written update, closed-form learning rates); the
+reference implementations never enter the notebook.
+"""
+
+import copy
+import math
+
+import torch
+
+from autograder.student.compare import (
+    ComprobacionFallida,
+    Ejercicio,
+    Parte,
+    caso_en_proceso,
+    comprobar,
+    ejercicios,
+    error_a_datos,
+    exigir,
+    fallar,
+    llamar,
+    observar_llamada,
+)
+from autograder.student.diagnosis import (
+    Diagnostico,
+    cerca,
+    diagnosticar_parametros,
+    diagnosticar_tensor,
+    diagnosticar_traza,
+)
+from autograder.student.messages import registrar
+
+__all__ = ["comprobar_train_one_epoch", "comprobar_evaluate", "comprobar_warmup_cosine"]
+
+# id -> (title, Spanish explanation, Spanish hint, English explanation)
+MENSAJES = {
+    "ciclo_parcial_olvidado": (
+        "Último ciclo sin paso",
+        "El número de lotes no es múltiplo de `accum` y el último ciclo, incompleto, no terminó "
+        "en un paso del optimizador: sus gradientes se quedaron en `.grad` sin usarse.",
+        "Da el paso también después del último lote: `if (i + 1) % accum == 0 or i + 1 == "
+        "len(loader):`.",
+        "The last, partial accumulation cycle never reached optimizer.step()."),
+    "step_en_cada_microlote": (
+        "Paso en cada micro-lote",
+        "Llamaste a `optimizer.step()` después de cada micro-lote: con `accum > 1` no hubo "
+        "acumulación.",
+        "Con acumulación, `step()`, el planificador y `zero_grad()` van dentro del `if` que se "
+        "cumple cada `accum` micro-lotes.",
+        "optimizer.step() ran after every micro-batch: nothing was accumulated."),
+    "recorte_fuera_de_lugar": (
+        "Recorte fuera de lugar",
+        "Los gradientes que usó `optimizer.step()` tenían una norma mayor que `max_norm`: el "
+        "recorte no llegó antes del paso (o no se hizo).",
+        "`torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm)` va después del último "
+        "`backward()` del ciclo y antes de `optimizer.step()`.",
+        "The gradients used by optimizer.step() were not clipped to max_norm."),
+    "zero_grad_en_microlote": (
+        "zero_grad dentro del ciclo",
+        "Llamaste a `zero_grad()` entre dos micro-lotes del mismo ciclo: borraste los "
+        "gradientes que querías acumular.",
+        "`zero_grad()` va una vez por paso del optimizador: justo después de `step()` (o al "
+        "empezar cada ciclo), nunca entre los `backward()` de un ciclo.",
+        "zero_grad() ran between micro-batches of one accumulation cycle."),
+    "ciclo_parcial_dividido_por_accum": (
+        "Último ciclo mal escalado",
+        "`{nombre}` es {razon:.3g} × el valor correcto: en el último ciclo, incompleto, "
+        "dividiste por `accum` y no por el número de micro-lotes que tiene.",
+        "En el ciclo final de `r` micro-lotes divide cada pérdida por `r`: así el paso usa la "
+        "media de sus micro-lotes, como los demás.",
+        "`{nombre}` is r/accum of the expected value: the partial cycle was divided by accum."),
+    "perdida_registrada_dividida": (
+        "Pérdida registrada ya dividida",
+        "`{nombre}` es la media de las pérdidas **divididas** por el tamaño de su ciclo: "
+        "registraste el valor que pasa a `backward()`, no la pérdida de cada micro-lote.",
+        "Divide solo lo que pasa a `backward()`: `(loss / n).backward()` y registra "
+        "`loss.item()` sin dividir.",
+        "`{nombre}` averages the losses already divided by the cycle length."),
+    "grafo_al_evaluar": (
+        "Evaluación con el grafo activo",
+        "El modelo se ejecutó con el cálculo de gradientes activado: cada lote de evaluación "
+        "construyó un grafo que nadie va a usar.",
+        "Envuelve la evaluación en `with torch.no_grad():` (o `torch.inference_mode()`).",
+        "The model ran with grad mode on during evaluation: a graph was built for nothing."),
+    "media_de_lotes": (
+        "Media de las medias de cada lote",
+        "`{nombre}` es la media de los valores de cada lote, pero los lotes no tienen el mismo "
+        "tamaño: el último pesa igual que los demás con menos muestras.",
+        "Acumula sumas por muestra (`loss.item() * len(y)`, número de aciertos) y divide al "
+        "final por el número total de muestras.",
+        "`{nombre}` is the mean of per-batch values; batches have different sizes."),
+    "aciertos_sin_dividir": (
+        "Aciertos sin dividir",
+        "`{nombre}` es {razon:.3g} × el valor correcto: el número de aciertos, sin dividir por "
+        "el número de muestras.",
+        "La exactitud es una fracción entre 0 y 1: aciertos / muestras.",
+        "`{nombre}` is the number of correct predictions, not a fraction."),
+    "dividido_por_lotes": (
+        "Dividido por el número de lotes",
+        "`{nombre}` es {razon:.3g} × el valor correcto: dividiste por el número de lotes "
+        "(`len(loader)`) y no por el número de muestras.",
+        "Cuenta las muestras (`len(y)` en cada lote) y divide por ese total.",
+        "`{nombre}` was divided by the number of batches, not of samples."),
+    "doble_softmax": (
+        "Softmax antes de la pérdida",
+        "`{nombre}` es la entropía cruzada de `softmax(logits)`: aplicaste un softmax antes de "
+        "`loss_fn`, que ya hace `log_softmax` por dentro.",
+        "Pasa los logits crudos a `loss_fn`; para la predicción basta `argmax` de los logits.",
+        "`{nombre}` is the cross-entropy of softmax(logits): a softmax before the loss."),
+    "modo_forzado_a_train": (
+        "Modo no restaurado",
+        "El modelo llegó en modo evaluación y tu función lo dejó en modo entrenamiento: "
+        "llamaste a `model.train()` sin mirar en qué modo estaba.",
+        "Guarda `estaba_entrenando = model.training` al empezar y termina con "
+        "`model.train(estaba_entrenando)`.",
+        "The model arrived in eval mode and was left in train mode."),
+    "sin_calentamiento": (
+        "Sin calentamiento",
+        "La tasa de aprendizaje empieza ya en `lr` ({tasa:.4g}): falta el calentamiento "
+        "lineal.",
+        "Durante los primeros `warmup_steps` pasos la tasa sube en línea recta desde "
+        "lr/(W+1) hasta lr.",
+        "The learning rate starts at lr: there is no linear warmup."),
+    "calentamiento_incorrecto": (
+        "Calentamiento incorrecto",
+        "En el paso {paso} la tasa es {tasa:.4g}; el contrato pide {tasa_esperada:.4g}, es decir "
+        "lr·(t+1)/(W+1) en el paso t < W.",
+        "Con `LinearLR`, `start_factor=1/(W+1)` y `total_iters=W`; con `LambdaLR`, el factor "
+        "(t+1)/(W+1). Comprueba que en el paso W la tasa vale justo `lr`.",
+        "Warmup learning rate at step {paso} is {tasa:.4g}, expected {tasa_esperada:.4g}."),
+    "coseno_tmax_total": (
+        "T_max sin descontar el calentamiento",
+        "El coseno no llega a `min_lr` en el paso `total_steps`: usaste `T_max = total_steps` "
+        "en vez de `total_steps - warmup_steps`.",
+        "La fase de coseno dura `total_steps - warmup_steps` pasos: ese es su `T_max`.",
+        "The cosine phase used T_max = total_steps instead of total_steps - warmup_steps."),
+    "sin_min_lr": (
+        "Coseno hasta 0",
+        "El coseno termina en 0 y no en `min_lr` ({min_lr:.4g}).",
+        "Pasa `eta_min=min_lr` a `CosineAnnealingLR` (o súmalo en tu fórmula).",
+        "The cosine phase ends at 0 instead of min_lr."),
+    "no_es_planificador": (
+        "No es un planificador",
+        "La función devolvió `{tipo}`; se esperaba un planificador con `step()` y "
+        "`get_last_lr()`.",
+        "Devuelve el objeto de `torch.optim.lr_scheduler` (por ejemplo `LambdaLR` o "
+        "`SequentialLR`) ya creado sobre el optimizador.",
+        "The function returned `{tipo}`, not a learning-rate scheduler."),
+}
+registrar(MENSAJES)
+
+
+def red_clasificadora(generador, D, H, C, batchnorm=False):
+    """Linear–(BatchNorm)–Tanh–Linear classifier in float64, weights from ``generador``."""
+    capas = [torch.nn.Linear(D, H)]
+    if batchnorm:
+        capas.append(torch.nn.BatchNorm1d(H))
+    capas += [torch.nn.Tanh(), torch.nn.Linear(H, C)]
+    modelo = torch.nn.Sequential(*capas).to(torch.float64)
+    with torch.no_grad():
+        for p in modelo.parameters():
+            p.copy_(torch.randn(p.shape, generator=generador, dtype=torch.float64) * 0.7)
+        if batchnorm:
+            bn = modelo[1]
+            bn.running_mean.copy_(torch.randn(H, generator=generador, dtype=torch.float64))
+            bn.running_var.copy_(torch.rand(H, generator=generador, dtype=torch.float64) + 0.5)
+    return modelo
+
+
+def _como_tensor(valor):
+    return torch.tensor(float(valor), dtype=torch.float64)
+
+
+def comparar_numero(nombre, valor, esperado, tiene_grafo=False, factores=None,
+                    alternativas=None):
+    """A returned metric: a Python number (not a tensor), close to ``esperado``."""
+    if isinstance(valor, torch.Tensor):
+        fallar("grafo_vivo" if tiene_grafo else "registro_tensor", nombre=nombre)
+    if valor is None:
+        fallar("es_none", nombre=nombre)
+    if type(valor) not in (int, float):
+        fallar("tipo", nombre=nombre, esperado="un número de Python (`float`)",
+               tipo=valor.get("__objeto__", "dict") if isinstance(valor, dict)
+               else type(valor).__name__)
+    esperado = _como_tensor(esperado)
+    alternativas = alternativas or {}
+    obtenido = _como_tensor(valor)
+    if cerca(obtenido, esperado):
+        return
+    for diagnostico, otro in alternativas.items():
+        if otro is not None and cerca(obtenido, _como_tensor(otro)):
+            fallar(diagnostico, nombre=nombre)
+    exigir(diagnosticar_tensor(nombre, obtenido, esperado, factores))
+
+
+# ---------------------------------------------------------------- exercise 1: train_one_epoch
+NOMBRES_ENTRENAMIENTO = ("model", "loader", "loss_fn", "optimizer", "scheduler", "accum",
+                         "max_norm")
+
+
+def construir_entrenamiento(generador, forma):
+    """Inputs of train_one_epoch for ``forma`` =
+    (n_lotes, tam_lote, D, H, C, accum, max_norm, planificador, optimizador).
+
+    ``max_norm`` 0 means no clipping; planificador "coseno" or "ninguno"; optimizador
+    "sgd" (momentum), "sgd_simple" or "adamw". The model starts in eval mode, as left by
+    an evaluation: train_one_epoch must switch it to train mode.
+    """
+    n, B, D, H, C, accum, max_norm, planificador, optimizador = forma
+    modelo = red_clasificadora(generador, D, H, C)
+    modelo.eval()
+    lotes = [(torch.randn(B, D, generator=generador, dtype=torch.float64),
+              torch.randint(0, C, (B,), generator=generador)) for _ in range(n)]
+    if optimizador == "adamw":
+        opt = torch.optim.AdamW(modelo.parameters(), lr=0.05, weight_decay=0.1)
+    elif optimizador == "sgd":
+        opt = torch.optim.SGD(modelo.parameters(), lr=0.2, momentum=0.9)
+    else:
+        opt = torch.optim.SGD(modelo.parameters(), lr=0.5)
+    pasos = -(-n // accum)
+    planificador = (torch.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=pasos, eta_min=0.01)
+                    if planificador == "coseno" else None)
+    return {"model": modelo, "loader": lotes, "loss_fn": torch.nn.CrossEntropyLoss(),
+            "optimizer": opt, "scheduler": planificador, "accum": int(accum),
+            "max_norm": float(max_norm) if max_norm else None}
+
+
+def _plano(parametros):
+    return torch.cat([(p.grad if p.grad is not None else torch.zeros_like(p)).detach().flatten()
+                      for p in parametros])
+
+
+def ejecutar_instrumentado(funcion, entradas):
+    """Run ``funcion`` on instrumented inputs; plain data about everything it did."""
+    modelo, opt, planificador = entradas["model"], entradas["optimizer"], entradas["scheduler"]
+    parametros = list(modelo.parameters())
+    traza, pasos, modos, perdidas, crudo = [], [], [], [], {}
+    perdida_original = entradas["loss_fn"]
+
+    def marcar_backward(grad):
+        traza.append("backward")
+
+    def loss_fn(*args, **kwargs):
+        perdida = perdida_original(*args, **kwargs)
+        if isinstance(perdida, torch.Tensor) and perdida.requires_grad:
+            perdida.register_hook(marcar_backward)
+            perdidas.append(perdida.item())
+        return perdida
+
+    def antes_del_paso(optimizador, args, kwargs):
+        traza.append("optimizer.step")
+        pasos.append(_plano(parametros).clone())
+
+    def envolver(objeto, atributo, etiqueta):
+        original = getattr(objeto, atributo)
+
+        def envoltura(*args, **kwargs):
+            traza.append(etiqueta)
+            return original(*args, **kwargs)
+        setattr(objeto, atributo, envoltura)
+
+    utils = torch.nn.utils
+    recorte_original = utils.clip_grad_norm_
+
+    def recorte(*args, **kwargs):
+        traza.append("clip_grad_norm_")
+        return recorte_original(*args, **kwargs)
+
+    def guardar(*args):
+        crudo["valor"] = funcion(*args)
+        return crudo["valor"]
+
+    argumentos = dict(entradas, loss_fn=loss_fn)
+    ganchos = [opt.register_step_pre_hook(antes_del_paso),
+               modelo.register_forward_pre_hook(
+                   lambda m, a: modos.append(all(x.training for x in m.modules())))]
+    envolver(opt, "zero_grad", "optimizer.zero_grad")
+    envolver(modelo, "zero_grad", "optimizer.zero_grad")
+    if planificador is not None:
+        envolver(planificador, "step", "scheduler.step")
+    utils.clip_grad_norm_ = recorte
+    try:
+        observacion = observar_llamada(guardar, *argumentos.values())
+    finally:
+        utils.clip_grad_norm_ = recorte_original
+        for gancho in ganchos:
+            gancho.remove()
+        del opt.zero_grad, modelo.zero_grad
+        if planificador is not None:
+            del planificador.step
+    valor = crudo.get("valor")
+    finales = [p.detach().clone() for p in parametros]
+    observacion.update(
+        devuelto=observacion["resultado"], traza=traza, pasos=pasos, modos=modos,
+        perdidas=perdidas,
+        parametros=finales,
+        devuelto_grafo=isinstance(valor, torch.Tensor) and valor.grad_fn is not None)
+    if observacion["resultado"] is None and observacion["error"] is None:
+        # A forgotten ``return`` is its own mistake, not a hard-coded answer.
+        observacion["resultado"] = {"sin_retorno": finales}
+    return observacion
+
+
+def observar_entrenamiento(train_one_epoch, entradas):
+    return ejecutar_instrumentado(train_one_epoch, entradas)
+
+
+def contexto_entrenamiento(forma):
+    n, accum, max_norm = forma[0], forma[5], forma[6]
+    return {"n_lotes": n, "accum": accum, "max_norm": float(max_norm) if max_norm else None}
+
+
+def _sin(traza, etiqueta):
+    return [e for e in traza if e != etiqueta]
+
+
+def diagnosticar_orden(traza, esperada, n_lotes, accum, max_norm):
+    """The order of backward / clip / step / scheduler (zero_grad is judged by the values)."""
+    traza = _sin(traza, "optimizer.zero_grad")
+    esperada = _sin(esperada, "optimizer.zero_grad")
+    if max_norm is None:  # clipping to infinity is harmless
+        traza = _sin(traza, "clip_grad_norm_")
+    if "clip_grad_norm_" not in traza:  # clipped some other way: the gradients will tell
+        esperada = _sin(esperada, "clip_grad_norm_")
+    if traza == esperada:
+        return None
+    pasos, pasos_esperados = traza.count("optimizer.step"), esperada.count("optimizer.step")
+    if pasos_esperados and not pasos:
+        return Diagnostico("sin_step", {})
+    if accum > 1 and pasos == n_lotes:
+        return Diagnostico("step_en_cada_microlote", {})
+    if n_lotes % accum and pasos == pasos_esperados - 1:
+        return Diagnostico("ciclo_parcial_olvidado", {})
+    veces, veces_esperadas = traza.count("scheduler.step"), esperada.count("scheduler.step")
+    # once per micro-batch (n_lotes, +1 with a step after the loop) or once per epoch (1)
+    if veces_esperadas and veces != veces_esperadas and veces in (1, n_lotes, n_lotes + 1):
+        return Diagnostico("scheduler_veces", {"veces": veces, "veces_esperadas": veces_esperadas})
+    for i, evento in enumerate(traza):
+        anterior = next((e for e in reversed(traza[:i]) if e != "clip_grad_norm_"), None)
+        if evento == "clip_grad_norm_" and anterior != "backward":
+            return Diagnostico("recorte_fuera_de_lugar", {})
+    return diagnosticar_traza(traza, esperada)
+
+
+def zero_grad_dentro_del_ciclo(traza):
+    """True if zero_grad ran between two backward calls with no step in between."""
+    backward_en_ciclo, borrado = False, False
+    for evento in traza:
+        if evento == "backward":
+            if borrado:
+                return True
+            backward_en_ciclo = True
+        elif evento == "optimizer.zero_grad" and backward_en_ciclo:
+            borrado = True
+        elif evento == "optimizer.step":
+            backward_en_ciclo, borrado = False, False
+    return False
+
+
+def _orden_y_modo(caso):
+    datos = caso.datos
+    if not all(datos["modos"]):
+        fallar("modelo_en_eval")
+    exigir(diagnosticar_orden(datos["traza"], datos["esperado"]["traza"], datos["n_lotes"],
+                              datos["accum"], datos["max_norm"]))
+
+
+def _gradientes_de_cada_paso(caso):
+    datos = caso.datos
+    obtenidos, esperados = datos["pasos"], datos["esperado"]["pasos"]
+    n, accum, max_norm = datos["n_lotes"], datos["accum"], datos["max_norm"]
+    if len(obtenidos) != len(esperados):
+        exigir(diagnosticar_orden(datos["traza"], datos["esperado"]["traza"], n, accum,
+                                  max_norm))
+        fallar("longitud", nombre="la lista de pasos del optimizador",
+               longitud=len(obtenidos), longitud_esperada=len(esperados))
+    for k, (obtenido, esperado) in enumerate(zip(obtenidos, esperados)):
+        if cerca(obtenido, esperado):
+            continue
+        if k > 0 and cerca(obtenido, esperado + obtenidos[k - 1]):
+            fallar("zero_grad_ausente")
+        if zero_grad_dentro_del_ciclo(datos["traza"]):
+            fallar("zero_grad_en_microlote")
+        if max_norm and torch.linalg.vector_norm(obtenido).item() > max_norm * (1 + 1e-6):
+            fallar("recorte_fuera_de_lugar")
+        factores = {}
+        if k == len(esperados) - 1 and n % accum:  # the last, partial cycle
+            factores["ciclo_parcial_dividido_por_accum"] = (n % accum) / accum
+        if accum > 1:
+            factores["sin_dividir_por_accum"] = accum
+        exigir(diagnosticar_tensor(f"el gradiente del paso {k + 1}", obtenido, esperado,
+                                   factores))
+
+
+def _parametros_finales(caso):
+    datos = caso.datos
+    antes = [v["valores"] for k, v in datos["originales"].items() if k.startswith("model.")]
+    factores = {"sin_dividir_por_accum": datos["accum"]} if datos["accum"] > 1 else {}
+    exigir(diagnosticar_parametros(antes, datos["parametros"], datos["esperado"]["parametros"],
+                                   factores))
+
+
+def _perdida_devuelta(caso):
+    datos = caso.datos
+    n, accum, perdidas = datos["n_lotes"], datos["accum"], datos["esperado"]["perdidas"]
+    divididas = [p / min(accum, n - (i - i % accum)) for i, p in enumerate(perdidas)]
+    alternativas = ({"perdida_registrada_dividida": sum(divididas) / len(divididas)}
+                    if accum > 1 and divididas else {})
+    comparar_numero("la pérdida media devuelta", datos["devuelto"], datos["esperado"]["perdida"],
+                    datos["devuelto_grafo"], {"suma_en_vez_de_media": n}, alternativas)
+
+
+TRAIN_ONE_EPOCH = Ejercicio(
+    funcion="train_one_epoch",
+    partes=[
+        Parte("model.train() y orden: backward → clip → step → scheduler", 1.0, _orden_y_modo),
+        Parte("gradientes que usa cada paso (acumulación, recorte, zero_grad)", 1.5,
+              _gradientes_de_cada_paso),
+        Parte("parámetros al final de la época", 1.0, _parametros_finales),
+        Parte("pérdida media devuelta como float", 0.5, _perdida_devuelta),
+    ],
+    construir=construir_entrenamiento, observar=observar_entrenamiento,
+    contexto=contexto_entrenamiento)
+
+
+def entrenamiento_a_mano(model, loader, loss_fn, optimizer, scheduler, accum, max_norm):
+    """The public oracle, for plain SGD and a cosine schedule: each cycle's gradient is
+    the gradient of the loss on the cycle's concatenated batch (equal batch sizes), the
+    clipping and the update are written out, the learning rate is the closed form."""
+    params = [p.detach().clone() for p in model.parameters()]
+    grupo = optimizer.param_groups[0]
+    lr0 = grupo.get("initial_lr", grupo["lr"])
+    eta_min, t_max = scheduler.eta_min, scheduler.T_max
+    traza, pasos, perdidas = [], [], []
+    ciclos = [loader[i:i + accum] for i in range(0, len(loader), accum)]
+    for t, ciclo in enumerate(ciclos):
+        x = torch.cat([xb for xb, _ in ciclo])
+        y = torch.cat([yb for _, yb in ciclo])
+        hojas = [p.clone().requires_grad_(True) for p in params]
+        copia = copy.deepcopy(model)
+        with torch.enable_grad():
+            salida = torch.func.functional_call(
+                copia, dict(zip([k for k, _ in model.named_parameters()], hojas)), (x,))
+            gradientes = torch.autograd.grad(torch.nn.functional.cross_entropy(salida, y), hojas)
+        with torch.no_grad():
+            for xb, yb in ciclo:
+                perdidas.append(torch.nn.functional.cross_entropy(
+                    torch.func.functional_call(copia, dict(zip(
+                        [k for k, _ in model.named_parameters()], params)), (xb,)), yb).item())
+        plano = torch.cat([g.flatten() for g in gradientes])
+        traza += ["backward"] * len(ciclo)
+        if max_norm:
+            traza.append("clip_grad_norm_")
+            plano = plano * min(1.0, max_norm / (torch.linalg.vector_norm(plano).item() + 1e-6))
+        traza += ["optimizer.step", "scheduler.step", "optimizer.zero_grad"]
+        pasos.append(plano)
+        lr = eta_min + (lr0 - eta_min) * (1 + math.cos(math.pi * t / t_max)) / 2
+        trozos = torch.split(plano, [p.numel() for p in params])
+        params = [p - lr * g.view_as(p) for p, g in zip(params, trozos)]
+    return {"traza": traza, "pasos": pasos, "parametros": params, "perdidas": perdidas,
+            "perdida": sum(perdidas) / len(perdidas)}
+
+
+def comprobar_train_one_epoch(train_one_epoch):
+    """Public check: 5 micro-batches, accum=2 (a partial last cycle), clipping, cosine."""
+    caso = caso_en_proceso(TRAIN_ONE_EPOCH, train_one_epoch, 4,
+                           (5, 6, 3, 5, 3, 2, 0.6, "coseno", "sgd_simple"), entrenamiento_a_mano)
+    comprobar(TRAIN_ONE_EPOCH.partes, caso,
+              "El orden, los gradientes de cada paso, los parámetros y la pérdida coinciden "
+              "(en este ejemplo pequeño).")
+
+
+# ---------------------------------------------------------------- exercise 2: evaluate
+def construir_evaluacion(generador, forma):
+    """model (with BatchNorm), loader with a smaller last batch, loss_fn; ``forma`` =
+    (n_lotes, tam_lote, tam_ultimo, D, H, C[, modo]), modo "train" (default) or "eval":
+    the mode the model arrives in, and must be left in."""
+    n, B, ultimo, D, H, C = forma[:6]
+    modelo = red_clasificadora(generador, D, H, C, batchnorm=True)
+    lotes = []
+    for i in range(n):
+        tam = ultimo if i == n - 1 else B
+        x = torch.randn(tam, D, generator=generador, dtype=torch.float64)
+        y = torch.randint(0, C, (tam,), generator=generador)
+        lotes.append((x, y))
+    modelo.eval()
+    with torch.no_grad():  # some right answers in every batch: accuracy is never 0
+        for x, y in lotes:
+            y[0] = modelo(x[:1]).argmax(1)[0]
+    modelo.train(_modo_inicial(forma) == "train")
+    return {"model": modelo, "loader": lotes, "loss_fn": torch.nn.CrossEntropyLoss()}
+
+
+def observar_evaluacion(evaluate, entradas):
+    """The result, whether it keeps a graph, the mode and grad mode of every forward."""
+    modelo = entradas["model"]
+    llamadas, crudo = [], {}
+    buffers = {k: b.detach().clone() for k, b in modelo.named_buffers()}
+
+    def guardar(*args):
+        crudo["valor"] = evaluate(*args)
+        return crudo["valor"]
+
+    gancho = modelo.register_forward_pre_hook(lambda m, a: llamadas.append(
+        {"entrenando": any(x.training for x in m.modules()), "grad": torch.is_grad_enabled()}))
+    try:
+        observacion = observar_llamada(guardar, *entradas.values())
+    finally:
+        gancho.remove()
+    valor = crudo.get("valor")
+    grafos = ([isinstance(v, torch.Tensor) and v.grad_fn is not None for v in valor]
+              if type(valor) in (tuple, list) else [])
+    observacion.update(
+        llamadas=llamadas, grafos=grafos,
+        modos_finales=[m.training for m in modelo.modules()],
+        buffers_cambiados=[k for k, b in modelo.named_buffers() if not torch.equal(b,
+                                                                                   buffers[k])])
+    return observacion
+
+
+def _modo_inicial(forma):
+    return forma[6] if len(forma) > 6 else "train"
+
+
+def contexto_evaluacion(forma):
+    n, B, ultimo = forma[:3]
+    return {"muestras": (n - 1) * B + ultimo, "n_lotes": n, "modo_inicial": _modo_inicial(forma)}
+
+
+def _modo_evaluacion(caso):
+    for llamada in caso.datos["llamadas"]:
+        if llamada["entrenando"]:
+            fallar("modelo_en_train")
+        if llamada["grad"]:
+            fallar("grafo_al_evaluar")
+    if caso.datos["buffers_cambiados"]:
+        fallar("buffers_cambiados", nombre=caso.datos["buffers_cambiados"][0])
+
+
+def _par(caso):
+    resultado = caso.resultado
+    if type(resultado) not in (tuple, list) or len(resultado) != 2:
+        fallar("tipo", nombre="el resultado", esperado="una tupla (pérdida, exactitud)",
+               tipo=type(resultado).__name__ if not isinstance(resultado, dict)
+               else resultado.get("__objeto__", "dict"))
+    grafos = caso.datos["grafos"] or [False, False]
+    return resultado, grafos
+
+
+def _perdida_media(caso):
+    resultado, grafos = _par(caso)
+    esperado = caso.datos["esperado"]
+    comparar_numero("la pérdida media", resultado[0], esperado["perdida"], grafos[0],
+                    {"suma_en_vez_de_media": caso.datos["muestras"]},
+                    {"media_de_lotes": esperado["perdida_por_lotes"],
+                     "doble_softmax": esperado.get("perdida_doble_softmax")})
+
+
+def _exactitud(caso):
+    resultado, grafos = _par(caso)
+    esperado = caso.datos["esperado"]
+    comparar_numero("la exactitud", resultado[1], esperado["exactitud"], grafos[1],
+                    {"aciertos_sin_dividir": caso.datos["muestras"],
+                     "dividido_por_lotes": caso.datos["muestras"] / caso.datos["n_lotes"]},
+                    {"media_de_lotes": esperado["exactitud_por_lotes"]})
+
+
+def _modo_restaurado(caso):
+    modos = caso.datos["modos_finales"]
+    if caso.datos["modo_inicial"] == "train" and not all(modos):
+        fallar("modelo_en_eval")
+    if caso.datos["modo_inicial"] == "eval" and any(modos):
+        fallar("modo_forzado_a_train")
+
+
+EVALUATE = Ejercicio(
+    funcion="evaluate",
+    partes=[
+        Parte("model.eval() y torch.no_grad() en cada pase", 0.5, _modo_evaluacion,
+              requisito=True),
+        Parte("pérdida media por muestra (float)", 1.0, _perdida_media),
+        Parte("exactitud (float entre 0 y 1)", 1.0, _exactitud),
+        Parte("el modelo vuelve al modo en que llegó", 0.5, _modo_restaurado, requisito=True),
+    ],
+    construir=construir_evaluacion, observar=observar_evaluacion, contexto=contexto_evaluacion)
+
+
+def evaluacion_de_golpe(model, loader, loss_fn):
+    """The public oracle: one pass over all the samples at once, on a copy in eval mode."""
+    copia = copy.deepcopy(model).eval()
+    x = torch.cat([xb for xb, _ in loader])
+    y = torch.cat([yb for _, yb in loader])
+    with torch.no_grad():
+        logits = copia(x)
+        por_muestra = torch.nn.functional.cross_entropy(logits, y, reduction="none")
+        doble_softmax = torch.nn.functional.cross_entropy(logits.softmax(1), y)
+        acierto = (logits.argmax(1) == y).double()
+    tamanos = [len(yb) for _, yb in loader]
+    trozos_p, trozos_a = torch.split(por_muestra, tamanos), torch.split(acierto, tamanos)
+    return {"perdida": por_muestra.mean().item(), "exactitud": acierto.mean().item(),
+            "perdida_doble_softmax": doble_softmax.item(),
+            "perdida_por_lotes": sum(t.mean().item() for t in trozos_p) / len(tamanos),
+            "exactitud_por_lotes": sum(t.mean().item() for t in trozos_a) / len(tamanos)}
+
+
+def comprobar_evaluate(evaluate):
+    """Public check: a BatchNorm model, batches of 6, 6 and 3 samples; it arrives in train
+    mode, then (another model) in eval mode, and must be left as it arrived."""
+    for modo, exito in (("train", "y el modelo vuelve a modo entrenamiento."),
+                        ("eval", "y el modelo que llegó en modo evaluación sigue así.")):
+        caso = caso_en_proceso(EVALUATE, evaluate, 5, (3, 6, 3, 4, 5, 3, modo),
+                               evaluacion_de_golpe)
+        comprobar(EVALUATE.partes, caso,
+                  f"Pérdida y exactitud correctas, sin grafo, en modo evaluación, {exito}")
+
+
+# ---------------------------------------------------------------- exercise 3: warmup_cosine
+def construir_planificador(generador, forma):
+    """A fresh SGD optimizer over one parameter; ``forma`` = (W, T, lr, min_lr)."""
+    W, T, lr, min_lr = forma
+    parametro = torch.zeros(1, dtype=torch.float64, requires_grad=True)
+    return {"optimizer": torch.optim.SGD([parametro], lr=float(lr)), "warmup_steps": int(W),
+            "total_steps": int(T), "min_lr": float(min_lr)}
+
+
+def observar_planificador(warmup_cosine, entradas):
+    """The learning rate before any step and after each of ``total_steps`` steps."""
+    crudo = {}
+
+    def crear(*args):
+        crudo["planificador"] = warmup_cosine(*args)
+        return crudo["planificador"]
+
+    observacion = observar_llamada(crear, *entradas.values())
+    if observacion["error"] is not None:
+        return observacion
+    planificador, opt = crudo["planificador"], entradas["optimizer"]
+    if not callable(getattr(planificador, "step", None)):
+        observacion["resultado"] = {"__objeto__": type(planificador).__name__,
+                                    "valor": observacion["resultado"]}
+        return observacion
+    lrs = [opt.param_groups[0]["lr"]]
+
+    def avanzar():
+        for _ in range(entradas["total_steps"]):
+            opt.step()
+            planificador.step()
+            lrs.append(opt.param_groups[0]["lr"])
+
+    try:
+        llamar(avanzar)
+    except ComprobacionFallida as error:  # a scheduler that fails is reported
+        return {"resultado": None, "error": error_a_datos(error)}
+    observacion["resultado"] = torch.tensor(lrs, dtype=torch.float64)
+    return observacion
+
+
+def secuencia_lr(lr, W, T, min_lr, variante="correcta"):
+    """Closed-form learning rates for steps 0..T: the contract and its usual mistakes."""
+    valores = []
+    fin_coseno = T if variante == "tmax_total" else T - W
+    minimo = 0.0 if variante == "sin_min_lr" else min_lr
+    for t in range(T + 1):
+        if t < W:
+            valores.append(lr * (t + 1) / (W + 1))
+        else:
+            progreso = (t - W) / fin_coseno
+            valores.append(minimo + (lr - minimo) * 0.5 * (1 + math.cos(math.pi * progreso)))
+    return torch.tensor(valores, dtype=torch.float64)
+
+
+def lrs_esperadas(optimizer, warmup_steps, total_steps, min_lr):
+    """The public oracle (closed form) with the sequences of the usual mistakes."""
+    lr = optimizer.param_groups[0]["lr"]
+    return {variante: secuencia_lr(lr, warmup_steps, total_steps, min_lr, variante)
+            for variante in ("correcta", "tmax_total", "sin_min_lr")}
+
+
+def _secuencia(caso):
+    resultado = caso.resultado
+    if not isinstance(resultado, torch.Tensor):
+        fallar("no_es_planificador", tipo=resultado.get("__objeto__", "dict")
+               if isinstance(resultado, dict) else type(resultado).__name__)
+    return resultado
+
+
+def _calentamiento(caso):
+    lrs = _secuencia(caso)
+    W = caso.datos["W"]
+    esperada = caso.datos["esperado"]["correcta"]
+    if lrs.shape != esperada.shape:
+        exigir(diagnosticar_tensor("la secuencia de tasas", lrs, esperada))
+    lr = esperada[W].item()
+    if abs(lrs[0].item() - lr) < 1e-9 * max(1.0, lr) and W > 0:
+        fallar("sin_calentamiento", tasa=lrs[0].item())
+    for t in range(W + 1):
+        if not cerca(lrs[t:t + 1], esperada[t:t + 1]):
+            fallar("calentamiento_incorrecto", paso=t, tasa=lrs[t].item(),
+                   tasa_esperada=esperada[t].item())
+
+
+def _coseno(caso):
+    lrs = _secuencia(caso)
+    W = caso.datos["W"]
+    esperadas = caso.datos["esperado"]
+    if lrs.shape != esperadas["correcta"].shape:
+        exigir(diagnosticar_tensor("la secuencia de tasas", lrs, esperadas["correcta"]))
+    tramo = lrs[W:]
+    if cerca(tramo, esperadas["correcta"][W:]):
+        return
+    if cerca(tramo, esperadas["tmax_total"][W:]):
+        fallar("coseno_tmax_total")
+    if cerca(tramo, esperadas["sin_min_lr"][W:]):
+        fallar("sin_min_lr", min_lr=caso.datos["min_lr"])
+    exigir(diagnosticar_tensor("las tasas de la fase de coseno", tramo,
+                               esperadas["correcta"][W:]))
+
+
+def contexto_planificador(forma):
+    return {"W": int(forma[0]), "min_lr": float(forma[3])}
+
+
+WARMUP_COSINE = Ejercicio(
+    funcion="warmup_cosine",
+    partes=[
+        Parte("calentamiento lineal (pasos 0 a W)", 1.5, _calentamiento),
+        Parte("coseno de lr a min_lr (pasos W a total_steps)", 1.5, _coseno),
+    ],
+    construir=construir_planificador, observar=observar_planificador,
+    contexto=contexto_planificador)
+
+
+def comprobar_warmup_cosine(warmup_cosine):
+    """Public check: W=5, total_steps=30, lr=0.1, min_lr=0.001, against the closed form."""
+    caso = caso_en_proceso(WARMUP_COSINE, warmup_cosine, 6, (5, 30, 0.1, 0.001), lrs_esperadas)
+    comprobar(WARMUP_COSINE.partes, caso,
+              "Las 31 tasas de aprendizaje siguen el calentamiento y el coseno del contrato.")
+
+
+# In notebook order.
+EJERCICIOS = ejercicios(EVALUATE, WARMUP_COSINE, TRAIN_ONE_EPOCH)

@@ -1,0 +1,618 @@
+"""Chapter 6: how each exercise is built, observed and scored, and its public checks.
+
+Injected into the chapter 6 student notebook by the build; the hidden tests use the
+same exercises on other inputs against the reference. The public oracles are plain
+facts about the hardware (exercise 1), PyTorch's own ``GradScaler`` (exercise 2) and
+a step computed another way, with ``torch.autograd.grad`` and a hand-written clip and
+SGD update (exercise 3); never the reference.
+"""
+
+import math
+
+import torch
+
+from autograder.student.compare import (
+    Ejercicio,
+    Parte,
+    _verificar,
+    calificando,
+    caso_en_proceso,
+    ejercicios,
+    exigir,
+    fallar,
+    observar_llamada,
+    sanear,
+)
+from autograder.student.diagnosis import Diagnostico, diagnosticar_tensor, diagnosticar_traza
+from autograder.student.messages import registrar
+
+__all__ = ["comprobar_pick_amp_dtype", "comprobar_simulate_loss_scale",
+           "comprobar_amp_train_step"]
+# The helper cell's runtime report also says which runtime to pick (autograder/inject.py).
+INFO_ENTORNO = {"consejo_gpu": True}
+
+# id -> (title, Spanish explanation, Spanish hint, English explanation)
+MENSAJES = {
+    "amp_bf16_sin_soporte": (
+        "bfloat16 sin soporte nativo",
+        "Elegiste bfloat16 en un dispositivo ({dispositivo}) que no lo tiene en hardware.",
+        "Sin bf16 nativo (una T4, por ejemplo), bf16 se emula y es lento: en GPU usa float16 "
+        "(con GradScaler); en CPU quédate en float32.",
+        "bfloat16 was chosen on a device ({dispositivo}) without native bf16 support."),
+    "amp_fp16_en_cpu": (
+        "float16 en CPU",
+        "Elegiste float16 para la CPU.",
+        "En CPU, autocast está pensado para bfloat16; sin bf16 nativo, lo razonable es float32.",
+        "float16 was chosen for the CPU."),
+    "amp_desaprovecha_16_bits": (
+        "Sin precisión mixta donde sí conviene",
+        "Elegiste float32 en {dispositivo}, que tiene {disponible} en hardware.",
+        "Si el dispositivo tiene bf16 nativo, usa bfloat16; una GPU sin bf16 (T4) tiene núcleos "
+        "tensoriales de float16.",
+        "float32 was chosen on {dispositivo}, which supports {disponible} natively."),
+    "amp_fp16_sin_escalador": (
+        "float16 sin GradScaler",
+        "Elegiste float16 sin escalado de la pérdida.",
+        "float16 tiene poco rango: los gradientes pequeños se vuelven 0. Con float16, usa "
+        "siempre GradScaler.",
+        "float16 was chosen without loss scaling (GradScaler)."),
+    "amp_escalador_innecesario": (
+        "GradScaler innecesario",
+        "Pediste GradScaler con {dtype}, que no lo necesita.",
+        "El escalado existe por el rango corto de float16. bfloat16 tiene el rango de float32, "
+        "y en float32 no hay nada que escalar.",
+        "A GradScaler was requested with {dtype}, which does not need one."),
+    "amp_escala_sin_reducir": (
+        "La escala no baja tras un inf",
+        "En el paso {paso}, con inf/NaN en los gradientes, la escala pasó de {antes:g} a "
+        "{despues:g}; debía multiplicarse por backoff_factor.",
+        "Un inf significa que la escala es demasiado grande: multiplícala por backoff_factor y "
+        "reinicia el contador de pasos limpios.",
+        "At step {paso} a step with inf/NaN did not reduce the scale."),
+    "amp_crecimiento_prematuro": (
+        "La escala crece demasiado pronto",
+        "En el paso {paso} la escala creció ({antes:g} → {despues:g}) y todavía no tocaba.",
+        "La escala crece solo tras growth_interval pasos limpios **seguidos**: el contador "
+        "vuelve a 0 con cada inf y también después de crecer.",
+        "At step {paso} the scale grew too early."),
+    "amp_crecimiento_tardio": (
+        "La escala no crece a tiempo",
+        "En el paso {paso} tocaba multiplicar la escala por growth_factor y se quedó en "
+        "{despues:g}.",
+        "Tras exactamente growth_interval pasos limpios seguidos, la escala se multiplica por "
+        "growth_factor (¿un `>` en vez de `>=`, un contador que empieza mal o uno que no "
+        "vuelve a 0 después de crecer?).",
+        "At step {paso} the scale should have grown and did not."),
+    "amp_sin_autocast": (
+        "Sin autocast",
+        "El modelo corrió en {dtype_visto}, no en {dtype_pedido}: el pase hacia adelante no está "
+        "dentro de `torch.autocast`.",
+        "Envuelve el pase hacia adelante y la pérdida en "
+        "`with torch.autocast(device_type=device, dtype=dtype):`.",
+        "The forward pass ran in {dtype_visto}, not {dtype_pedido}: no autocast."),
+    "amp_step_sin_scaler": (
+        "optimizer.step() con GradScaler",
+        "Llamaste a `optimizer.step()` directamente teniendo un GradScaler: así no se salta el "
+        "paso cuando los gradientes tienen inf o NaN.",
+        "Con GradScaler, el paso es `scaler.step(optimizer)`: comprueba los gradientes y solo "
+        "entonces llama a `optimizer.step()`.",
+        "optimizer.step() was called directly although a GradScaler was given."),
+    "amp_sin_update": (
+        "Falta scaler.update()",
+        "No llamaste a `scaler.update()`: la escala no se ajusta nunca.",
+        "Tras `scaler.step(optimizer)`, llama a `scaler.update()` en cada paso.",
+        "scaler.update() was not called."),
+    "amp_sin_recorte": (
+        "Falta el recorte",
+        "No se llamó a `torch.nn.utils.clip_grad_norm_`.",
+        "Recorta con `torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm)` después "
+        "de `scaler.unscale_(optimizer)` y antes de `scaler.step(optimizer)`.",
+        "clip_grad_norm_ was not called."),
+    "amp_sin_pesos_maestros": (
+        "Pesos en 16 bits",
+        "Los parámetros quedaron en {dtype}: el modelo ya no tiene pesos maestros en fp32.",
+        "No conviertas el modelo (`model.to(dtype)`, `.half()`): autocast elige el dtype de "
+        "cada operación y los parámetros se quedan en float32.",
+        "The parameters ended in {dtype}: no fp32 master weights."),
+    "amp_paso_con_inf": (
+        "Paso aplicado con inf/NaN",
+        "Los gradientes tenían inf o NaN y aun así los parámetros cambiaron.",
+        "Ese paso hay que saltarlo: `scaler.step(optimizer)` lo hace por ti.",
+        "The parameters changed although the gradients held inf/NaN."),
+    "amp_perdida_escalada": (
+        "Pérdida escalada",
+        "La pérdida devuelta es {razon:.4g} × la real: es la pérdida multiplicada por la escala.",
+        "Devuelve `loss.item()` de la pérdida original, no la de `scaler.scale(loss)`.",
+        "The returned loss is the scaled loss."),
+}
+registrar(MENSAJES)
+
+
+def nombre_dtype(valor):
+    """'bfloat16' for torch.bfloat16; any other value as plain data."""
+    if isinstance(valor, torch.dtype):
+        return str(valor).replace("torch.", "")
+    return sanear(valor)
+
+
+def _nombre_tipo(objeto):
+    return objeto.get("__objeto__", "dict") if isinstance(objeto, dict) else type(objeto).__name__
+
+
+def comprobar_casos(partes, casos, exito):
+    """Public check over several cases: the first failing part explains itself."""
+    if calificando():
+        return
+    for caso in casos:
+        if caso.error is not None:
+            raise caso.error
+        for parte in partes:
+            fallo = _verificar(parte, caso)
+            if fallo is not None:
+                raise fallo
+    print("✓ " + exito)
+
+
+# ---------------------------------------------------------------- exercise 1: pick_amp_dtype
+# A case is a whole table of machines, one call per row: a policy that is wrong on some rows
+# still answers differently on a reordered table, while a hard-coded answer does not.
+DISPOSITIVOS = ("cpu", "cuda")
+
+
+def fila(codigo):
+    """Row code 0..3 -> (device_type, bf16_supported): 0 cpu, 1 cpu+bf16, 2 cuda, 3 cuda+bf16."""
+    return DISPOSITIVOS[codigo // 2], bool(codigo % 2)
+
+
+def construir_eleccion(generador, forma):
+    """The machines (device_type, bf16_supported) of ``forma``, a tuple of row codes."""
+    return {"filas": [fila(codigo) for codigo in forma]}
+
+
+def observar_eleccion(pick_amp_dtype, entradas):
+    def elegir(dispositivo, bf16):
+        resultado = pick_amp_dtype(dispositivo, bf16)
+        if type(resultado) in (tuple, list):
+            # a string is kept apart from a dtype's name: "bfloat16" is not torch.bfloat16
+            return [{"texto": v} if isinstance(v, str) else nombre_dtype(v) for v in resultado]
+        return nombre_dtype(resultado)
+
+    respuestas = []
+    for dispositivo, bf16 in entradas["filas"]:
+        observacion = observar_llamada(elegir, dispositivo, bf16)
+        if observacion["error"] is not None:
+            return observacion
+        respuestas.append(observacion["resultado"])
+    return {"resultado": respuestas, "error": None}
+
+
+def contexto_eleccion(forma):
+    return {"filas": [fila(codigo) for codigo in forma]}
+
+
+def _verificar_fila(resultado, esperado, dispositivo, bf16):
+    if type(resultado) not in (tuple, list) or len(resultado) != 2:
+        fallar("tipo", nombre="el resultado", esperado="una tupla (dtype, use_scaler)",
+               tipo=_nombre_tipo(resultado))
+    dtype, escalador = resultado
+    if dtype not in ("float32", "float16", "bfloat16"):
+        tipo = f"el texto {dtype['texto']!r}" if isinstance(dtype, dict) else str(dtype)
+        fallar("tipo", nombre="el dtype", esperado="torch.float32, torch.float16 o "
+               "torch.bfloat16 (un `torch.dtype`, no un texto)", tipo=tipo)
+    if type(escalador) is not bool:
+        fallar("tipo", nombre="use_scaler", esperado="un bool", tipo=_nombre_tipo(escalador))
+    esperado_dtype = nombre_dtype(esperado[0])
+    if dtype != esperado_dtype:
+        if dtype == "bfloat16":
+            fallar("amp_bf16_sin_soporte", dispositivo=dispositivo)
+        if dtype == "float16" and dispositivo == "cpu":
+            fallar("amp_fp16_en_cpu")
+        if dtype == "float32":
+            fallar("amp_desaprovecha_16_bits", dispositivo=dispositivo,
+                   disponible="bfloat16" if bf16 else "float16")
+        fallar("dtype", nombre="el dtype", dtype=dtype, dtype_esperado=esperado_dtype)
+    if escalador != bool(esperado[1]):
+        fallar("amp_fp16_sin_escalador" if dtype == "float16" else "amp_escalador_innecesario",
+               dtype=dtype)
+
+
+def _verificar_eleccion(caso, aplica):
+    respuestas = caso.resultado
+    filas = caso.datos["filas"]
+    if type(respuestas) is not list or len(respuestas) != len(filas):
+        fallar("tipo", nombre="el resultado", esperado="una tupla (dtype, use_scaler)",
+               tipo=_nombre_tipo(respuestas))
+    for (dispositivo, bf16), resultado, esperado in zip(filas, respuestas,
+                                                        caso.datos["esperado"]):
+        if aplica(dispositivo, bf16):
+            _verificar_fila(resultado, esperado, dispositivo, bf16)
+
+
+PICK_AMP_DTYPE = Ejercicio(
+    funcion="pick_amp_dtype",
+    partes=[
+        Parte("GPU sin bf16 nativo (T4): float16 con GradScaler", 0.75,
+              lambda caso: _verificar_eleccion(caso, lambda d, bf16: d == "cuda" and not bf16)),
+        Parte("con bf16 nativo (GPU moderna o CPU): bfloat16 sin GradScaler", 0.75,
+              lambda caso: _verificar_eleccion(caso, lambda d, bf16: bf16)),
+        Parte("CPU sin bf16 nativo: float32, sin GradScaler", 0.5,
+              lambda caso: _verificar_eleccion(caso, lambda d, bf16: d == "cpu" and not bf16)),
+    ],
+    construir=construir_eleccion, observar=observar_eleccion, contexto=contexto_eleccion)
+
+
+def hechos_del_hardware(filas):
+    """The public oracle, from the facts the notebook measures: native bf16 wherever the
+    hardware has it, a T4's fp16 tensor cores on a GPU without it, emulated 16-bit being
+    slower than fp32 on a CPU; and only a short-range format needs loss scaling."""
+    respuestas = []
+    for dispositivo, bf16 in filas:
+        dtype = (torch.bfloat16 if bf16 else torch.float16 if dispositivo == "cuda"
+                 else torch.float32)
+        respuestas.append((dtype, torch.finfo(dtype).max < 1e6))
+    return respuestas
+
+
+def comprobar_pick_amp_dtype(pick_amp_dtype):
+    """Public check: the four machines (CPU or GPU, with or without native bf16)."""
+    caso = caso_en_proceso(PICK_AMP_DTYPE, pick_amp_dtype, 0, (2, 1, 3, 0), hechos_del_hardware)
+    comprobar_casos(PICK_AMP_DTYPE.partes, [caso],
+                    "Eliges bien el dtype y el escalador en las cuatro máquinas.")
+
+
+# ---------------------------------------------------------------- exercise 2: simulate_loss_scale
+def construir_escala(generador, forma):
+    """found_inf flags and GradScaler settings for ``forma`` = (steps, growth_interval,
+    backoff code: 0 → 0.5, 1 → 0.25)."""
+    pasos, intervalo, codigo = forma
+    banderas = (torch.rand(pasos, generator=generador) < 0.3).tolist()
+    exponente = int(torch.randint(8, 17, (1,), generator=generador).item())
+    return {"found_inf": [bool(b) for b in banderas], "init_scale": 2.0 ** exponente,
+            "growth_factor": 2.0, "backoff_factor": (0.5, 0.25)[codigo],
+            "growth_interval": intervalo}
+
+
+def observar_escala(simulate_loss_scale, entradas):
+    observacion = observar_llamada(simulate_loss_scale, *entradas.values())
+    observacion["found_inf_despues"] = sanear(list(entradas["found_inf"]))
+    return observacion
+
+
+def _escalas(caso):
+    """The student's scales as a list of floats (a type or length diagnosis otherwise)."""
+    resultado = caso.resultado
+    banderas = caso.datos["esperado"]["found_inf"]
+    if type(resultado) not in (list, tuple):
+        fallar("tipo", nombre="el resultado", esperado="una lista de floats",
+               tipo=_nombre_tipo(resultado))
+    if len(resultado) != len(banderas):
+        fallar("longitud", nombre="la lista de escalas", longitud=len(resultado),
+               longitud_esperada=len(banderas))
+    escalas = []
+    for valor in resultado:
+        if isinstance(valor, torch.Tensor) and valor.numel() == 1:
+            valor = valor.item()
+        if type(valor) not in (int, float):
+            fallar("tipo", nombre="cada escala", esperado="un float", tipo=_nombre_tipo(valor))
+        escalas.append(float(valor))
+    return escalas
+
+
+def _igual(a, b):
+    return math.isclose(a, b, rel_tol=1e-6)
+
+
+def _reduce_con_inf(caso):
+    escalas = _escalas(caso)
+    datos = caso.datos["esperado"]
+    anterior = datos["init_scale"]
+    for paso, (inf, escala) in enumerate(zip(datos["found_inf"], escalas)):
+        if inf and not _igual(escala, anterior * datos["backoff_factor"]):
+            if escala >= anterior:
+                fallar("amp_escala_sin_reducir", paso=paso, antes=anterior, despues=escala)
+            fallar("no_reconocido", nombre=f"escalas[{paso}]")
+        anterior = escala
+    if caso.datos["found_inf_despues"] != datos["found_inf"]:
+        fallar("modificada", nombre="found_inf")
+
+
+def _traza_de_escala(caso):
+    escalas = _escalas(caso)
+    datos = caso.datos["esperado"]
+    anterior = datos["init_scale"]
+    for paso, (escala, esperada) in enumerate(zip(escalas, datos["escalas"])):
+        if not _igual(escala, esperada):
+            if datos["found_inf"][paso]:
+                fallar("amp_escala_sin_reducir", paso=paso, antes=anterior, despues=escala)
+            if escala > anterior and _igual(esperada, anterior):
+                fallar("amp_crecimiento_prematuro", paso=paso, antes=anterior, despues=escala)
+            if esperada > anterior and _igual(escala, anterior):
+                fallar("amp_crecimiento_tardio", paso=paso, despues=escala)
+            fallar("no_reconocido", nombre=f"escalas[{paso}]")
+        anterior = escala
+
+
+SIMULATE_LOSS_SCALE = Ejercicio(
+    funcion="simulate_loss_scale",
+    partes=[
+        Parte("cada paso con inf multiplica la escala por backoff_factor", 1.0, _reduce_con_inf),
+        Parte("la escala crece tras growth_interval pasos limpios seguidos", 2.0,
+              _traza_de_escala),
+    ],
+    construir=construir_escala, observar=observar_escala)
+
+
+def escalas_de_gradscaler(found_inf, init_scale, growth_factor, backoff_factor, growth_interval):
+    """The public oracle: PyTorch's own GradScaler, fed gradients that are inf on command."""
+    escalador = torch.amp.GradScaler("cpu", init_scale=init_scale, growth_factor=growth_factor,
+                                     backoff_factor=backoff_factor,
+                                     growth_interval=growth_interval)
+    peso = torch.zeros(1, requires_grad=True)
+    optimizador = torch.optim.SGD([peso], lr=0.0)
+    escalas = []
+    for inf in found_inf:
+        optimizador.zero_grad()
+        factor = math.inf if inf else 1.0
+        (escalador.scale(peso.sum() + 1.0) * factor).backward()
+        escalador.step(optimizador)
+        escalador.update()
+        escalas.append(escalador.get_scale())
+    return {"escalas": escalas, "found_inf": list(found_inf), "init_scale": init_scale,
+            "backoff_factor": backoff_factor}
+
+
+# The public example's (seed, shape): a sequence with backoffs and two growths in a row (a
+# counter not reset after growing shows only there).
+EJEMPLO_ESCALA = (2, (24, 3, 0))
+
+
+def comprobar_simulate_loss_scale(simulate_loss_scale):
+    """Public check: your scale trace against a real GradScaler on one sequence of steps."""
+    caso = caso_en_proceso(SIMULATE_LOSS_SCALE, simulate_loss_scale, *EJEMPLO_ESCALA,
+                           escalas_de_gradscaler)
+    comprobar_casos(SIMULATE_LOSS_SCALE.partes, [caso],
+                    "Tu traza de la escala coincide con la de un GradScaler de verdad.")
+
+
+# ---------------------------------------------------------------- exercise 3: amp_train_step
+# Case codes: 0 GradScaler, clipping active; 1 no scaler (bf16), clipping active;
+# 2 GradScaler whose scale overflows (the step must be skipped); 3 GradScaler, no clipping;
+# 4 CUDA float16 with GradScaler (only where a GPU is present).
+CASOS_PASO = {0: "escalador", 1: "sin escalador", 2: "desbordamiento", 3: "sin recorte",
+              4: "cuda"}
+
+
+def construir_paso(generador, forma):
+    """model, batch, loss_fn, optimizer, scaler, device, dtype, max_norm for
+    ``forma`` = (N, D, H, K, case code)."""
+    N, D, H, K, codigo = forma
+    modelo = torch.nn.Sequential(torch.nn.Linear(D, H), torch.nn.ReLU(), torch.nn.Linear(H, K))
+    with torch.no_grad():
+        for p in modelo.parameters():
+            p.copy_(torch.randn(p.shape, generator=generador) * 0.5)
+    x = torch.randn(N, D, generator=generador)
+    y = torch.randn(N, K, generator=generador) * (100.0 if codigo == 2 else 1.0)
+    dispositivo, dtype = ("cuda", torch.float16) if codigo == 4 else ("cpu", torch.bfloat16)
+    modelo, x, y = modelo.to(dispositivo), x.to(dispositivo), y.to(dispositivo)
+    escalador = None
+    if codigo != 1:
+        escalador = torch.amp.GradScaler(dispositivo,
+                                         init_scale=2.0 ** (126 if codigo == 2 else 12))
+    return {"model": modelo, "batch": (x, y), "loss_fn": torch.nn.MSELoss(),
+            "optimizer": torch.optim.SGD(modelo.parameters(), lr=0.1, momentum=0.9),
+            "scaler": escalador, "device": dispositivo, "dtype": dtype,
+            "max_norm": 1e4 if codigo == 3 else 0.05}
+
+
+def observar_paso(amp_train_step, entradas):
+    """Result, the calls in order, the forward's dtype, the parameters and scale after."""
+    modelo, optimizador, escalador = entradas["model"], entradas["optimizer"], entradas["scaler"]
+    traza, dtypes, perdida = [], [], {}
+    escala_inicial = escalador.get_scale() if escalador is not None else None
+    dentro_de_step = []  # GradScaler.step calls unscale_ and optimizer.step itself
+
+    def anotar(nombre, metodo):
+        def envoltura(*args, **kwargs):
+            if not dentro_de_step:
+                traza.append(nombre)
+            return metodo(*args, **kwargs)
+        return envoltura
+
+    def scaler_step(metodo):
+        def envoltura(*args, **kwargs):
+            traza.append("scaler.step")
+            dentro_de_step.append(1)
+            try:
+                return metodo(*args, **kwargs)
+            finally:
+                dentro_de_step.pop()
+        return envoltura
+
+    if escalador is not None:
+        for nombre in ("scale", "unscale_", "update"):
+            setattr(escalador, nombre, anotar("scaler." + nombre, getattr(escalador, nombre)))
+        escalador.step = scaler_step(escalador.step)
+    optimizador.step = anotar("optimizer.step", optimizador.step)
+    optimizador.zero_grad = anotar("optimizer.zero_grad", optimizador.zero_grad)
+    modelo.zero_grad = anotar("optimizer.zero_grad", modelo.zero_grad)
+    primero = next(modelo.parameters())
+    ganchos = [primero.register_post_accumulate_grad_hook(lambda p: traza.append("backward")),
+               modelo[0].register_forward_hook(
+                   lambda m, entrada, salida: dtypes.append(nombre_dtype(salida.dtype)))]
+    utilidades = torch.nn.utils
+    recorte = utilidades.clip_grad_norm_
+
+    def recortar(*args, **kwargs):
+        traza.append("clip_grad_norm_")
+        return recorte(*args, **kwargs)
+
+    def guardar(*args):
+        resultado = amp_train_step(*args)
+        perdida["tensor"] = isinstance(resultado, torch.Tensor)
+        perdida["grafo"] = perdida["tensor"] and resultado.grad_fn is not None
+        return resultado
+
+    utilidades.clip_grad_norm_ = utilidades.clip_grad.clip_grad_norm_ = recortar
+    try:
+        observacion = observar_llamada(guardar, *entradas.values())
+    finally:
+        utilidades.clip_grad_norm_ = utilidades.clip_grad.clip_grad_norm_ = recorte
+        for gancho in ganchos:
+            gancho.remove()
+    if isinstance(observacion["resultado"], torch.Tensor):
+        observacion["resultado"] = observacion["resultado"].cpu()
+    observacion.update(
+        traza=traza, dtype_activacion=dtypes[0] if dtypes else None,
+        perdida_tensor=perdida.get("tensor", False), perdida_grafo=perdida.get("grafo", False),
+        parametros=[p.detach().cpu().clone() for p in modelo.parameters()],
+        escala=escalador.get_scale() if escalador is not None else None,
+        escala_inicial=escala_inicial)
+    return observacion
+
+
+def _autocast(caso):
+    visto, pedido = caso.datos["dtype_activacion"], caso.datos["esperado"]["dtype_activacion"]
+    if visto is None:
+        fallar("sin_step")
+    if visto != pedido:
+        fallar("amp_sin_autocast", dtype_visto=visto, dtype_pedido=pedido)
+
+
+def _normalizar(traza):
+    """zero_grad at the start of a step is as good as at its end, or at both."""
+    traza = list(traza)
+    if traza[:1] == ["optimizer.zero_grad"]:
+        while traza[:1] == ["optimizer.zero_grad"]:
+            traza = traza[1:]
+        if traza[-1:] != ["optimizer.zero_grad"]:
+            traza.append("optimizer.zero_grad")
+    # backward fires once per backward pass; repeated hooks of one pass count once
+    return [t for i, t in enumerate(traza) if t != "backward" or traza[i - 1:i] != ["backward"]]
+
+
+def _parametros(caso):
+    """None if the parameters after the step are right; else the diagnosis."""
+    obtenidos = caso.datos["parametros"]
+    esperados = caso.datos["esperado"]["parametros"]
+    antes = [v["valores"].cpu() for v in caso.datos["originales"].values()]
+    if len(obtenidos) != len(esperados):
+        return Diagnostico("longitud", {"nombre": "los parámetros", "longitud": len(obtenidos),
+                                        "longitud_esperada": len(esperados)})
+    for p in obtenidos:
+        if p.dtype != torch.float32:
+            return Diagnostico("amp_sin_pesos_maestros", {"dtype": nombre_dtype(p.dtype)})
+    saltado = all(torch.equal(a, e) for a, e in zip(antes, esperados))
+    cambiado = not all(torch.equal(a, o) for a, o in zip(antes, obtenidos))
+    if saltado:
+        return Diagnostico("amp_paso_con_inf", {}) if cambiado else None
+    if not cambiado:
+        return Diagnostico("sin_step", {})
+    escala = caso.datos["esperado"]["escala_inicial"]
+    factores = {"gradiente_aun_escalado": escala} if escala else {}
+    for i, (a, o, e) in enumerate(zip(antes, obtenidos, esperados)):
+        actualizacion = e - a
+        diagnostico = diagnosticar_tensor(
+            f"la actualización del parámetro {i}", o - a, actualizacion, factores,
+            rtol=3e-2, atol=3e-2 * actualizacion.abs().max().item() + 1e-7)
+        if diagnostico is not None:
+            return diagnostico
+    return None
+
+
+def _orden(caso):
+    traza, esperada = _normalizar(caso.datos["traza"]), list(caso.datos["esperado"]["traza"])
+    if "clip_grad_norm_" not in traza and _parametros(caso) is None:
+        # clipped some other way (get_total_norm + clip_grads_with_norm_, by hand): fine
+        esperada = [t for t in esperada if t != "clip_grad_norm_"]
+    if traza == esperada:
+        return
+    if "scaler.step" in esperada and "optimizer.step" in traza:
+        fallar("amp_step_sin_scaler")
+    if "scaler.update" in esperada and "scaler.update" not in traza and (
+            "scaler.step" in traza):
+        fallar("amp_sin_update")
+    if "clip_grad_norm_" in esperada and "clip_grad_norm_" not in traza and any(
+            t in traza for t in ("scaler.step", "optimizer.step")):
+        fallar("amp_sin_recorte")
+    exigir(diagnosticar_traza(traza, esperada))
+
+
+def _actualizacion(caso):
+    exigir(_parametros(caso))
+    escala, esperada = caso.datos["escala"], caso.datos["esperado"]["escala"]
+    if esperada is not None and (escala is None or not math.isclose(escala, esperada)):
+        fallar("amp_sin_update" if escala is not None and escala > esperada else
+               "no_reconocido", nombre="la escala del GradScaler")
+
+
+def _perdida(caso):
+    if caso.datos["perdida_tensor"]:
+        fallar("grafo_vivo" if caso.datos["perdida_grafo"] else "registro_tensor",
+               nombre="la pérdida devuelta")
+    resultado, esperada = caso.resultado, caso.datos["esperado"]["resultado"]
+    if type(resultado) not in (int, float):
+        fallar("tipo", nombre="la pérdida devuelta", esperado="un float (`loss.item()`)",
+               tipo=_nombre_tipo(resultado))
+    if math.isclose(resultado, esperada, rel_tol=2e-2, abs_tol=1e-6):
+        return
+    escala = caso.datos["esperado"]["escala_inicial"]
+    if escala and esperada:
+        escalada = esperada * escala  # in float32 this overflows past ~3.4e38
+        if math.isclose(resultado, escalada, rel_tol=2e-2) or (
+                math.isinf(resultado) and abs(escalada) > torch.finfo(torch.float32).max / 2):
+            fallar("amp_perdida_escalada", razon=resultado / esperada)
+    exigir(diagnosticar_tensor("la pérdida devuelta", torch.tensor(float(resultado)),
+                               torch.tensor(float(esperada)), rtol=2e-2, atol=1e-6))
+
+
+AMP_TRAIN_STEP = Ejercicio(
+    funcion="amp_train_step",
+    partes=[
+        Parte("pase hacia adelante bajo autocast, en el dtype pedido", 0.5, _autocast),
+        Parte("orden: scale → backward → unscale_ → clip → step → update → zero_grad", 1.5,
+              _orden),
+        Parte("parámetros en fp32 y recortados; con inf, sin paso y escala reducida", 1.5,
+              _actualizacion),
+        Parte("pérdida devuelta: un float sin escalar", 0.5, _perdida),
+    ],
+    construir=construir_paso, observar=observar_paso)
+
+
+def paso_calculado_aparte(model, batch, loss_fn, optimizer, scaler, device, dtype, max_norm):
+    """The public oracle: the same step with torch.autograd.grad, a hand-written clip and
+    the first SGD-with-momentum update written out (the buffer starts as the gradient)."""
+    x, y = batch
+    parametros = list(model.parameters())
+    with torch.autocast(device_type=device, dtype=dtype):
+        salida = model(x)
+        perdida = loss_fn(salida, y)
+    gradientes = torch.autograd.grad(perdida, parametros)
+    norma = torch.sqrt(sum((g.double() ** 2).sum() for g in gradientes)).item()
+    coef = min(1.0, max_norm / (norma + 1e-6))
+    lr = optimizer.param_groups[0]["lr"]
+    with torch.no_grad():
+        nuevos = [(p - lr * coef * g).cpu() for p, g in zip(parametros, gradientes)]
+    traza = ["backward", "clip_grad_norm_", "optimizer.step", "optimizer.zero_grad"]
+    if scaler is not None:
+        traza = ["scaler.scale", "backward", "scaler.unscale_", "clip_grad_norm_",
+                 "scaler.step", "scaler.update", "optimizer.zero_grad"]
+    escala = scaler.get_scale() if scaler is not None else None
+    return {"resultado": perdida.item(), "traza": traza, "parametros": nuevos,
+            "dtype_activacion": nombre_dtype(salida.dtype), "escala": escala,
+            "escala_inicial": escala}
+
+
+def comprobar_amp_train_step(amp_train_step):
+    """Public check: one bf16 step with a GradScaler on CPU, one without (and, where a GPU
+    is present, one float16 step on CUDA)."""
+    formas = [(6, 4, 8, 3, 0), (5, 3, 6, 2, 1)]
+    if torch.cuda.is_available():
+        formas.append((6, 4, 8, 3, 4))
+    casos = [caso_en_proceso(AMP_TRAIN_STEP, amp_train_step, 7, forma, paso_calculado_aparte)
+             for forma in formas]
+    comprobar_casos(AMP_TRAIN_STEP.partes, casos,
+                    "Tu paso con precisión mixta sigue la receta y actualiza bien los pesos.")
+
+
+# In notebook order.
+EJERCICIOS = ejercicios(PICK_AMP_DTYPE, SIMULATE_LOSS_SCALE, AMP_TRAIN_STEP)

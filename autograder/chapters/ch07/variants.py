@@ -1,0 +1,435 @@
+"""Chapter 7 variants: valid alternatives and realistic mistakes, each with its label."""
+
+import torch
+import torch.nn.functional as F
+
+from autograder.chapters.ch07.student import (
+    construir_cuantizador,
+    construir_lineal_tanh,
+    construir_softplus,
+)
+from autograder.corpus import CORRECT, Registry
+from autograder.hidden.reference import load_reference
+
+reference = load_reference("ch07")
+from autograder.submissions import SampleStudent
+
+registry = Registry()
+variant = registry.variant
+
+SP = "stable_softplus"
+LT = "linear_tanh"
+QS = "quantize_ste"
+
+
+# ---------------------------------------------------------------- stable_softplus
+def _softplus_function(forward, backward, save="x"):
+    """A Function class from a forward formula f(x, beta) and a local derivative d(x, out, beta)."""
+
+    class Softplus(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, beta):
+            out = forward(x, beta)
+            ctx.save_for_backward(x, out)
+            ctx.beta = beta
+            return out
+
+        @staticmethod
+        def backward(ctx, grad_output):
+            x, out = ctx.saved_tensors
+            return backward(grad_output, x, out, ctx.beta), None
+
+    return Softplus
+
+
+def _stable(x, beta):
+    return torch.logaddexp(beta * x, torch.zeros_like(x)) / beta
+
+
+@variant(SP, CORRECT)
+def softplus_from_saved_output(x, beta):
+    # sigmoid(beta x) = 1 - exp(-beta * softplus): only the output is needed.
+    class Softplus(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, beta):
+            out = torch.where(x > 0, x + torch.log1p(torch.exp(-beta * x)) / beta,
+                              torch.log1p(torch.exp(beta * x)) / beta)
+            ctx.save_for_backward(out)
+            ctx.beta = beta
+            return out
+
+        @staticmethod
+        def backward(ctx, grad_output):
+            (out,) = ctx.saved_tensors
+            return grad_output * -torch.expm1(-ctx.beta * out), None
+
+    return Softplus.apply(x, beta)
+
+
+@variant(SP, CORRECT)
+def softplus_threshold_and_stable_sigmoid(x, beta):
+    # PyTorch's own trick: linear above a threshold; 1 / (1 + exp(-z)) is safe for any z.
+    def forward(x, beta):
+        z = beta * x
+        return torch.where(z > 20, x, torch.log1p(torch.exp(z.clamp(max=20))) / beta)
+
+    def backward(g, x, out, beta):
+        return g / (1 + torch.exp(-beta * x))
+
+    return _softplus_function(forward, backward).apply(x, beta)
+
+
+@variant(SP, "softplus_desborda")
+def softplus_naive_log_exp(x, beta):
+    return _softplus_function(lambda x, b: torch.log(1 + torch.exp(b * x)) / b,
+                              lambda g, x, out, b: g * torch.sigmoid(b * x)).apply(x, beta)
+
+
+@variant(SP, "sin_grad_output")
+def softplus_forgets_grad_output(x, beta):
+    return _softplus_function(_stable, lambda g, x, out, b: torch.sigmoid(b * x)).apply(x, beta)
+
+
+@variant(SP, "gradcheck_falla")
+def softplus_derivative_ignores_beta(x, beta):
+    return _softplus_function(_stable, lambda g, x, out, b: g * torch.sigmoid(x)).apply(x, beta)
+
+
+@variant(SP, "gradcheck_falla")
+def softplus_derivative_with_extra_beta(x, beta):
+    return _softplus_function(_stable,
+                              lambda g, x, out, b: g * b * torch.sigmoid(b * x)).apply(x, beta)
+
+
+@variant(SP, "gradientes_por_entrada")
+def softplus_one_gradient_for_two_inputs(x, beta):
+    class Softplus(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, beta):
+            ctx.save_for_backward(x)
+            ctx.beta = beta
+            return _stable(x, beta)
+
+        @staticmethod
+        def backward(ctx, grad_output):
+            (x,) = ctx.saved_tensors
+            return grad_output * torch.sigmoid(ctx.beta * x)  # no None for beta
+
+    return Softplus.apply(x, beta)
+
+
+@variant(SP, "sin_function_propia")
+def softplus_plain_autograd(x, beta):
+    return F.softplus(x, beta=beta)
+
+
+@variant(SP, "salida_sin_grafo")
+def softplus_under_no_grad(x, beta):
+    with torch.no_grad():
+        return _stable(x, beta)
+
+
+@variant(SP, "sin_implementar")
+def softplus_stub(x, beta):
+    raise NotImplementedError()
+
+
+@variant(SP, "resultado_fijo")
+def softplus_hardcoded(x, beta):
+    ejemplo = construir_softplus(torch.Generator().manual_seed(1), (6, 20, "float64"))
+    return reference.stable_softplus(ejemplo["x"], ejemplo["beta"])
+
+
+# ---------------------------------------------------------------- linear_tanh
+def _linear_tanh_function(save, backward):
+    """A Function whose forward saves ``save(x, weight, bias, z, out)``."""
+
+    class LinearTanh(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, weight, bias):
+            z = x @ weight.T + bias
+            out = torch.tanh(z)
+            ctx.save_for_backward(*save(x, weight, bias, z, out))
+            return out
+
+        @staticmethod
+        def backward(ctx, grad_output):
+            return backward(ctx, grad_output, *ctx.saved_tensors)
+
+    return LinearTanh
+
+
+@variant(LT, CORRECT)
+def linear_tanh_saves_preactivation(x, weight, bias):
+    # Saving z instead of the output costs the same; backward recomputes tanh.
+    def backward(ctx, g, x, weight, z):
+        grad_z = g / torch.cosh(z) ** 2
+        return (torch.mm(grad_z, weight) if ctx.needs_input_grad[0] else None,
+                torch.mm(grad_z.t(), x) if ctx.needs_input_grad[1] else None,
+                grad_z.sum(dim=0) if ctx.needs_input_grad[2] else None)
+
+    return _linear_tanh_function(lambda x, w, b, z, out: (x, w, z), backward).apply(
+        x, weight, bias)
+
+
+@variant(LT, CORRECT)
+def linear_tanh_einsum_and_addmm(x, weight, bias):
+    class LinearTanh(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, weight, bias):
+            out = torch.addmm(bias, x, weight.t()).tanh()
+            ctx.save_for_backward(x, weight, out)
+            return out
+
+        @staticmethod
+        def backward(ctx, grad_output):
+            x, weight, out = ctx.saved_tensors
+            grad_z = grad_output * (1 - out.pow(2))
+            grad_x = grad_w = grad_b = None
+            if ctx.needs_input_grad[0]:
+                grad_x = torch.einsum("nh,hd->nd", grad_z, weight)
+            if ctx.needs_input_grad[1]:
+                grad_w = torch.einsum("nh,nd->hd", grad_z, x)
+            if ctx.needs_input_grad[2]:
+                grad_b = grad_z.sum(0)
+            return grad_x, grad_w, grad_b
+
+    return LinearTanh.apply(x, weight, bias)
+
+
+def _all_grads(ctx, g, x, weight, out, *rest):
+    grad_z = g * (1 - out**2)
+    return grad_z @ weight, grad_z.T @ x, grad_z.sum(0)
+
+
+def _needed_grads(ctx, g, x, weight, out, *rest):
+    grads = _all_grads(ctx, g, x, weight, out)
+    return tuple(gr if need else None for gr, need in zip(grads, ctx.needs_input_grad))
+
+
+@variant(LT, "guarda_de_mas")
+def linear_tanh_saves_everything(x, weight, bias):
+    return _linear_tanh_function(lambda x, w, b, z, out: (x, w, out, b, z),
+                                 _needed_grads).apply(x, weight, bias)
+
+
+@variant(LT, "tensores_en_ctx")
+def linear_tanh_tensors_as_ctx_attributes(x, weight, bias):
+    class LinearTanh(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, weight, bias):
+            ctx.x, ctx.weight = x, weight
+            ctx.out = torch.tanh(x @ weight.T + bias)
+            return ctx.out
+
+        @staticmethod
+        def backward(ctx, grad_output):
+            return _needed_grads(ctx, grad_output, ctx.x, ctx.weight, ctx.out)
+
+    return LinearTanh.apply(x, weight, bias)
+
+
+@variant(LT, "ignora_needs_input_grad")
+def linear_tanh_always_all_gradients(x, weight, bias):
+    return _linear_tanh_function(lambda x, w, b, z, out: (x, w, out), _all_grads).apply(
+        x, weight, bias)
+
+
+@variant(LT, "gradcheck_falla")
+def linear_tanh_derivative_of_z(x, weight, bias):
+    def backward(ctx, g, x, weight, z):
+        grad_z = g * (1 - z**2)  # 1 - z² instead of 1 - tanh(z)²
+        return grad_z @ weight, grad_z.T @ x, grad_z.sum(0)
+
+    return _linear_tanh_function(lambda x, w, b, z, out: (x, w, z), backward).apply(
+        x, weight, bias)
+
+
+@variant(LT, "forma_gradiente_function")
+def linear_tanh_weight_gradient_transposed(x, weight, bias):
+    def backward(ctx, g, x, weight, out):
+        grad_z = g * (1 - out**2)
+        return grad_z @ weight, x.T @ grad_z, grad_z.sum(0)
+
+    return _linear_tanh_function(lambda x, w, b, z, out: (x, w, out), backward).apply(
+        x, weight, bias)
+
+
+@variant(LT, "grad_output_modificado")
+def linear_tanh_in_place_on_grad_output(x, weight, bias):
+    def backward(ctx, g, x, weight, out):
+        grad_z = g.mul_(1 - out**2)
+        return _needed_grads(ctx, grad_z, x, weight, torch.zeros_like(out))
+
+    return _linear_tanh_function(lambda x, w, b, z, out: (x, w, out), backward).apply(
+        x, weight, bias)
+
+
+@variant(LT, "sin_function_propia")
+def linear_tanh_plain_autograd(x, weight, bias):
+    return torch.tanh(F.linear(x, weight, bias))
+
+
+@variant(LT, "sin_implementar")
+def linear_tanh_stub(x, weight, bias):
+    raise NotImplementedError()
+
+
+@variant(LT, "resultado_fijo")
+def linear_tanh_hardcoded(x, weight, bias):
+    ejemplo = construir_lineal_tanh(torch.Generator().manual_seed(2), (5, 4, 3, "float64"))
+    return reference.linear_tanh(ejemplo["x"], ejemplo["weight"], ejemplo["bias"])
+
+
+# ---------------------------------------------------------------- quantize_ste
+@variant(QS, CORRECT)
+def quantize_ste_detach_trick(x, step, levels):
+    # The same estimator without a Function: the forward value is q, the gradient that of xc.
+    xc = x.clamp(-levels * step, levels * step)
+    q = torch.round(xc / step) * step
+    return xc + (q - xc).detach()
+
+
+@variant(QS, CORRECT)
+def quantize_ste_round_then_clip(x, step, levels):
+    class Quantize(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, step, levels):
+            ctx.save_for_backward(x)
+            ctx.limit = levels * step
+            return torch.clamp(torch.round(x * (1 / step)) * step, -ctx.limit, ctx.limit)
+
+        @staticmethod
+        def backward(ctx, grad_output):
+            (x,) = ctx.saved_tensors
+            return torch.where(x.abs() > ctx.limit, torch.zeros_like(grad_output),
+                               grad_output), None, None
+
+    return Quantize.apply(x, step, levels)
+
+
+def _quantize_function(forward, backward):
+    class Quantize(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, step, levels):
+            ctx.save_for_backward(x)
+            ctx.limit = levels * step
+            return forward(x, step, levels)
+
+        @staticmethod
+        def backward(ctx, grad_output):
+            (x,) = ctx.saved_tensors
+            return backward(grad_output, x, ctx.limit), None, None
+
+    return Quantize
+
+
+def _quantized(x, step, levels):
+    return torch.round(x.clamp(-levels * step, levels * step) / step) * step
+
+
+def _masked(g, x, limit):
+    return g * (x.abs() <= limit)
+
+
+@variant(QS, "redondeo_sin_ste")
+def quantize_plain_round(x, step, levels):
+    return torch.round(x.clamp(-levels * step, levels * step) / step) * step
+
+
+@variant(QS, "ste_sin_recorte")
+def quantize_identity_everywhere(x, step, levels):
+    return _quantize_function(_quantized, lambda g, x, limit: g).apply(x, step, levels)
+
+
+@variant(QS, "ste_borde_excluido")
+def quantize_strict_mask(x, step, levels):
+    limit = levels * step
+    q = torch.round(x.clamp(-limit, limit) / step) * step
+    keep = (x.abs() < limit).to(x.dtype)  # < drops the two ends of the range
+    return x * keep + (q - x * keep).detach()
+
+
+@variant(QS, "cuantiza_sin_escalar")
+def quantize_returns_levels(x, step, levels):
+    return _quantize_function(lambda x, s, n: torch.round(x.clamp(-n * s, n * s) / s),
+                              _masked).apply(x, step, levels)
+
+
+@variant(QS, "cuantiza_sin_recorte")
+def quantize_without_clipping(x, step, levels):
+    return _quantize_function(lambda x, s, n: torch.round(x / s) * s, _masked).apply(
+        x, step, levels)
+
+
+@variant(QS, "grad_output_modificado")
+def quantize_masks_grad_output_in_place(x, step, levels):
+    def backward(g, x, limit):
+        g[x.abs() > limit] = 0
+        return g
+
+    return _quantize_function(_quantized, backward).apply(x, step, levels)
+
+
+@variant(QS, "gradientes_por_entrada")
+def quantize_forgets_the_nones(x, step, levels):
+    class Quantize(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, step, levels):
+            ctx.save_for_backward(x.abs() <= levels * step)
+            return _quantized(x, step, levels)
+
+        @staticmethod
+        def backward(ctx, grad_output):
+            (inside,) = ctx.saved_tensors
+            return grad_output * inside
+
+    return Quantize.apply(x, step, levels)
+
+
+@variant(QS, "sin_implementar")
+def quantize_stub(x, step, levels):
+    raise NotImplementedError()
+
+
+@variant(QS, "resultado_fijo")
+def quantize_hardcoded(x, step, levels):
+    ejemplo = construir_cuantizador(torch.Generator().manual_seed(3), (12, 2, 4, "float64"))
+    return reference.quantize_ste(ejemplo["x"], ejemplo["step"], ejemplo["levels"])
+
+
+# ---------------------------------------------------------------- the sample class
+LINEAR_TANH_SAVES_TOO_MUCH = '''def linear_tanh(x, weight, bias):
+    class LinearTanh(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, weight, bias):
+            z = x @ weight.T + bias
+            out = torch.tanh(z)
+            ctx.save_for_backward(x, weight, bias, z, out)  # por si acaso, todo
+            return out
+
+        @staticmethod
+        def backward(ctx, grad_output):
+            x, weight, bias, z, out = ctx.saved_tensors
+            grad_z = grad_output * (1 - out**2)
+            grad_x = grad_z @ weight if ctx.needs_input_grad[0] else None
+            grad_w = grad_z.T @ x if ctx.needs_input_grad[1] else None
+            grad_b = grad_z.sum(0) if ctx.needs_input_grad[2] else None
+            return grad_x, grad_w, grad_b
+
+    return LinearTanh.apply(x, weight, bias)
+'''
+
+QUANTIZE_WITHOUT_STE = '''def quantize_ste(x, step, levels):
+    limit = levels * step
+    return torch.round(torch.clamp(x, -limit, limit) / step) * step  # el gradiente se pierde
+'''
+
+SAMPLE_STUDENTS = [
+    SampleStudent("carla", "linear_tanh guarda de todo para el backward (crédito parcial)",
+                  {"linear_tanh": LINEAR_TANH_SAVES_TOO_MUCH},
+                  partial={"linear_tanh_test": 2.25}),
+    SampleStudent("dario", "cuantiza con torch.round sin paso directo (crédito parcial)",
+                  {"quantize_ste": QUANTIZE_WITHOUT_STE},
+                  partial={"quantize_ste_test": 1.0}),
+]

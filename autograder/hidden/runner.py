@@ -1,0 +1,97 @@
+"""Hidden tests, split so that the grader never runs student code.
+
+1. ``plan``: the hidden cases (shape and seed of each) from the course secret, the
+   student id and the exercise. Only the shapes and seeds leave the grader.
+2. ``observar_casos`` (student side): build each case's inputs from its seed, call the
+   student's function, return plain data. At grading time this runs in the student's
+   kernel (``autograder.harness``); in tests it runs here.
+3. ``score`` (grader side): rebuild the same inputs, compute the reference, compare
+   with the observations, and score the exercise part by part.
+"""
+
+import io
+from dataclasses import dataclass
+
+import torch
+
+from autograder.hidden.seeds import seed_for
+from autograder.student.compare import armar_caso, fotografiar, observar_casos, puntuar
+
+
+@dataclass(frozen=True)
+class HiddenExercise:
+    exercise: object  # autograder.student.compare.Ejercicio
+    draw: object  # callable(torch.Generator) -> list of (shape, seed)
+    expect: object  # the reference: callable(*inputs) -> expected result
+
+    @property
+    def points(self):
+        return sum(part.puntos for part in self.exercise.partes)
+
+
+def hidden_table(*exercises):
+    """A chapter's hidden exercises by function name (the name is declared once, in its
+    ``Ejercicio``)."""
+    return {hidden.exercise.funcion: hidden for hidden in exercises}
+
+
+def entero(generador, bajo, alto):
+    """A random int in [bajo, alto] from ``generador`` (hidden shapes, drawn per student)."""
+    return int(torch.randint(bajo, alto + 1, (1,), generator=generador).item())
+
+
+def semilla(generador):
+    """A random seed for one hidden case."""
+    return entero(generador, 0, 2**31 - 2)
+
+
+def plan(exercise_id, table, student=None, secret=None):
+    generator = torch.Generator().manual_seed(seed_for(exercise_id, student=student,
+                                                       secret=secret))
+    return [(tuple(shape), int(seed)) for shape, seed in table[exercise_id].draw(generator)]
+
+
+def score(hidden, cases, observations):
+    """Grader side: the Resultado of the observations against the reference."""
+    built = []
+    for (shape, seed), observation in zip(cases, observations):
+        inputs = hidden.exercise.construir(torch.Generator().manual_seed(seed), shape)
+        originals = fotografiar(inputs)  # before the reference, which may train in place
+        expected = hidden.expect(*inputs.values())
+        built.append(armar_caso(hidden.exercise, observation, expected, originals, shape))
+    return puntuar(hidden.exercise.partes, built)
+
+
+def roundtrip(observations):
+    """What crossing from the kernel to the grader does: torch.save, then a safe load."""
+    buffer = io.BytesIO()
+    torch.save(observations, buffer)
+    buffer.seek(0)
+    return torch.load(buffer, weights_only=True)
+
+
+def grade_hidden(exercise_id, table, function, student=None, secret=None):
+    """The whole hidden test in this process (tests, fairness report, stock nbgrader)."""
+    cases = plan(exercise_id, table, student, secret)
+    observations = roundtrip(observar_casos(table[exercise_id].exercise, function, cases))
+    return score(table[exercise_id], cases, observations)
+
+
+def run_hidden(exercise_id, table, function, student=None, secret=None):
+    """What a graded cell calls when it runs in process: print the report, return the points.
+
+    The return value is the cell's last expression, which nbgrader reads as the
+    (partial) score; it never exceeds the cell's points (a test checks they agree).
+    """
+    result = grade_hidden(exercise_id, table, function, student, secret)
+    print(result.informe(f"Pruebas ocultas de {exercise_id}"))
+    return result.puntos
+
+
+def checker(table):
+    """``check(name, function)`` for a chapter's graded cells when they run in process."""
+
+    def check(exercise_id, function):
+        return run_hidden(exercise_id, table, function)
+
+    return check

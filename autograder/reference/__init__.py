@@ -1,1 +1,0 @@
-"""Reference implementations the hidden tests compare against (one module per chapter)."""
