@@ -90,11 +90,18 @@ def cmd_exercises(args):
 
 
 def cmd_fairness(args):
-    from autograder.fairness import fairness_rows, report, summary
+    from autograder.fairness import fairness_rows, mutation_report, report, summary
 
     rows = fairness_rows()
     print(report(rows))
-    return 0 if summary(rows)["passed"] else 1
+    passed = summary(rows)["passed"]
+    if not args.no_mutants:
+        from autograder.mutation import mutation_verdicts
+
+        text, mutants_passed = mutation_report(mutation_verdicts())
+        print("\n" + text)
+        passed = passed and mutants_passed
+    return 0 if passed else 1
 
 
 def cmd_chapter(args):
@@ -152,7 +159,10 @@ def main(argv=None):
     exercises = sub.add_parser("exercises", help="list every graded exercise")
     exercises.set_defaults(run=cmd_exercises)
 
-    fairness = sub.add_parser("fairness", help="grade the variant corpus; fail if unfair")
+    fairness = sub.add_parser("fairness", help="grade the variant corpus and the mutants of "
+                              "every reference; fail if unfair or if mutants survive")
+    fairness.add_argument("--no-mutants", action="store_true",
+                          help="only the labelled corpus (seconds instead of minutes)")
     fairness.set_defaults(run=cmd_fairness)
 
     chapter = sub.add_parser("chapter", help="build one chapter alone, run it, and report "

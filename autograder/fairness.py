@@ -81,3 +81,23 @@ def report(rows):
                 f"(required: {MIN_DIAGNOSED:.0%})")
     text.append("FAIRNESS: " + ("PASS" if s["passed"] else "FAIL"))
     return "\n".join(text)
+
+
+def mutation_report(verdicts):
+    """Per exercise: the share of live mutants the hidden tests kill, and every survivor."""
+    from autograder.mutation import MIN_SCORE, scores
+
+    lines = [("chapter", "exercise", "killed", "survived", "equivalent", "stillborn", "score")]
+    for s in scores(verdicts):
+        verdict = f"{s.share:.0%}" + ("" if s.share >= MIN_SCORE else " LOW")
+        lines.append((s.chapter, s.exercise, str(s.killed), str(s.survived), str(s.equivalent),
+                      str(s.stillborn), verdict))
+    text = format_table(lines)
+    survivors = [v for v in verdicts if v.outcome == "survived"]
+    if survivors:
+        text += ["", "surviving mutants (points per student):"]
+        text += [f"  {v.mutant.chapter} {v.mutant.exercise} [{v.mutant.id}] "
+                 f"{'/'.join(f'{p:g}' for p in v.points)} of {v.maximum:g}" for v in survivors]
+    passed = all(s.share >= MIN_SCORE for s in scores(verdicts))
+    text += ["", f"MUTATION: {'PASS' if passed else 'FAIL'} (every exercise ≥ {MIN_SCORE:.0%})"]
+    return "\n".join(text), passed
