@@ -103,7 +103,8 @@ def test_corpus_covers_every_exercise(chapter, exercise_id):
     mine = [v for v in VARIANTS if v.exercise == exercise_id and v.chapter == chapter.key]
     assert sum(v.correct for v in mine) >= 2, exercise_id
     assert sum(not v.correct for v in mine) >= 3, exercise_id
-    assert any(v.expected == "resultado_fijo" for v in mine), "needs a hard-coded variant"
+    assert any(v.expected in ("resultado_fijo", "resultado_constante") for v in mine), (
+        "needs a hard-coded variant")
 
 
 @pytest.mark.parametrize("variant", VARIANTS, ids=lambda v: v.name)
@@ -123,7 +124,7 @@ def test_public_checks_agree_with_the_hidden_ones(variant, capsys):
     if variant.correct:
         check(variant.function)
         assert "✓" in capsys.readouterr().out
-    elif variant.expected == "resultado_fijo":
+    elif variant.expected in ("resultado_fijo", "resultado_constante"):
         # A hard-coded answer may well pass on the public example (only hidden inputs
         # expose it); the public check must at most fail cleanly.
         try:

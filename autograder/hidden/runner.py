@@ -9,13 +9,23 @@
    with the observations, and score the exercise part by part.
 """
 
+import contextlib
+import importlib
 import io
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import torch
 
+from autograder.hidden.reference import load_reference
 from autograder.hidden.seeds import seed_for
-from autograder.student.compare import armar_caso, fotografiar, observar_casos, puntuar
+from autograder.student.compare import (
+    ComprobacionFallida,
+    anotar_ejemplos,
+    armar_caso,
+    fotografiar,
+    observar_casos,
+    puntuar,
+)
 
 
 @dataclass(frozen=True)
@@ -23,6 +33,7 @@ class HiddenExercise:
     exercise: object  # autograder.student.compare.Ejercicio
     draw: object  # callable(torch.Generator) -> list of (shape, seed)
     expect: object  # the reference: callable(*inputs) -> expected result
+    public_answers: list = field(default=None, compare=False)  # see ``public_answers``
 
     @property
     def points(self):
@@ -59,7 +70,34 @@ def score(hidden, cases, observations):
         originals = fotografiar(inputs)  # before the reference, which may train in place
         expected = hidden.expect(*inputs.values())
         built.append(armar_caso(hidden.exercise, observation, expected, originals, shape))
-    return puntuar(hidden.exercise.partes, built)
+    return puntuar(hidden.exercise.partes, built, public_answers(hidden))
+
+
+def _not_implemented(*args, **kwargs):
+    raise NotImplementedError()
+
+
+def public_answers(hidden):
+    """What the reference answers on the public check's examples (cached): a result equal to
+    one of them, whatever the inputs, was copied from the notebook."""
+    if hidden.public_answers is None:
+        exercise = hidden.exercise
+        module = importlib.import_module(exercise.construir.__module__)
+        public_check = getattr(module, "comprobar_" + exercise.funcion, None)
+        with anotar_ejemplos() as examples, contextlib.redirect_stdout(io.StringIO()):
+            try:
+                if public_check is not None:
+                    public_check(_not_implemented)
+            except ComprobacionFallida:
+                pass
+        reference = getattr(load_reference(module.__name__.split(".")[2]), exercise.funcion)
+        answers = []
+        for name, seed, shape in examples:
+            if name == exercise.funcion:
+                inputs = exercise.construir(torch.Generator().manual_seed(seed), shape)
+                answers.append(exercise.observar(reference, inputs).get("resultado"))
+        object.__setattr__(hidden, "public_answers", answers)
+    return hidden.public_answers
 
 
 def roundtrip(observations):

@@ -11,6 +11,7 @@ scores every part and prints what failed.
 """
 
 import contextlib
+import contextvars
 import io
 import os
 import traceback
@@ -95,15 +96,26 @@ PRIMITIVOS = (bool, int, float, str, type(None))
 
 
 def sanear(objeto, profundidad=0):
-    """Plain-data copy of a student's result; anything else becomes a type marker."""
+    """Plain-data copy of a student's result; anything else becomes a type marker.
+
+    Subclasses of the built-in containers and numbers (an ``OrderedDict``, a named tuple,
+    a numpy float) are read through the built-in type's own methods, so they count as
+    what they are, and none of their overrides runs. Tensor subclasses do not: a tensor
+    that redefines its operations is not plain data."""
     if type(objeto) in PRIMITIVOS:
         return objeto
+    if isinstance(objeto, bool):
+        return bool.__bool__(objeto)
+    for tipo in (int, float, str):
+        if isinstance(objeto, tipo):
+            return {int: int.__int__, float: float.__float__, str: str.__str__}[tipo](objeto)
     if type(objeto) in (torch.Tensor, torch.nn.Parameter):
         return objeto.detach().clone()
-    if profundidad < 4 and type(objeto) in (list, tuple):
-        return type(objeto)(sanear(v, profundidad + 1) for v in objeto)
-    if profundidad < 4 and type(objeto) is dict:
-        return {str(k): sanear(v, profundidad + 1) for k, v in objeto.items()}
+    if profundidad < 4 and isinstance(objeto, (list, tuple)):
+        base = tuple if isinstance(objeto, tuple) else list
+        return base(sanear(v, profundidad + 1) for v in base.__iter__(objeto))
+    if profundidad < 4 and isinstance(objeto, dict):
+        return {str(k): sanear(v, profundidad + 1) for k, v in dict.items(objeto)}
     return {"__objeto__": type(objeto).__name__}
 
 
@@ -193,8 +205,25 @@ def armar_caso(ejercicio, observacion, esperado, originales, forma):
     return Caso(observacion.get("resultado"), datos_a_error(observacion.get("error")), datos)
 
 
+_EJEMPLOS = contextvars.ContextVar("ejemplos_publicos", default=None)
+
+
+@contextlib.contextmanager
+def anotar_ejemplos():
+    """Within it, every public case built is listed as (function, seed, shape): how the
+    grader learns each public check's examples (to tell a copied example apart)."""
+    ejemplos = []
+    marca = _EJEMPLOS.set(ejemplos)
+    try:
+        yield ejemplos
+    finally:
+        _EJEMPLOS.reset(marca)
+
+
 def caso_en_proceso(ejercicio, funcion, semilla, forma, esperar):
     """Build, expect, observe and assemble one case in this process (public checks, tests)."""
+    if _EJEMPLOS.get() is not None:
+        _EJEMPLOS.get().append((ejercicio.funcion, semilla, forma))
     entradas = ejercicio.construir(torch.Generator().manual_seed(semilla), forma)
     originales = fotografiar(entradas)  # before the oracle, which may train the model in place
     esperado = esperar(*entradas.values())
@@ -239,6 +268,9 @@ def huella(objeto):
     return repr(objeto)
 
 
+GENERICOS = ("no_reconocido",)  # diagnoses that name no particular mistake
+
+
 def solo_ceros(objeto):
     """A result made only of zeros (0.0, zero tensors, containers of them): what a
     computation gives when nothing reached it (no gradient yet), not a typed-in answer."""
@@ -251,14 +283,43 @@ def solo_ceros(objeto):
     return isinstance(objeto, (int, float)) and not isinstance(objeto, bool) and objeto == 0
 
 
-def _resultado_fijo(casos):
-    """Two cases with different expected answers but the same result: hard-coded."""
+def parecidos(a, b):
+    """The same structure, and numbers equal to about three significant digits (what a
+    student who copied a printed result would have)."""
+    if isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor):
+        return (a.shape == b.shape and a.dtype.is_floating_point == b.dtype.is_floating_point
+                and bool(torch.allclose(a.detach().double(), b.detach().double(), rtol=2e-3,
+                                        atol=1e-6, equal_nan=True)))
+    if isinstance(a, torch.Tensor) or isinstance(b, torch.Tensor):
+        unico = a if isinstance(a, torch.Tensor) else b
+        otro = b if unico is a else a
+        return unico.numel() == 1 and parecidos(unico.detach().reshape(()),
+                                                torch.tensor(otro, dtype=torch.float64))
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(parecidos(a[k], b[k]) for k in a)
+    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
+        return len(a) == len(b) and all(parecidos(x, y) for x, y in zip(a, b))
+    if isinstance(a, (int, float)) and isinstance(b, (int, float)):
+        return abs(a - b) <= 2e-3 * max(abs(a), abs(b)) + 1e-6
+    return a == b
+
+
+def _resultado_fijo(casos, ejemplos=()):
+    """Two cases with different expected answers but the same result: the result does not
+    depend on the inputs. Said to be copied only when it is (about) the
+    answer to a public example, ``ejemplos``."""
     validos = [c for c in casos if c.error is None and "esperado" in c.datos]
-    for a, b in zip(validos, validos[1:]):
-        if (huella(a.resultado) == huella(b.resultado)
-                and huella(a.datos["esperado"]) != huella(b.datos["esperado"])):
-            return ComprobacionFallida(Diagnostico("resultado_fijo", {}))
-    return None
+    if len(validos) < 2 or any(isinstance(c.resultado, dict) and "__objeto__" in c.resultado
+                               for c in validos):
+        return None  # an object we could not read says nothing about the inputs
+    repetido = next((a.resultado for a, b in zip(validos, validos[1:])
+                     if huella(a.resultado) == huella(b.resultado)
+                     and huella(a.datos["esperado"]) != huella(b.datos["esperado"])), None)
+    if repetido is None:
+        return None
+    copiado = any(parecidos(repetido, ejemplo) for ejemplo in ejemplos)
+    return ComprobacionFallida(Diagnostico("resultado_fijo" if copiado else "resultado_constante",
+                                           {}))
 
 
 def _verificar(parte, caso):
@@ -293,13 +354,10 @@ class Resultado:
         return next((f.diagnostico for _, f in self.fallos if f is not None), None)
 
 
-def puntuar(partes, casos):
-    """Score every part over every case; a part passes only if it passes on all cases."""
-    fijo = _resultado_fijo(casos)
-    # The same all-zero result every time is more likely a computation nothing reached (a
-    # clip before backward) than a typed-in answer: it scores as hard-coded, but a part
-    # that names the actual mistake explains it.
-    ceros = fijo is not None and all(solo_ceros(c.resultado) for c in casos if c.error is None)
+def puntuar(partes, casos, ejemplos=()):
+    """Score every part over every case; a part passes only if it passes on all cases.
+    ``ejemplos``: the answers to the public check's examples (see ``_resultado_fijo``)."""
+    fijo = _resultado_fijo(casos, ejemplos)
     fallos = []
     for parte in partes:
         fallo = None
@@ -307,7 +365,13 @@ def puntuar(partes, casos):
             if caso.error is not None or parte.requisito or fijo is None:
                 fallo = caso.error or _verificar(parte, caso)
             else:
-                fallo = (_verificar(parte, caso) or fijo) if ceros else fijo
+                # A result that ignores its inputs fails every value part. A copied example
+                # is named as such; otherwise, when the part names a mistake of its own
+                # (the same wrong answer twice, all zeros from a computation nothing
+                # reached), that is what the student reads.
+                propio = None if fijo.diagnostico == "resultado_fijo" else _verificar(parte, caso)
+                fallo = propio if propio is not None and (
+                    propio.diagnostico not in GENERICOS) else fijo
             if fallo is not None:
                 break
         fallos.append((parte, fallo))

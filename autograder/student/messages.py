@@ -84,9 +84,16 @@ CATALOGO = {
         "`{nombre}` contains NaN or infinite values."),
     "resultado_fijo": (
         "Resultado fijo",
+        "Tu función devuelve, para entradas distintas, siempre la respuesta del ejemplo de la "
+        "comprobación pública.",
+        "¿Copiaste el resultado del ejemplo? Calcula a partir de las entradas.",
+        "Your function returns the public example's answer for every input (hard-coded?)."),
+    "resultado_constante": (
+        "El resultado no depende de las entradas",
         "Tu función devuelve lo mismo para entradas distintas.",
-        "¿Copiaste el resultado del ejemplo de la comprobación? Calcula a partir de las entradas.",
-        "Your function returns the same result for different inputs (hard-coded?)."),
+        "¿Devuelves algo calculado fuera de la función (una variable global, un valor de una "
+        "celda anterior)? Calcula a partir de los argumentos que recibe.",
+        "Your function returns the same result for different inputs."),
     "tensor_equivocado": (
         "Gradiente de otro tensor",
         "`{nombre}` es el valor esperado para {otro}.",

@@ -266,6 +266,9 @@ def construir_escala(generador, forma):
     backoff code: 0 → 0.5, 1 → 0.25)."""
     pasos, intervalo, codigo = forma
     banderas = (torch.rand(pasos, generator=generador) < 0.3).tolist()
+    # Always two growths in a row somewhere: a counter not reset after growing shows there.
+    inicio = int(torch.randint(0, pasos - 2 * intervalo, (1,), generator=generador).item())
+    banderas[inicio:inicio + 2 * intervalo] = [False] * (2 * intervalo)
     exponente = int(torch.randint(8, 17, (1,), generator=generador).item())
     return {"found_inf": [bool(b) for b in banderas], "init_scale": 2.0 ** exponente,
             "growth_factor": 2.0, "backoff_factor": (0.5, 0.25)[codigo],

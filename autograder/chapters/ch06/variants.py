@@ -67,7 +67,7 @@ def pick_amp_dtype_stub(device_type, bf16_supported):
     raise NotImplementedError()
 
 
-@variant(PD, "resultado_fijo")
+@variant(PD, "resultado_constante")
 def pick_amp_dtype_hardcoded(device_type, bf16_supported):
     return torch.float16, True  # what the notebook's T4 example needs, whatever the device
 
