@@ -33,6 +33,7 @@ class HiddenExercise:
     exercise: object  # autograder.student.compare.Ejercicio
     draw: object  # callable(torch.Generator) -> list of (shape, seed)
     expect: object  # the reference: callable(*inputs) -> expected result
+    space: object = None  # autograder.hidden.space.Space: the contract the draws sample
     public_answers: list = field(default=None, compare=False)  # see ``public_answers``
 
     @property
