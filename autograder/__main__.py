@@ -104,6 +104,14 @@ def cmd_fairness(args):
     return 0 if passed else 1
 
 
+def cmd_probe(args):
+    from autograder.probe import probes, report
+
+    results = probes(args.folder)
+    print(report(results))
+    return 0 if all(r.fair for r in results) else 1
+
+
 def cmd_chapter(args):
     from autograder.develop import check_chapter
 
@@ -164,6 +172,12 @@ def main(argv=None):
     fairness.add_argument("--no-mutants", action="store_true",
                           help="only the labelled corpus (seconds instead of minutes)")
     fairness.set_defaults(run=cmd_fairness)
+
+    probe = sub.add_parser("probe", help="grade blind submissions "
+                           "(DIR/chNN/<function>/<correct|wrong>__<name>.py) through the "
+                           "hidden tests; fail if any is graded against its label")
+    probe.add_argument("folder", type=Path)
+    probe.set_defaults(run=cmd_probe)
 
     chapter = sub.add_parser("chapter", help="build one chapter alone, run it, and report "
                              "its errors, slowest cells and fairness (for chapter authors)")
