@@ -135,6 +135,76 @@ def fotografiar(entradas):
     return foto
 
 
+def _escalar(valor):
+    return valor if type(valor) in PRIMITIVOS else repr(valor)
+
+
+def estado(entradas):
+    """Everything a function could change in what it was given, as plain data keyed by a
+    readable name: the grad mode; each tensor's values, ``requires_grad`` and ``.grad``;
+    each module's parameters (the same three), buffers and every submodule's mode; each
+    optimizer's hyperparameters and state; each scheduler's state; each loss's settings."""
+    foto = {"modo de autograd": torch.is_grad_enabled()}
+
+    def tensor(nombre, t):
+        foto[nombre] = t.detach().clone()
+        foto[f"{nombre}.requires_grad"] = t.requires_grad
+        foto[f"{nombre}.grad"] = None if t.grad is None else t.grad.detach().clone()
+
+    for nombre, valor in entradas.items():
+        if isinstance(valor, torch.Tensor):
+            tensor(nombre, valor)
+        elif isinstance(valor, torch.nn.Module):
+            for clave, p in valor.named_parameters():
+                tensor(f"{nombre}.{clave}", p)
+            for clave, b in valor.named_buffers():
+                foto[f"{nombre}.{clave}"] = b.detach().clone()
+            for clave, m in valor.named_modules():
+                foto[f"{nombre}{'.' + clave if clave else ''}.training"] = m.training
+            if isinstance(valor, torch.nn.modules.loss._Loss):
+                for clave, v in vars(valor).items():
+                    if not clave.startswith("_"):
+                        foto[f"{nombre}.{clave}"] = _escalar(v)
+        elif isinstance(valor, torch.optim.Optimizer):
+            for i, grupo in enumerate(valor.param_groups):
+                for clave, v in grupo.items():
+                    if clave != "params":
+                        foto[f"{nombre}.param_groups[{i}].{clave}"] = _escalar(v)
+            foto[f"{nombre}.state"] = repr(sorted(
+                (k, v.detach().clone().tolist() if isinstance(v, torch.Tensor) else _escalar(v))
+                for s in valor.state.values() for k, v in s.items()))
+        elif hasattr(valor, "state_dict") and hasattr(valor, "last_epoch"):  # a scheduler
+            foto[f"{nombre}.state_dict"] = repr(sorted(
+                (k, _escalar(v)) for k, v in valor.state_dict().items()))
+    return foto
+
+
+def cambios(antes, despues, permitidos=()):
+    """Names whose value differs between two ``estado`` snapshots, but for ``permitidos``
+    (names, or prefixes ending in "." or "[")."""
+    def permitido(nombre):
+        return any(nombre == p or (p.endswith((".", "[")) and nombre.startswith(p))
+                   for p in permitidos)
+
+    distintos = []
+    for nombre in sorted(set(antes) | set(despues)):
+        a, d = antes.get(nombre), despues.get(nombre)
+        iguales = (torch.equal(a, d) if isinstance(a, torch.Tensor) and isinstance(d, torch.Tensor)
+                   and a.shape == d.shape and a.dtype == d.dtype else
+                   a == d and type(a) is type(d))
+        if not iguales and not permitido(nombre):
+            distintos.append(nombre)
+    return distintos
+
+
+def verificar_sin_efectos(caso, permitidos=()):
+    """The call changed nothing it was given (see ``estado``), but for ``permitidos``."""
+    distintos = cambios(caso.datos["estado_antes"], caso.datos["estado_despues"], permitidos)
+    if distintos:
+        fallar("efecto_secundario", que=", ".join(f"`{n}`" for n in distintos[:4])
+               + (f" y {len(distintos) - 4} más" if len(distintos) > 4 else ""))
+
+
 def error_a_datos(error):
     if error is None:
         return None

@@ -157,6 +157,14 @@ CATALOGO = {
         "Trabaja sobre copias (`x.detach().clone()`) o tensores nuevos: quien llama espera "
         "encontrar sus tensores como los dejó.",
         "Your function modified its input `{nombre}`."),
+    "efecto_secundario": (
+        "Efecto secundario",
+        "Tu función cambió lo que recibió y el enunciado pide dejarlo como estaba: {que}.",
+        "Quien llama espera encontrar sus objetos como los dejó: el modo de autograd "
+        "(`no_grad`), los `requires_grad` y `.grad`, los modos `train()`/`eval()`, la "
+        "configuración de la pérdida y del optimizador. Si cambias algo, restáuralo antes "
+        "de devolver.",
+        "Your function changed what it was given: {que}."),
     "sin_grafo": (
         "Sin grafo (create_graph)",
         "`{nombre}` no tiene `grad_fn`: no se puede derivar.",
