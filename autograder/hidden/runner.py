@@ -67,9 +67,10 @@ def score(hidden, cases, observations):
     """Grader side: the Resultado of the observations against the reference."""
     built = []
     for (shape, seed), observation in zip(cases, observations):
-        inputs = hidden.exercise.construir(torch.Generator().manual_seed(seed), shape)
-        originals = fotografiar(inputs)  # before the reference, which may train in place
-        expected = hidden.expect(*inputs.values())
+        with torch.enable_grad():
+            inputs = hidden.exercise.construir(torch.Generator().manual_seed(seed), shape)
+            originals = fotografiar(inputs)  # before the reference, which may train in place
+            expected = hidden.expect(*inputs.values())
         built.append(armar_caso(hidden.exercise, observation, expected, originals, shape))
     return puntuar(hidden.exercise.partes, built, public_answers(hidden))
 
@@ -85,7 +86,8 @@ def public_answers(hidden):
         exercise = hidden.exercise
         module = importlib.import_module(exercise.construir.__module__)
         public_check = getattr(module, "comprobar_" + exercise.funcion, None)
-        with anotar_ejemplos() as examples, contextlib.redirect_stdout(io.StringIO()):
+        with anotar_ejemplos() as examples, contextlib.redirect_stdout(io.StringIO()), \
+                torch.enable_grad():
             try:
                 if public_check is not None:
                     public_check(_not_implemented)
@@ -95,8 +97,9 @@ def public_answers(hidden):
         answers = []
         for name, seed, shape in examples:
             if name == exercise.funcion:
-                inputs = exercise.construir(torch.Generator().manual_seed(seed), shape)
-                answers.append(exercise.observar(reference, inputs).get("resultado"))
+                with torch.enable_grad():
+                    inputs = exercise.construir(torch.Generator().manual_seed(seed), shape)
+                    answers.append(exercise.observar(reference, inputs).get("resultado"))
         object.__setattr__(hidden, "public_answers", answers)
     return hidden.public_answers
 

@@ -261,8 +261,10 @@ def observar_casos(ejercicio, funcion, casos):
     """Student side of a hidden test: one observation per (shape, seed)."""
     observaciones = []
     for forma, semilla in casos:
-        entradas = ejercicio.construir(torch.Generator().manual_seed(semilla), forma)
-        observaciones.append(ejercicio.observar(funcion, entradas))
+        # Every case starts with autograd on, whatever an earlier call left behind.
+        with torch.enable_grad():
+            entradas = ejercicio.construir(torch.Generator().manual_seed(semilla), forma)
+            observaciones.append(ejercicio.observar(funcion, entradas))
     return observaciones
 
 
