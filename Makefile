@@ -1,6 +1,7 @@
 # Task runner. Every target creates the virtual environment first if it is missing.
 #   make grade   build the course and grade the bundled sample class
-#   make test    lint, stale-notebook check, unit tests, nbval, end-to-end grading
+#   make check   the inner loop: lint + every test not marked slow (CH=03: one chapter)
+#   make test    lint, stale-notebook check, unit tests, nbval, end-to-end grading (CI)
 #   make build   rebuild notebooks/ from solutions/
 #   make lab     JupyterLab on the course, with the nbgrader extension (formgrader)
 #   make fairness  grade the variant corpus through the hidden tests (table; fails if unfair)
@@ -11,7 +12,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: env sandbox build check-build grade test lint nbval exercises fairness lab clean
+.PHONY: env sandbox build check-build grade check test lint nbval exercises fairness lab clean
 
 TIMED := ci/timed.sh
 
@@ -49,6 +50,16 @@ lint: env
 nbval: env
 	$(TIMED) "build course" $(PY) -m autograder build --course-only
 	$(TIMED) nbval $(PY) -m pytest --nbval-lax --nbval-current-env -p no:cacheprovider build/course/source
+
+# The inner loop: lint, then every test not marked slow (none runs a notebook, a kernel or
+# nbgrader). CH=03 (or CH=03,04): only the tests about chapters, for those chapters alone
+# (AUTOGRADER_CHAPTERS): their contract and own tests, notebooks, diagnosis and fairness.
+# One torch thread: the tensors are tiny, and on busy shared cores torch's spinning worker
+# threads made the same tests several times slower.
+CHAPTER_TESTS := tests/chapters tests/student tests/test_notebooks.py tests/test_fairness.py
+check: lint
+	$(TIMED) "fast tests" env OMP_NUM_THREADS=1 $(if $(CH),AUTOGRADER_CHAPTERS=$(CH)) \
+		$(PY) -m pytest -q -m "not slow" $(if $(CH),$(CHAPTER_TESTS))
 
 test: sandbox lint check-build nbval
 	$(TIMED) pytest $(PY) -m pytest --durations=15

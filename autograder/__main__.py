@@ -1,4 +1,15 @@
-"""Command line: ``python -m autograder {build,grade,exercises}``."""
+"""Command line: ``python -m autograder <command>`` (``--help`` after a command for its options).
+
+- ``build``: the student notebooks in ``notebooks/`` from ``solutions/`` (``--check``: fail if
+  stale; ``--course-only``: the nbgrader course in ``build/course/``)
+- ``grade``: grade a class (default: the bundled sample class); grades CSV and feedback pages
+- ``export``: grades CSV of every submission in the gradebook (every machine's shard)
+- ``bench``: time stock nbgrader, this pipeline and the floor on a synthetic class
+- ``exercises``: the catalogue of graded exercises
+- ``fairness``: the variant corpus and the mutants of every reference through the hidden tests
+- ``probe``: blind submissions, labelled correct or wrong, through the hidden tests
+- ``chapter``: build one chapter alone, run it, report its errors, slowest cells and fairness
+"""
 
 import argparse
 import os

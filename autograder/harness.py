@@ -17,21 +17,24 @@ from autograder.student.diagnosis import Diagnostico
 
 def manipulaciones():
     """What the hardened kernel's guard saw, as its records (empty under a stock kernel)."""
-    informe = []
-    sys.audit("autograder.manipulaciones", informe)
-    return [{"kind": str(r["kind"]), "target": str(r["target"])} for r in informe]
+    records = []
+    sys.audit("autograder.manipulaciones", records)
+    return [{"kind": str(r["kind"]), "target": str(r["target"])} for r in records]
 
 
-def observar(capitulo, ejercicio_id, nombre, casos, destino):
-    """Observe the notebook's function ``nombre`` on ``casos``; torch.save them to ``destino``."""
+def observar(chapter_key, exercise_id, name, cases, target):
+    """Observe the notebook's function ``name`` on ``cases``; torch.save them to ``target``.
+
+    Called by the grader (autograder/execute.py); the names ``observar``, ``manipulaciones``
+    and the saved keys are the protocol between the two sides."""
     import __main__
 
-    modulo = importlib.import_module(f"autograder.chapters.{capitulo}.student")
-    ejercicio = modulo.EJERCICIOS[ejercicio_id]
-    funcion = getattr(__main__, nombre, None)
-    if not callable(funcion):
-        error = error_a_datos(ComprobacionFallida(Diagnostico("sin_definir", {"nombre": nombre})))
-        observaciones = [{"resultado": None, "error": error} for _ in casos]
+    module = importlib.import_module(f"autograder.chapters.{chapter_key}.student")
+    exercise = module.EJERCICIOS[exercise_id]
+    function = getattr(__main__, name, None)
+    if not callable(function):
+        error = error_a_datos(ComprobacionFallida(Diagnostico("sin_definir", {"nombre": name})))
+        observations = [{"resultado": None, "error": error} for _ in cases]
     else:
-        observaciones = observar_casos(ejercicio, funcion, casos)
-    torch.save({"observaciones": observaciones, "manipulaciones": manipulaciones()}, destino)
+        observations = observar_casos(exercise, function, cases)
+    torch.save({"observaciones": observations, "manipulaciones": manipulaciones()}, target)

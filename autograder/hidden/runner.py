@@ -47,14 +47,14 @@ def hidden_table(*exercises):
     return {hidden.exercise.funcion: hidden for hidden in exercises}
 
 
-def entero(generador, bajo, alto):
-    """A random int in [bajo, alto] from ``generador`` (hidden shapes, drawn per student)."""
-    return int(torch.randint(bajo, alto + 1, (1,), generator=generador).item())
+def integer(generator, low, high):
+    """A random int in [low, high] from ``generator`` (hidden shapes, drawn per student)."""
+    return int(torch.randint(low, high + 1, (1,), generator=generator).item())
 
 
-def semilla(generador):
+def case_seed(generator):
     """A random seed for one hidden case."""
-    return entero(generador, 0, 2**31 - 2)
+    return integer(generator, 0, 2**31 - 2)
 
 
 def plan(exercise_id, table, student=None, secret=None):

@@ -1,7 +1,7 @@
 """Diagnosis: from a student's result and the reference, the most likely misconception.
 
 Pure functions: each returns ``None`` when the result is right, or a ``Diagnostico``
-(an id of ``mensajes.CATALOGO`` and the facts behind it). Public checks and hidden
+(an id of ``messages.CATALOGO`` and the facts behind it). Public checks and hidden
 tests call the same functions, so a student sees the same words in the notebook and
 in the feedback. Injected into student notebooks (standard library and torch only).
 """
@@ -220,13 +220,6 @@ def diagnosticar_traza(traza, esperada):
                                           "orden_esperado": " → ".join(esperada)})
 
 
-def diagnosticar_modo(modelo, entrenando_esperado):
-    """Is every module in the expected mode (``model.train()`` vs ``model.eval()``)?"""
-    if all(m.training == entrenando_esperado for m in modelo.modules()):
-        return None
-    return Diagnostico("modelo_en_eval" if entrenando_esperado else "modelo_en_train", {})
-
-
 def copiar_buffers(modelo):
     """Snapshot of every buffer (BatchNorm running statistics included)."""
     return {nombre: b.detach().clone() for nombre, b in modelo.named_buffers()}
@@ -237,12 +230,4 @@ def diagnosticar_buffers(antes, despues):
     for nombre, valor in antes.items():
         if nombre not in despues or not torch.equal(valor, despues[nombre]):
             return Diagnostico("buffers_cambiados", {"nombre": nombre})
-    return None
-
-
-def diagnosticar_valor_registrado(nombre, valor):
-    """A logged metric must be a Python number, not a tensor (that keeps its graph alive)."""
-    if isinstance(valor, torch.Tensor):
-        return Diagnostico("grafo_vivo" if valor.grad_fn is not None else "registro_tensor",
-                           {"nombre": nombre})
     return None

@@ -56,12 +56,6 @@ CATALOGO = {
         "`{nombre}` es 1/{inversa:.3g} del valor correcto.",
         "Divide la pérdida por `accum` una sola vez (no también los gradientes).",
         "`{nombre}` is accum times too small: divided by accum twice."),
-    "zero_grad_olvidado": (
-        "Falta zero_grad",
-        "`{nombre}` es {razon:.3g} × el valor correcto: los gradientes de {razon:.3g} pasos se "
-        "sumaron en `.grad`.",
-        "`.grad` acumula en cada `backward()`. Llama a `optimizer.zero_grad()` en cada paso.",
-        "`{nombre}` is N times too large: gradients of N steps accumulated (no zero_grad)."),
     "gradiente_aun_escalado": (
         "Gradiente todavía escalado",
         "`{nombre}` es {razon:.4g} × el valor correcto: el factor de escala del `GradScaler`.",

@@ -4,45 +4,43 @@ import torch
 
 from autograder.chapters.ch01.student import GRADIENT_PENALTY, MANUAL_BACKWARD, TWO_LOSS_GRADS
 from autograder.hidden.reference import load_reference
-from autograder.hidden.runner import HiddenExercise, checker, entero, hidden_table, semilla
+from autograder.hidden.runner import HiddenExercise, case_seed, checker, hidden_table, integer
 
 reference = load_reference("ch01")  # the solution cells of solutions/01_*.py
 
 
-def _formas_red(generador):
+def _network_shapes(generator):
     """Three networks (two float64, one float32: the dtype must follow the inputs), with
     N, K and N·K distinct and ≠ 2 so that every wrong scale has one name."""
-    casos = []
+    cases = []
     for dtype in ("float64", "float64", "float32"):
-        N, K = entero(generador, 5, 9), entero(generador, 3, 4)
+        N, K = integer(generator, 5, 9), integer(generator, 3, 4)
         while N == K:
-            N = entero(generador, 5, 9)
-        forma = (N, entero(generador, 2, 6), entero(generador, 3, 8), K, dtype)
-        casos.append((forma, semilla(generador)))
-    return casos
+            N = integer(generator, 5, 9)
+        shape = (N, integer(generator, 2, 6), integer(generator, 3, 8), K, dtype)
+        cases.append((shape, case_seed(generator)))
+    return cases
 
 
-def _formas_dos_perdidas(generador):
-    return [((entero(generador, 3, 9), entero(generador, 2, 6), entero(generador, 3, 8),
-              entero(generador, 1, 4)), semilla(generador)) for _ in range(2)]
+def _two_loss_shapes(generator):
+    return [((integer(generator, 3, 9), integer(generator, 2, 6), integer(generator, 3, 8),
+              integer(generator, 1, 4)), case_seed(generator)) for _ in range(2)]
 
 
-def _formas_penalizacion(generador):
-    return [((entero(generador, 3, 9), entero(generador, 2, 6), entero(generador, 3, 8)),
-             semilla(generador)) for _ in range(2)]
+def _penalty_shapes(generator):
+    return [((integer(generator, 3, 9), integer(generator, 2, 6), integer(generator, 3, 8)),
+             case_seed(generator)) for _ in range(2)]
 
 
-def _penalizacion_esperada(model, x):
-    penalizacion = reference.gradient_penalty(model, x)
-    gradientes = torch.autograd.grad(penalizacion, list(model.parameters()),
-                                     materialize_grads=True)
-    return {"valor": penalizacion.detach(), "gradientes": list(gradientes)}
+def _expected_penalty(model, x):
+    penalty = reference.gradient_penalty(model, x)
+    gradients = torch.autograd.grad(penalty, list(model.parameters()), materialize_grads=True)
+    return {"valor": penalty.detach(), "gradientes": list(gradients)}
 
 
 HIDDEN = hidden_table(
-    HiddenExercise(MANUAL_BACKWARD, _formas_red, reference.manual_backward),
-    HiddenExercise(TWO_LOSS_GRADS, _formas_dos_perdidas, reference.two_loss_grads),
-    HiddenExercise(GRADIENT_PENALTY, _formas_penalizacion,
-                                            _penalizacion_esperada),
+    HiddenExercise(MANUAL_BACKWARD, _network_shapes, reference.manual_backward),
+    HiddenExercise(TWO_LOSS_GRADS, _two_loss_shapes, reference.two_loss_grads),
+    HiddenExercise(GRADIENT_PENALTY, _penalty_shapes, _expected_penalty),
 )
 check = checker(HIDDEN)  # what the graded cells of the instructor notebook call

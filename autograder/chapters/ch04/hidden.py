@@ -12,79 +12,78 @@ from autograder.chapters.ch04.student import (
     lrs_esperadas,
 )
 from autograder.hidden.reference import load_reference
-from autograder.hidden.runner import HiddenExercise, checker, entero, hidden_table, semilla
+from autograder.hidden.runner import HiddenExercise, case_seed, checker, hidden_table, integer
 
 reference = load_reference("ch04")  # the solution cells of solutions/04_*.py
 
 
-def _formas_entrenamiento(generador):
+def _epoch_shapes(generator):
     """Three epochs: accum=1 with momentum and a cosine schedule; accum=3 with a partial
     last cycle (AdamW, cosine, no clipping: every scale mistake shows); accum=2 with
     clipping tight enough to act and no scheduler (the default arguments)."""
-    def red():
-        return (entero(generador, 4, 8), entero(generador, 2, 5), entero(generador, 3, 6),
-                entero(generador, 2, 4))
+    def network():
+        return (integer(generator, 4, 8), integer(generator, 2, 5), integer(generator, 3, 6),
+                integer(generator, 2, 4))
 
-    B, D, H, C = red()
-    a = ((entero(generador, 3, 5), B, D, H, C, 1, 0, "coseno", "sgd"), semilla(generador))
-    B, D, H, C = red()
-    n = 3 * entero(generador, 2, 3) + entero(generador, 1, 2)
-    b = ((n, B, D, H, C, 3, 0, "coseno", "adamw"), semilla(generador))
-    B, D, H, C = red()
-    c = ((2 * entero(generador, 2, 3), B, D, H, C, 2, 0.3, "ninguno", "sgd"),
-         semilla(generador))
+    B, D, H, C = network()
+    a = ((integer(generator, 3, 5), B, D, H, C, 1, 0, "coseno", "sgd"), case_seed(generator))
+    B, D, H, C = network()
+    n = 3 * integer(generator, 2, 3) + integer(generator, 1, 2)
+    b = ((n, B, D, H, C, 3, 0, "coseno", "adamw"), case_seed(generator))
+    B, D, H, C = network()
+    c = ((2 * integer(generator, 2, 3), B, D, H, C, 2, 0.3, "ninguno", "sgd"),
+         case_seed(generator))
     return [a, b, c]
 
 
-def _entrenamiento_esperado(*entradas):
-    observacion = ejecutar_instrumentado(reference.train_one_epoch,
-                                         dict(zip(NOMBRES_ENTRENAMIENTO, entradas)))
-    return {"traza": observacion["traza"], "pasos": observacion["pasos"],
-            "parametros": observacion["parametros"], "perdidas": observacion["perdidas"],
-            "perdida": observacion["devuelto"]}
+def _expected_epoch(*inputs):
+    observation = ejecutar_instrumentado(reference.train_one_epoch,
+                                         dict(zip(NOMBRES_ENTRENAMIENTO, inputs)))
+    return {"traza": observation["traza"], "pasos": observation["pasos"],
+            "parametros": observation["parametros"], "perdidas": observation["perdidas"],
+            "perdida": observation["devuelto"]}
 
 
-def _formas_evaluacion(generador):
+def _evaluation_shapes(generator):
     """Two cases: the model arrives in train mode, then in eval mode (left as it came)."""
-    casos = []
-    for modo in ("train", "eval"):
-        n, B = entero(generador, 2, 4), entero(generador, 5, 8)
-        forma = (n, B, entero(generador, 2, B - 2), entero(generador, 2, 5),
-                 entero(generador, 3, 6), entero(generador, 2, 4), modo)
-        casos.append((forma, semilla(generador)))
-    return casos
+    cases = []
+    for mode in ("train", "eval"):
+        n, B = integer(generator, 2, 4), integer(generator, 5, 8)
+        shape = (n, B, integer(generator, 2, B - 2), integer(generator, 2, 5),
+                 integer(generator, 3, 6), integer(generator, 2, 4), mode)
+        cases.append((shape, case_seed(generator)))
+    return cases
 
 
-def _evaluacion_esperada(model, loader, loss_fn):
-    alternativas = evaluacion_de_golpe(model, loader, loss_fn)
-    perdida, exactitud = reference.evaluate(model, loader, loss_fn)
-    return dict(alternativas, perdida=perdida, exactitud=exactitud)
+def _expected_evaluation(model, loader, loss_fn):
+    alternatives = evaluacion_de_golpe(model, loader, loss_fn)
+    loss, accuracy = reference.evaluate(model, loader, loss_fn)
+    return dict(alternatives, perdida=loss, exactitud=accuracy)
 
 
-def _formas_planificador(generador):
+def _scheduler_shapes(generator):
     """Same total_steps and lr (a hard-coded sequence would repeat), W and min_lr vary."""
-    primero = entero(generador, 3, 9)
-    segundo = primero + entero(generador, 2, 4)
-    return [((W, 30, 0.1, round(0.001 * entero(generador, 1, 20), 6)), semilla(generador))
-            for W in (primero, segundo)]
+    first = integer(generator, 3, 9)
+    second = first + integer(generator, 2, 4)
+    return [((W, 30, 0.1, round(0.001 * integer(generator, 1, 20), 6)), case_seed(generator))
+            for W in (first, second)]
 
 
-def _lrs_esperadas(optimizer, warmup_steps, total_steps, min_lr):
-    esperadas = lrs_esperadas(optimizer, warmup_steps, total_steps, min_lr)
-    planificador = reference.warmup_cosine(optimizer, warmup_steps, total_steps, min_lr)
+def _expected_lrs(optimizer, warmup_steps, total_steps, min_lr):
+    expected = lrs_esperadas(optimizer, warmup_steps, total_steps, min_lr)
+    scheduler = reference.warmup_cosine(optimizer, warmup_steps, total_steps, min_lr)
     lrs = [optimizer.param_groups[0]["lr"]]
     for _ in range(total_steps):
         optimizer.step()
-        planificador.step()
+        scheduler.step()
         lrs.append(optimizer.param_groups[0]["lr"])
-    esperadas["correcta"] = torch.tensor(lrs, dtype=torch.float64)
-    return esperadas
+    expected["correcta"] = torch.tensor(lrs, dtype=torch.float64)
+    return expected
 
 
 HIDDEN = hidden_table(
-    HiddenExercise(TRAIN_ONE_EPOCH, _formas_entrenamiento,
-                                           _entrenamiento_esperado),
-    HiddenExercise(EVALUATE, _formas_evaluacion, _evaluacion_esperada),
-    HiddenExercise(WARMUP_COSINE, _formas_planificador, _lrs_esperadas),
+    HiddenExercise(TRAIN_ONE_EPOCH, _epoch_shapes, _expected_epoch),
+    HiddenExercise(EVALUATE, _evaluation_shapes, _expected_evaluation),
+    HiddenExercise(WARMUP_COSINE, _scheduler_shapes, _expected_lrs),
 )
 check = checker(HIDDEN)  # what the graded cells of the instructor notebook call

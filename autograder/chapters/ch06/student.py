@@ -381,8 +381,6 @@ def comprobar_simulate_loss_scale(simulate_loss_scale):
 # Case codes: 0 GradScaler, clipping active; 1 no scaler (bf16), clipping active;
 # 2 GradScaler whose scale overflows (the step must be skipped); 3 GradScaler, no clipping;
 # 4 CUDA float16 with GradScaler (only where a GPU is present).
-CASOS_PASO = {0: "escalador", 1: "sin escalador", 2: "desbordamiento", 3: "sin recorte",
-              4: "cuda"}
 
 
 def construir_paso(generador, forma):

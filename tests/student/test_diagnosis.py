@@ -11,18 +11,16 @@ from autograder.student.diagnosis import (
     copiar_buffers,
     diagnosticar_buffers,
     diagnosticar_lista,
-    diagnosticar_modo,
     diagnosticar_parametros,
     diagnosticar_tensor,
     diagnosticar_traza,
-    diagnosticar_valor_registrado,
 )
 from autograder.student.messages import CATALOGO, texto
 
 chapter_modules("student")  # every chapter registers its own messages on import
 G = torch.Generator().manual_seed(0)
 REF = torch.randn(4, 3, generator=G, dtype=torch.float64)
-FACTORS = {"sin_dividir_por_accum": 4, "zero_grad_olvidado": 3, "suma_en_vez_de_media": 8,
+FACTORS = {"sin_dividir_por_accum": 4, "media_solo_sobre_lote": 3, "suma_en_vez_de_media": 8,
            "gradiente_aun_escalado": 65536.0}
 
 
@@ -33,7 +31,7 @@ def diagnosis_id(obtained, expected=REF, **kwargs):
 
 @pytest.mark.parametrize("factor,expected", [
     (4, "sin_dividir_por_accum"), (1 / 4, "dividido_de_mas_por_accum"), (2, "factor_2"),
-    (0.5, "factor_2"), (3, "zero_grad_olvidado"), (8, "suma_en_vez_de_media"),
+    (0.5, "factor_2"), (3, "media_solo_sobre_lote"), (8, "suma_en_vez_de_media"),
     (1 / 8, "media_en_vez_de_suma"), (-1, "signo"), (65536.0, "gradiente_aun_escalado"),
     (7.3, "escala_desconocida"),
 ])
@@ -110,12 +108,8 @@ def test_call_traces(trace, expected, diagnosis):
     assert (found.id if found else None) == diagnosis
 
 
-def test_mode_and_batchnorm_buffers():
+def test_batchnorm_buffers():
     model = torch.nn.Sequential(torch.nn.Linear(3, 4), torch.nn.BatchNorm1d(4))
-    model.eval()
-    assert diagnosticar_modo(model, entrenando_esperado=True).id == "modelo_en_eval"
-    assert diagnosticar_modo(model, entrenando_esperado=False) is None
-    model.train()
     before = copiar_buffers(model)
     model(torch.randn(8, 3, generator=G))  # a forward in train mode updates running stats
     assert diagnosticar_buffers(before, copiar_buffers(model)).id == "buffers_cambiados"
@@ -123,13 +117,6 @@ def test_mode_and_batchnorm_buffers():
     before = copiar_buffers(model)
     model(torch.randn(8, 3, generator=G))
     assert diagnosticar_buffers(before, copiar_buffers(model)) is None
-
-
-def test_logged_values_must_not_keep_the_graph():
-    w = torch.ones(2, requires_grad=True)
-    assert diagnosticar_valor_registrado("loss", (w * 2).sum()).id == "grafo_vivo"
-    assert diagnosticar_valor_registrado("loss", torch.tensor(1.0)).id == "registro_tensor"
-    assert diagnosticar_valor_registrado("loss", 1.0) is None
 
 
 # ------------------------------------------------------------------ the catalogue
@@ -147,7 +134,8 @@ def test_every_diagnosis_the_code_raises_is_in_the_catalogue():
     used = set()
     selected = {c.key for c in chapters()}  # only these registered their messages
     for path in (ROOT / "autograder").rglob("*.py"):
-        if re.fullmatch(r"ch\d\d", path.stem) and path.stem not in selected:
+        chapter = next((part for part in path.parts if re.fullmatch(r"ch\d\d", part)), None)
+        if chapter is not None and chapter not in selected:
             continue
         source = path.read_text()
         used |= set(re.findall(r'(?:Diagnostico|fallar)\(\s*"([a-z_0-9]+)"', source))

@@ -1,10 +1,10 @@
 """Chapter 1 specifics: per-student inputs, partial credit, rendering (the shared contract
-is in test_checks.py)."""
+is in test_contract.py)."""
 
 import pytest
 import torch
 
-from autograder.chapters.ch01 import hidden as hidden
+from autograder.chapters.ch01 import hidden
 from autograder.chapters.ch01 import student as public
 from autograder.corpus import all_variants
 from autograder.hidden.reference import load_reference
@@ -18,14 +18,6 @@ VARIANTS = all_variants(("ch01",))
 
 def grade(exercise, function, student="alumna"):
     return grade_hidden(exercise, hidden.HIDDEN, function, student, secret="pruebas")
-
-
-
-
-
-
-
-
 
 
 def test_hidden_inputs_differ_between_students_and_repeat_on_regrade():
@@ -69,12 +61,6 @@ def test_partial_credit_names_what_failed():
 def test_doing_nothing_earns_no_requirement_points():
     result = grade("gradient_penalty", lambda model, x: torch.tensor(0.0))
     assert result.puntos == 0
-
-
-
-
-
-
 
 
 def test_failures_render_without_traceback():

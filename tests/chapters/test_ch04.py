@@ -1,10 +1,10 @@
 """Chapter 4 specifics: the instrumentation of the training loop leaves nothing behind,
 the hidden cases exercise what they claim, inputs differ per student (the shared contract
-is in test_checks.py)."""
+is in test_contract.py)."""
 
 import torch
 
-from autograder.chapters.ch04 import hidden as hidden
+from autograder.chapters.ch04 import hidden
 from autograder.chapters.ch04 import student as public
 from autograder.hidden.reference import load_reference
 from autograder.hidden.runner import grade_hidden, plan
@@ -88,6 +88,7 @@ def test_parameter_updates_are_measured_from_the_inputs_as_they_were_before_any_
     from autograder.chapters.ch04.variants import train_one_epoch_partial_cycle_divided_by_accum
 
     result = grade("train_one_epoch", train_one_epoch_partial_cycle_divided_by_accum)
-    parametros = next(fallo for parte, fallo in result.fallos if parte.nombre.startswith("parám"))
-    assert parametros is not None and "todo ceros" not in str(parametros)
-    assert "razón ajustada" in str(parametros)
+    failure = next(failure for part, failure in result.fallos
+                   if part.nombre.startswith("parám"))
+    assert failure is not None and "todo ceros" not in str(failure)
+    assert "razón ajustada" in str(failure)

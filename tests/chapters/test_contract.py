@@ -1,15 +1,20 @@
 """Every chapter's checks, in process: the same contract for every exercise of the course.
 
-Conventions each chapter follows (see README, "Adding an exercise"): in
+Conventions each chapter follows (README, "Writing a chapter"): in
 ``autograder/chapters/chNN/``, ``student.py`` declares each exercise once
 (``EJERCICIOS``: function name -> Ejercicio, with its parts and points) and its public
 check ``comprobar_<funcion>``; ``hidden.py`` draws the hidden cases and computes what the
 reference (the solution cell, ``autograder.hidden.reference``) gives on them
-(``HIDDEN``); ``variants.py`` holds the labelled corpus.
+(``HIDDEN``); ``variants.py`` holds the labelled corpus and the sample class's students.
+What is particular to one chapter is tested in ``tests/chapters/test_chNN.py``.
 """
+
+from pathlib import Path
 
 import jupytext
 import pytest
+import torch
+import torch.nn.functional as F
 
 from autograder.corpus import all_variants
 from autograder.course import chapters
@@ -27,8 +32,21 @@ def _exercises():
     return found
 
 
+def _sample_students():
+    """The sample class's students whose cells can run in this process (not the one that
+    never ends or kills its kernel: those are graded end to end, tests/test_grading.py)."""
+    found = []
+    for chapter in chapters():
+        for student in getattr(chapter.module("variants"), "SAMPLE_STUDENTS", []):
+            if student.expected_status == "graded" and student.replacements:
+                found.append(pytest.param(chapter, student,
+                                          id=f"{chapter.key}-{student.student_id}"))
+    return found
+
+
 EXERCISES = _exercises()
 VARIANTS = all_variants()
+SAMPLE_STUDENTS = _sample_students()
 
 
 def grade(chapter, exercise_id, function, student="alumna"):
@@ -58,9 +76,14 @@ def test_every_exercise_in_the_source_is_declared_once_and_has_a_reference(chapt
     assert list(student.EJERCICIOS) == solutions  # declared in notebook order
     assert set(chapter.module("hidden").HIDDEN) == set(solutions)
     reference = load_reference(chapter.key)
-    for name, ejercicio in student.EJERCICIOS.items():
-        assert ejercicio.funcion == name and callable(getattr(reference, name))
+    for name, exercise in student.EJERCICIOS.items():
+        assert exercise.funcion == name and callable(getattr(reference, name))
         assert "comprobar_" + name in student.__all__
+
+
+@pytest.mark.parametrize("chapter", chapters(), ids=lambda c: c.name)
+def test_every_chapter_has_its_own_tests(chapter):
+    assert (Path(__file__).parent / f"test_{chapter.key}.py").is_file()
 
 
 @pytest.mark.parametrize("chapter,exercise_id", EXERCISES)
@@ -141,3 +164,23 @@ def test_public_checks_agree_with_the_hidden_ones(variant, capsys):
 def test_public_check_is_silent_while_nbgrader_autogrades(chapter, exercise_id, monkeypatch):
     monkeypatch.setenv("NBGRADER_EXECUTION", "autograde")
     assert public_check(chapter, exercise_id)(stub) is None
+
+
+def expected_points(student, exercise_id, points):
+    test_id = exercise_id + "_test"
+    if test_id in student.partial:
+        return student.partial[test_id]
+    return 0.0 if test_id in student.lost or "*" in student.lost else points
+
+
+@pytest.mark.parametrize("chapter,student", SAMPLE_STUDENTS)
+def test_sample_students_cells_score_as_declared(chapter, student):
+    """Each replaced cell, run as the notebook runs it, gets the points its chapter declares
+    for the sample class (partial credit, or 0 for a lost exercise)."""
+    table = chapter.module("hidden").HIDDEN
+    for exercise_id, code in student.replacements.items():
+        namespace = {"torch": torch, "nn": torch.nn, "F": F}
+        exec(code, namespace)  # noqa: S102 - the corpus' own student cell
+        result = grade(chapter, exercise_id, namespace[exercise_id], student.student_id)
+        expected = expected_points(student, exercise_id, table[exercise_id].points)
+        assert result.puntos == expected, result.informe(f"{student.student_id}: {exercise_id}")

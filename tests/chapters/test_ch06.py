@@ -1,0 +1,168 @@
+"""Chapter 6 specifics: what the hidden cases vary (machine tables, scale sequences, step
+cases), what the public examples hold, and the mistakes they name (the shared contract is
+in test_contract.py; the CUDA case is in test_gpu.py)."""
+
+import pytest
+import torch
+
+from autograder.chapters.ch06 import hidden
+from autograder.chapters.ch06 import student as public
+from autograder.chapters.ch06 import variants as corpus
+from autograder.hidden.reference import load_reference
+from autograder.hidden.runner import grade_hidden, plan
+from autograder.student.compare import ComprobacionFallida
+
+reference = load_reference("ch06")
+
+VARIANTS = {v.name: v for v in corpus.registry.variants}
+STUDENTS = ("alumna", "alumno", "ana", "bruno", "otra")
+SECRET = "pruebas"
+
+
+def grade(exercise, function, student="alumna"):
+    return grade_hidden(exercise, hidden.HIDDEN, function, student, secret=SECRET)
+
+
+def build(exercise, shape, seed=0):
+    return public.EJERCICIOS[exercise].construir(torch.Generator().manual_seed(seed), shape)
+
+
+def growth_steps(flags, interval):
+    """The steps at which a GradScaler grows its scale, and whether two growths ever come
+    with no inf between them (what a counter not reset after growing gets wrong)."""
+    clean, steps, back_to_back, last = 0, [], False, None
+    for step, inf in enumerate(flags):
+        if inf:
+            clean, last = 0, "inf"
+            continue
+        clean += 1
+        if clean == interval:
+            back_to_back = back_to_back or last == "growth"
+            clean, last = 0, "growth"
+            steps.append(step)
+    return steps, back_to_back
+
+
+# ---------------------------------------------------------------- pick_amp_dtype
+def test_the_machine_table_is_shuffled_per_student_then_rotated():
+    orders = set()
+    for student in STUDENTS:
+        (first, _), (second, _) = plan("pick_amp_dtype", hidden.HIDDEN, student, SECRET)
+        assert sorted(first) == [0, 1, 2, 3]  # every machine once
+        assert second == first[1:] + first[:1]
+        orders.add(first)
+    assert len(orders) > 1
+
+
+# ---------------------------------------------------------------- simulate_loss_scale
+def test_hidden_scale_sequences_use_both_backoff_factors_and_are_longer_than_the_example():
+    public_steps = public.EJEMPLO_ESCALA[1][0]
+    for student in STUDENTS:
+        cases = plan("simulate_loss_scale", hidden.HIDDEN, student, SECRET)
+        factors = [build("simulate_loss_scale", shape, seed)["backoff_factor"]
+                   for shape, seed in cases]
+        assert factors == [0.5, 0.25]
+        assert all(30 <= shape[0] <= 45 and shape[0] > public_steps and 2 <= shape[1] <= 4
+                   for shape, _ in cases)
+
+
+def test_every_hidden_scale_sequence_backs_off_and_every_student_sees_a_growth():
+    for student in STUDENTS:
+        grows = []
+        for shape, seed in plan("simulate_loss_scale", hidden.HIDDEN, student, SECRET):
+            inputs = build("simulate_loss_scale", shape, seed)
+            scales = reference.simulate_loss_scale(*inputs.values())
+            previous = [inputs["init_scale"], *scales[:-1]]
+            assert any(s < p for s, p in zip(scales, previous)), (student, shape)
+            grows.append(any(s > p for s, p in zip(scales, previous)))
+        assert any(grows), student
+
+
+def test_the_public_example_has_two_growths_in_a_row():
+    seed, shape = public.EJEMPLO_ESCALA
+    inputs = build("simulate_loss_scale", shape, seed)
+    steps, back_to_back = growth_steps(inputs["found_inf"], inputs["growth_interval"])
+    assert back_to_back and any(inputs["found_inf"])
+    expected = reference.simulate_loss_scale(*inputs.values())
+    assert expected == public.escalas_de_gradscaler(*inputs.values())["escalas"]
+
+
+def test_every_hidden_scale_sequence_has_two_growths_in_a_row():
+    # A counter not reset after growing shows only there (simulate_loss_scale_counter_not_
+    # reset_after_growth would get full marks on a sequence without).
+    for student in STUDENTS:
+        for shape, seed in plan("simulate_loss_scale", hidden.HIDDEN, student, SECRET):
+            inputs = build("simulate_loss_scale", shape, seed)
+            assert growth_steps(inputs["found_inf"], inputs["growth_interval"])[1], student
+
+
+# ---------------------------------------------------------------- amp_train_step
+def test_every_cpu_step_case_once_in_a_per_student_order():
+    orders = set()
+    for student in STUDENTS:
+        codes = tuple(shape[-1] for shape, _ in plan("amp_train_step", hidden.HIDDEN,
+                                                     student, SECRET))
+        assert sorted(codes) == [0, 1, 2, 3] + ([4] if torch.cuda.is_available() else [])
+        orders.add(codes)
+    assert len(orders) > 1
+
+
+def expected_step(shape, seed, **changes):
+    inputs = build("amp_train_step", shape, seed)
+    inputs.update(changes)
+    return hidden._expected_step(*inputs.values()), inputs
+
+
+@pytest.mark.parametrize("code", [0, 1, 2, 3])
+def test_each_step_case_does_what_its_code_says(code):
+    shape = next(shape for shape, _ in plan("amp_train_step", hidden.HIDDEN, "alumna", SECRET)
+                 if shape[-1] == code)
+    before = [p.detach().clone() for p in build("amp_train_step", shape, 1)["model"].parameters()]
+    step, inputs = expected_step(shape, 1)
+    assert (inputs["scaler"] is None) == (code == 1)
+    assert inputs["device"] == "cpu" and inputs["dtype"] == torch.bfloat16
+    assert step["dtype_activacion"] == "bfloat16"
+    skipped = all(torch.equal(a, b) for a, b in zip(before, step["parametros"]))
+    assert skipped == (code == 2)  # an overflowing scale: no step, and the scale backs off
+    if code == 2:
+        assert step["escala"] < step["escala_inicial"]
+    else:
+        unclipped, _ = expected_step(shape, 1, max_norm=float("inf"))
+        clipped = not all(torch.equal(a, b) for a, b in zip(unclipped["parametros"],
+                                                            step["parametros"]))
+        assert clipped == (code != 3)  # the clipping acts, except in the case without it
+
+
+def test_the_public_step_example_runs_with_and_without_a_scaler():
+    seen = []
+
+    def spy(model, batch, loss_fn, optimizer, scaler, device, dtype, max_norm):
+        seen.append(scaler is not None)
+        return reference.amp_train_step(model, batch, loss_fn, optimizer, scaler, device,
+                                        dtype, max_norm)
+
+    public.comprobar_amp_train_step(spy)
+    assert seen[:2] == [True, False]
+
+
+# ---------------------------------------------------------------- mistakes and their names
+@pytest.mark.parametrize("name,diagnosis", [
+    ("pick_amp_dtype_always_bf16_on_gpu", "amp_bf16_sin_soporte"),
+    ("pick_amp_dtype_fp16_fallback_everywhere", "amp_fp16_en_cpu"),
+    ("simulate_loss_scale_only_skips", "amp_escala_sin_reducir"),
+    ("simulate_loss_scale_counter_not_reset_after_growth", "amp_crecimiento_tardio"),
+    ("amp_train_step_clips_scaled_gradients", "clip_antes_de_unscale"),
+    ("amp_train_step_calls_optimizer_step", "amp_step_sin_scaler"),
+])
+def test_the_public_check_names_the_mistake(name, diagnosis):
+    variant = VARIANTS[name]
+    with pytest.raises(ComprobacionFallida) as failure:
+        getattr(public, "comprobar_" + variant.exercise)(variant.function)
+    assert failure.value.diagnostico == diagnosis
+
+
+def test_a_consumed_found_inf_list_loses_only_its_part():
+    result = grade("simulate_loss_scale", VARIANTS["simulate_loss_scale_pops_the_flags"].function)
+    assert result.diagnostico == "modificada"
+    report = result.informe("x")
+    assert "✗ cada paso con inf" in report and "✓ la escala crece" in report
