@@ -7,6 +7,7 @@ Both runs need the OS sandbox (``autograder.sandbox``): install bubblewrap.
 
 import json
 import os
+from fnmatch import fnmatch
 from html.parser import HTMLParser
 from pathlib import Path
 
@@ -97,9 +98,11 @@ def _allowed_folder(folder, own_folder):
     """Where a sandboxed kernel may read, outside the Python environment: a few files of
     /etc, the kernel side of the package, its private /tmp, its own working folder."""
     kernel_side = {f"{KERNEL_PACKAGE_ROOT}/autograder"} | {
-        f"{KERNEL_PACKAGE_ROOT}/autograder/{name}" for name in KERNEL_SIDE}
+        f"{KERNEL_PACKAGE_ROOT}/autograder/{name}" for name in KERNEL_SIDE} | {
+        f"{KERNEL_PACKAGE_ROOT}/autograder/{name}".rsplit("/", 1)[0] for name in KERNEL_SIDE}
     return (folder == "/etc" or any(folder.startswith(f"/etc/{name}") for name in ETC_FILES)
-            or folder in kernel_side
+            or any(fnmatch(folder, allowed) and folder.count("/") == allowed.count("/")
+                   for allowed in kernel_side)
             or (folder.startswith("/tmp/") and "/autograded/" not in folder)
             or folder == own_folder)
 
