@@ -9,6 +9,7 @@ from autograder.chapters.ch01 import student as public
 from autograder.corpus import all_variants
 from autograder.hidden.reference import load_reference
 from autograder.hidden.runner import grade_hidden
+from autograder.hidden.space import coverage
 from autograder.student.compare import ComprobacionFallida
 
 reference = load_reference("ch01")
@@ -68,3 +69,34 @@ def test_failures_render_without_traceback():
         public.comprobar_two_loss_grads(lambda model, x, y: None)
     rendered = "\n".join(failure.value._render_traceback_())
     assert "File " not in rendered and "autograder" not in rendered
+
+
+@pytest.mark.parametrize("name", ["manual_backward", "two_loss_grads", "gradient_penalty"])
+def test_the_draws_cover_the_contract_for_every_student(name):
+    assert coverage(hidden.HIDDEN[name], getattr(reference, name)) == []
+
+
+def test_autograd_under_enable_grad_costs_only_the_by_hand_part():
+    wrong = next(v for v in VARIANTS if v.name == "manual_backward_with_autograd")
+    result = grade(wrong.exercise, wrong.function)
+    assert result.puntos == result.maximo - 0.5
+    assert "✗ a mano" in result.informe("x")
+
+
+def test_a_stale_grad_restored_after_the_call_is_fair():
+    correct = next(v for v in VARIANTS if v.name == "two_loss_grads_restores_the_stale_grad")
+    for student in ("alumna", "alumno", "otra"):
+        result = grade(correct.exercise, correct.function, student)
+        assert result.puntos == result.maximo
+
+
+def test_gradient_penalty_norms_fall_on_both_sides_of_one():
+    draw = hidden.HIDDEN["gradient_penalty"].draw
+    for seed in range(5):
+        for shape, case in draw(torch.Generator().manual_seed(seed)):
+            inputs = public.construir_penalizacion(torch.Generator().manual_seed(case), shape)
+            norms = public._normas_por_fila(inputs["model"], inputs["x"])
+            if shape[0] > 1:
+                assert norms.min() < 1 < norms.max()
+            else:
+                assert norms.item() < 1

@@ -1,46 +1,198 @@
-"""Chapter 1 hidden tests: fresh random shapes and values per student, vs the reference."""
+"""Chapter 1 hidden tests: fresh random shapes and values per student, vs the reference.
+
+Each exercise's draws sample the contract its docstring states (``space``: every student
+meets sizes of 1, both dtypes, parameters that require grad or arrive with a stale
+``.grad``, nested models, models in eval mode...). Expected values are computed in float64
+on copies and cast to the inputs' dtype, so a correct float32 answer is judged against
+the truth, not against one particular float32 rounding.
+"""
+
+import copy
 
 import torch
 
-from autograder.chapters.ch01.student import GRADIENT_PENALTY, MANUAL_BACKWARD, TWO_LOSS_GRADS
+from autograder.chapters.ch01.student import (
+    GRADIENT_PENALTY,
+    MANUAL_BACKWARD,
+    NOMBRES_PARAMETROS,
+    TWO_LOSS_GRADS,
+    penalizaciones_equivocadas,
+    relus_equivocadas,
+)
 from autograder.hidden.reference import load_reference
 from autograder.hidden.runner import HiddenExercise, case_seed, checker, hidden_table, integer
+from autograder.hidden.space import Dimension, Space
 
 reference = load_reference("ch01")  # the solution cells of solutions/01_*.py
 
+# Mutants that compute what the reference computes, within the contract.
+EQUIVALENT_MUTANTS = {
+    "manual_backward": {
+        "L22:17 Gt→GtE": "the ReLU's derivative at exactly z == 0 is a convention (any value "
+                        "in [0, 1] is a subgradient); the contract does not fix it and no "
+                        "draw puts a pre-activation at exactly 0",
+    },
+}
+
+
+def _dtypes(generator):
+    """float32 and float64 in a random order: which small case gets which."""
+    return ("float32", "float64") if integer(generator, 0, 1) else ("float64", "float32")
+
+
+def _distinct(generator, low, high, count):
+    """``count`` different integers in [low, high], in random order (a size every student
+    sees vary)."""
+    return [low + i for i in torch.randperm(high - low + 1, generator=generator)[:count].tolist()]
+
 
 def _network_shapes(generator):
-    """Three networks (two float64, one float32: the dtype must follow the inputs), with
-    N, K and N·K distinct and ≠ 2 so that every wrong scale has one name."""
-    cases = []
-    for dtype in ("float64", "float64", "float32"):
-        N, K = integer(generator, 5, 9), integer(generator, 3, 4)
-        while N == K:
-            N = integer(generator, 5, 9)
-        shape = (N, integer(generator, 2, 6), integer(generator, 3, 8), K, dtype)
-        cases.append((shape, case_seed(generator)))
+    """Three networks. The first (float64, N ≥ 5, K ∈ {3, 4}, N ≠ K: N, K and N·K distinct
+    and ≠ 2) gives every wrong scale its one name. The other two hold the sizes of 1 a
+    shape bug breaks (N = D = 1; H = K = 1), one of them float32, one with parameters that
+    require grad and arrive with a stale ``.grad``."""
+    N, K = integer(generator, 5, 9), integer(generator, 3, 4)
+    cases = [((N, integer(generator, 2, 6), integer(generator, 3, 8), K, "float64"),
+              case_seed(generator))]
+    first, second = _dtypes(generator)
+    flags = ("requires_grad", "grad")
+    marked = integer(generator, 0, 1)
+    cases.append(((1, 1, integer(generator, 3, 8), integer(generator, 3, 4), first,
+                   *(flags if marked == 0 else ())), case_seed(generator)))
+    cases.append(((integer(generator, 2, 9), integer(generator, 2, 6), 1, 1, second,
+                   *(flags if marked == 1 else ())), case_seed(generator)))
     return cases
 
 
+def _expected_network(x, y, W1, b1, W2, b2):
+    inputs = (x, y, W1, b1, W2, b2)
+    with torch.no_grad():
+        grads = reference.manual_backward(*(t.detach().double() for t in inputs))
+    return {"grads": {name: grads[name].to(x.dtype) for name in NOMBRES_PARAMETROS},
+            **relus_equivocadas(*inputs)}
+
+
 def _two_loss_shapes(generator):
-    return [((integer(generator, 3, 9), integer(generator, 2, 6), integer(generator, 3, 8),
-              integer(generator, 1, 4)), case_seed(generator)) for _ in range(2)]
+    """The first case (float64, N ≥ 5, K ∈ {3, 4}, N ≠ K) names every wrong scale; then a
+    batch of one through a nested model without the first bias, in eval mode, and a single
+    output (K = 1) with a stale ``.grad`` on every parameter; one of the two in float32."""
+    N, K = integer(generator, 5, 9), integer(generator, 3, 4)
+    while N == K:
+        N = integer(generator, 5, 9)
+    first, second = _dtypes(generator)
+    D, H = _distinct(generator, 2, 6, 3), _distinct(generator, 3, 8, 3)
+    return [((N, D[0], H[0], K, "float64"), case_seed(generator)),
+            ((1, D[1], H[1], integer(generator, 3, 4), first, "anidada", "sin_sesgo", "eval"),
+             case_seed(generator)),
+            ((integer(generator, 3, 9), D[2], H[2], 1, second, "grad"), case_seed(generator))]
+
+
+def _expected_two_losses(model, x, y):
+    """The reference on a float64 copy, cast back; and the stale .grad the model arrived
+    with (zeros where none), which a leaking answer adds in."""
+    grads_a, grads_b = reference.two_loss_grads(copy.deepcopy(model).double(), x.double(),
+                                                y.double())
+    previous = [torch.zeros_like(p) if p.grad is None else p.grad.detach().clone()
+                for p in model.parameters()]
+    return {"a": [g.to(x.dtype) for g in grads_a], "b": [g.to(x.dtype) for g in grads_b],
+            "previos": previous}
 
 
 def _penalty_shapes(generator):
-    return [((integer(generator, 3, 9), integer(generator, 2, 6), integer(generator, 3, 8)),
-             case_seed(generator)) for _ in range(2)]
+    """Every model is rescaled so that gradient norms fall on both sides of 1. First a
+    float64 batch (N ≥ 4, never 2: a sum over rows has its own name); then a single sample
+    with D = 1 through a nested, bias-free model in eval mode, x requiring grad with a stale
+    ``.grad`` and the parameters with theirs; then H = 1, x requiring grad."""
+    first, second = _dtypes(generator)
+    return [((integer(generator, 4, 9), integer(generator, 2, 6), integer(generator, 3, 8),
+              "float64", "a_ambos_lados"), case_seed(generator)),
+            ((1, 1, integer(generator, 3, 8), first, "a_ambos_lados", "anidada", "sin_sesgo",
+              "eval", "grad", "x_requires_grad", "x_grad"), case_seed(generator)),
+            ((integer(generator, 3, 9), integer(generator, 2, 6), 1, second, "a_ambos_lados",
+              "grad", "x_requires_grad"), case_seed(generator))]
 
 
 def _expected_penalty(model, x):
-    penalty = reference.gradient_penalty(model, x)
-    gradients = torch.autograd.grad(penalty, list(model.parameters()), materialize_grads=True)
-    return {"valor": penalty.detach(), "gradientes": list(gradients)}
+    """The reference on a float64 copy: its value and its gradient w.r.t. the parameters,
+    cast back; and what the usual wrong formulas give."""
+    double, x_double = copy.deepcopy(model).double(), x.detach().double()
+    penalty = reference.gradient_penalty(double, x_double)
+    gradients = torch.autograd.grad(penalty, list(double.parameters()), materialize_grads=True)
+    leaf = x_double.clone().requires_grad_(True)
+    (grad_x,) = torch.autograd.grad(double(leaf).sum(), leaf)
+    return {"valor": penalty.detach().to(x.dtype), "gradientes": [g.to(x.dtype) for g in gradients],
+            "N": x.shape[0], "equivocadas": penalizaciones_equivocadas(grad_x)}
 
+
+def _shape(name, axis=None, must_include=()):
+    if axis is None:
+        return Dimension(f"{name}.shape", lambda inputs: tuple(inputs[name].shape))
+    return Dimension(f"{name}.shape[{axis}]", lambda inputs: inputs[name].shape[axis],
+                     must_include)
+
+
+def _flag(name, read):
+    return Dimension(name, read, must_include=(True, False))
+
+
+DTYPES = ("torch.float32", "torch.float64")
+CALLER_GRAD_ON = ("the caller has grad mode on: the function computes gradients with "
+                  "autograd, and the statement says so")
+
+
+def _model_dimensions():
+    return (
+        _flag("model.anidada", lambda inputs: isinstance(inputs["model"][0], torch.nn.Sequential)),
+        _flag("model.bias", lambda inputs: next(
+            m for m in inputs["model"].modules() if isinstance(m, torch.nn.Linear)).bias
+            is not None),
+        _flag("model.training", lambda inputs: inputs["model"].training),
+        _flag("model.grad", lambda inputs: next(inputs["model"].parameters()).grad is not None),
+        Dimension("model.dtype", lambda inputs: str(next(inputs["model"].parameters()).dtype),
+                  DTYPES),
+    )
+
+
+MANUAL_BACKWARD_SPACE = Space(
+    dimensions=(
+        _shape("x", 0, (1,)), _shape("x", 1, (1,)), _shape("W1", 1, (1,)), _shape("y", 1, (1,)),
+        _shape("b1"), _shape("W2"), _shape("b2"),
+        Dimension("x.dtype", lambda inputs: str(inputs["x"].dtype), DTYPES),
+        _flag("W1.requires_grad", lambda inputs: inputs["W1"].requires_grad),
+        _flag("W1.grad", lambda inputs: inputs["W1"].grad is not None),
+    ),
+    fixed={"caller's grad mode": "the statement: it is called under torch.no_grad() (that is "
+                                 "how the use of autograd is observed)",
+           "x, y requires_grad": "data: the statement gives x and y without requires_grad"})
+
+TWO_LOSS_SPACE = Space(
+    dimensions=(
+        _shape("x", 0, (1,)), _shape("x", 1), _shape("y", 1, (1,)),
+        Dimension("model.hidden", lambda inputs: next(
+            m for m in inputs["model"].modules() if isinstance(m, torch.nn.Linear)).out_features),
+        *_model_dimensions(),
+    ),
+    fixed={"caller's grad mode": CALLER_GRAD_ON,
+           "x, y requires_grad": "data: the statement says x and y do not require grad",
+           "model.requires_grad": "the statement: every parameter requires grad and reaches "
+                                  "the output"})
+
+PENALTY_SPACE = Space(
+    dimensions=(
+        _shape("x", 0, (1,)), _shape("x", 1, (1,)),
+        Dimension("model.hidden", lambda inputs: next(
+            m for m in inputs["model"].modules() if isinstance(m, torch.nn.Linear)).out_features,
+            (1,)),
+        _flag("x.requires_grad", lambda inputs: inputs["x"].requires_grad),
+        _flag("x.grad", lambda inputs: inputs["x"].grad is not None),
+        *_model_dimensions(),
+    ),
+    fixed={"caller's grad mode": CALLER_GRAD_ON,
+           "model.requires_grad": "the statement: every parameter requires grad"})
 
 HIDDEN = hidden_table(
-    HiddenExercise(MANUAL_BACKWARD, _network_shapes, reference.manual_backward),
-    HiddenExercise(TWO_LOSS_GRADS, _two_loss_shapes, reference.two_loss_grads),
-    HiddenExercise(GRADIENT_PENALTY, _penalty_shapes, _expected_penalty),
+    HiddenExercise(MANUAL_BACKWARD, _network_shapes, _expected_network, MANUAL_BACKWARD_SPACE),
+    HiddenExercise(TWO_LOSS_GRADS, _two_loss_shapes, _expected_two_losses, TWO_LOSS_SPACE),
+    HiddenExercise(GRADIENT_PENALTY, _penalty_shapes, _expected_penalty, PENALTY_SPACE),
 )
 check = checker(HIDDEN)  # what the graded cells of the instructor notebook call

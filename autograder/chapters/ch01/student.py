@@ -8,36 +8,206 @@ reading this code does not give the answers away.
 """
 
 import torch
+from torch.overrides import TorchFunctionMode
 
 from autograder.student.compare import (
     Ejercicio,
     Parte,
+    cambios,
     caso_en_proceso,
-    comparar,
     comprobar,
     ejercicios,
+    estado,
     exigir,
     fallar,
-    fotografiar,
     llamar,
     observar_llamada,
-    verificar_intactas,
 )
-from autograder.student.diagnosis import diagnosticar_lista
+from autograder.student.diagnosis import Diagnostico, cerca, diagnosticar_tensor
+from autograder.student.messages import registrar
 
 __all__ = ["comprobar_manual_backward", "comprobar_two_loss_grads", "comprobar_gradient_penalty"]
 
 NOMBRES_PARAMETROS = ("W1", "b1", "W2", "b2")
 
+# id -> (title, Spanish explanation, Spanish hint, English explanation)
+MENSAJES = {
+    "usa_autograd": (
+        "Autograd en un cálculo a mano",
+        "Tu función usó autograd ({que}); el ejercicio pide aplicar la regla de la cadena a "
+        "mano, con operaciones de tensores.",
+        "Se te llama dentro de `torch.no_grad()`: no lo desactives (`enable_grad`, "
+        "`set_grad_enabled(True)`) ni llames a `backward` o `torch.autograd.grad`. Cada "
+        "gradiente es un producto de matrices, una suma o una máscara.",
+        "Your function used autograd ({que}); the gradients must be derived by hand."),
+    "relu_sin_mascara": (
+        "Falta la derivada de la ReLU",
+        "`{nombre}` es lo que saldría si la ReLU dejara pasar todo el gradiente: le falta su "
+        "derivada local, que anula el gradiente de las unidades con z ≤ 0.",
+        "Entre ∂L/∂h y ∂L/∂z hay una ReLU: ¿qué vale su derivada donde su entrada es negativa, "
+        "y dónde la aplicas?",
+        "`{nombre}` lacks the ReLU's local derivative (0 where z <= 0)."),
+    "relu_derivada_signo": (
+        "Derivada de la ReLU con signo",
+        "`{nombre}` usa sign(z) como derivada de la ReLU: donde z < 0 multiplica por −1 en "
+        "lugar de por 0.",
+        "La pendiente de la ReLU es 0 a la izquierda y 1 a la derecha: nunca es negativa.",
+        "`{nombre}` uses sign(z) as the ReLU's derivative (-1 instead of 0 where z < 0)."),
+    "squeeze_en_gradiente": (
+        "Dimensiones de tamaño 1 eliminadas",
+        "`{nombre}` tiene forma {forma}, se esperaba {forma_esperada}: los valores son "
+        "correctos, pero perdió las dimensiones de tamaño 1.",
+        "Un gradiente tiene exactamente la forma de su tensor, también cuando una dimensión "
+        "vale 1 (K = 1, D = 1, un lote de una muestra). `squeeze()` sin argumentos las quita "
+        "todas.",
+        "`{nombre}` has shape {forma} instead of {forma_esperada}: size-1 dims were dropped."),
+    "grad_previo_incluido": (
+        "Incluye el .grad que ya había",
+        "`{nombre}` es el gradiente pedido más lo que el `.grad` de los parámetros ya tenía "
+        "al llamar a tu función: `backward()` suma sobre lo que encuentra.",
+        "No supongas que `.grad` llega vacío: vacíalo antes del primer `backward()`, o usa "
+        "`torch.autograd.grad`, que no lo lee ni lo escribe.",
+        "`{nombre}` includes the .grad the parameters already held (backward accumulates)."),
+    "perdidas_intercambiadas": (
+        "Pérdidas intercambiadas",
+        "`grads_a` son los gradientes de la L1 y `grads_b` los de la MSE: el orden es el "
+        "contrario.",
+        "Devuelve primero los gradientes de `F.mse_loss` y después los de `F.l1_loss`.",
+        "grads_a and grads_b are swapped (MSE first, then L1)."),
+    "l1_media_solo_sobre_lote": (
+        "L1 promediada solo sobre el lote",
+        "`{nombre}` es {razon:.3g} × el valor correcto: K = {razon:.3g} es el número de "
+        "salidas.",
+        "`F.l1_loss` promedia |ŷ − y| sobre los N·K elementos, no suma cada fila y promedia "
+        "las N filas.",
+        "`{nombre}` is K times too large: the L1 loss was averaged over the batch only."),
+    "penalizacion_otra_formula": (
+        "Otra fórmula de penalización",
+        "`{nombre}` coincide con {cual}, no con la fórmula del enunciado.",
+        "Relee la fórmula: una norma L2 por fila de ∇ₓf (una por muestra), menos 1, al "
+        "cuadrado, y la media sobre las N filas.",
+        "`{nombre}` matches {cual}, not the stated formula."),
+    "requires_grad_apagado": (
+        "requires_grad desactivado",
+        "`{nombre}` llegó con `requires_grad=True` y tu función lo dejó en `False`: quien te "
+        "llamó ya no recibirá su gradiente.",
+        "No cambies el `requires_grad` de lo que recibes: trabaja sobre una copia "
+        "(`x.detach()`). Si lo cambias, restaura el valor con el que llegó, no uno fijo.",
+        "`{nombre}` arrived with requires_grad=True and was left with False."),
+}
+registrar(MENSAJES)
 
-def red_pequena(generador, D, H, K, dtype=torch.float64):
-    """A small Linear–Tanh–Linear model whose weights come from ``generador``."""
-    modelo = torch.nn.Sequential(torch.nn.Linear(D, H), torch.nn.Tanh(), torch.nn.Linear(H, K))
-    modelo = modelo.to(dtype)
-    with torch.no_grad():
-        for p in modelo.parameters():
-            p.copy_(torch.randn(p.shape, generator=generador, dtype=dtype))
-    return modelo
+
+# ---------------------------------------------------------------- helpers
+def _tensores(objeto):
+    if isinstance(objeto, torch.Tensor):
+        yield objeto
+    elif isinstance(objeto, (list, tuple)):
+        for valor in objeto:
+            yield from _tensores(valor)
+
+
+class VigiaAutograd(TorchFunctionMode):
+    """Active around a student's call: counts the torch functions that ran with grad mode
+    on and those whose result was recorded in a graph (it has a ``grad_fn``). Neither a
+    ``detach()`` at the end nor the student's own ``saved_tensors_hooks`` hide them."""
+
+    def __init__(self):
+        super().__init__()
+        self.con_grad = 0
+        self.con_grafo = 0
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        if torch.is_grad_enabled():
+            self.con_grad += 1
+        resultado = func(*args, **(kwargs or {}))
+        if any(t.grad_fn is not None for t in _tensores(resultado)):
+            self.con_grafo += 1
+        return resultado
+
+
+def observar_vigilado(funcion, entradas, argumentos):
+    """Call ``funcion(*argumentos)`` watched by a ``VigiaAutograd``: its plain-data
+    observation, with ``estado`` of ``entradas`` before and after the call, and what the
+    watcher counted."""
+    vigia = VigiaAutograd()
+
+    def vigilada(*args):
+        with vigia:
+            return funcion(*args)
+
+    antes = estado(entradas)
+    observacion = observar_llamada(vigilada, *argumentos)
+    observacion.update(estado_antes=antes, estado_despues=estado(entradas),
+                       con_grad=vigia.con_grad, con_grafo=vigia.con_grafo)
+    return observacion
+
+
+def _es_valor(nombre):
+    """A name of ``estado`` that is a tensor's values or ``requires_grad`` (an input)."""
+    return not nombre.endswith(".grad") and ".training" not in nombre and nombre != (
+        "modo de autograd")
+
+
+def verificar_efectos(caso, permitidos=()):
+    """Nothing changed but ``permitidos``; the first change named by its own message: an
+    input's values or ``requires_grad`` ("modificada"; "requires_grad_apagado" when it
+    arrived on and was left off), ``.grad`` ("grad_poblado") and the rest."""
+    antes, despues = caso.datos["estado_antes"], caso.datos["estado_despues"]
+    distintos = cambios(antes, despues, permitidos)
+    if not distintos:
+        return
+    for nombre in distintos:
+        if nombre.endswith(".requires_grad") and antes[nombre] and not despues[nombre]:
+            fallar("requires_grad_apagado", nombre=nombre[:-len(".requires_grad")])
+    valores = [n for n in distintos if _es_valor(n)]
+    if valores:
+        fallar("modificada", nombre=valores[0].replace(".requires_grad", ""))
+    if all(n.endswith(".grad") and antes[n] is None for n in distintos):
+        fallar("grad_poblado")
+    fallar("efecto_secundario", que=", ".join(f"`{n}`" for n in distintos[:4])
+           + (f" y {len(distintos) - 4} más" if len(distintos) > 4 else ""))
+
+
+def tolerancia(esperado):
+    """(rtol, atol) for a result of ``esperado``'s dtype, judged against a float64 truth:
+    float32 rounding in a sum of products of numbers about as large as the result leaves
+    errors relative to the whole tensor's scale, not to each (possibly cancelling) entry."""
+    if esperado.dtype == torch.float64:
+        return 1e-6, 1e-9
+    escala = esperado.detach().abs().max().item() if esperado.numel() else 0.0
+    return 1e-3, 1e-4 * max(escala, 0.1)
+
+
+def diagnosticar(nombre, obtenido, esperado, factores=None, alternativas=None):
+    """``diagnosticar_tensor`` with the tolerance of ``tolerancia``."""
+    rtol, atol = tolerancia(esperado)
+    return diagnosticar_tensor(nombre, obtenido, esperado, factores, alternativas, rtol, atol)
+
+
+def parecido(obtenido, esperado):
+    """The same shape and dtype, and equal within ``tolerancia``."""
+    rtol, atol = tolerancia(esperado)
+    return (isinstance(obtenido, torch.Tensor) and obtenido.shape == esperado.shape
+            and obtenido.dtype == esperado.dtype and cerca(obtenido, esperado, rtol, atol))
+
+
+def diagnosticar_lista(nombre, obtenidos, esperados, factores=None):
+    """Item by item, with ``diagnosticar`` (a swapped item is named as such)."""
+    try:
+        obtenidos = list(obtenidos)
+    except TypeError:
+        return Diagnostico("tipo", {"nombre": nombre, "esperado": "una lista de tensores",
+                                    "tipo": type(obtenidos).__name__})
+    if len(obtenidos) != len(esperados):
+        return Diagnostico("longitud", {"nombre": nombre, "longitud": len(obtenidos),
+                                        "longitud_esperada": len(esperados)})
+    for i, (obtenido, esperado) in enumerate(zip(obtenidos, esperados)):
+        otros = {f"`{nombre}[{j}]`": e for j, e in enumerate(esperados) if j != i}
+        diagnostico = diagnosticar(f"{nombre}[{i}]", obtenido, esperado, factores, otros)
+        if diagnostico is not None:
+            return diagnostico
+    return None
 
 
 def _tipo(nombre, objeto, esperado):
@@ -46,26 +216,69 @@ def _tipo(nombre, objeto, esperado):
            type(objeto).__name__)
 
 
+def _sin_squeeze(nombre, obtenido, esperado):
+    """A result with the right values but its size-1 dimensions dropped."""
+    if (isinstance(obtenido, torch.Tensor) and obtenido.shape != esperado.shape
+            and parecido(obtenido, esperado.squeeze())):
+        fallar("squeeze_en_gradiente", nombre=nombre, forma=tuple(obtenido.shape),
+               forma_esperada=tuple(esperado.shape))
+
+
+def _dtype(forma, posicion, defecto="float64"):
+    return getattr(torch, forma[posicion] if len(forma) > posicion else defecto)
+
+
+def red_pequena(generador, D, H, K, dtype=torch.float64, anidada=False, sesgo=True):
+    """A small Linear–Tanh–Linear model whose weights come from ``generador``; ``anidada``
+    groups the first layer and the Tanh in a Sequential of their own, ``sesgo=False``
+    drops the first layer's bias."""
+    primera = [torch.nn.Linear(D, H, bias=sesgo), torch.nn.Tanh()]
+    if anidada:
+        modelo = torch.nn.Sequential(torch.nn.Sequential(*primera), torch.nn.Linear(H, K))
+    else:
+        modelo = torch.nn.Sequential(*primera, torch.nn.Linear(H, K))
+    modelo = modelo.to(dtype)
+    with torch.no_grad():
+        for p in modelo.parameters():
+            p.copy_(torch.randn(p.shape, generator=generador, dtype=dtype))
+    return modelo
+
+
+def _grad_previo(generador, tensores):
+    """Give each tensor a stale ``.grad`` (what an earlier backward would have left)."""
+    for t in tensores:
+        t.grad = torch.randn(t.shape, generator=generador, dtype=t.dtype)
+
+
 # ---------------------------------------------------------------- exercise 1: manual_backward
 def construir_red(generador, forma):
-    """x, y, W1, b1, W2, b2 for ``forma`` = (N, D, H, K[, dtype]), with unit 0 dead on purpose."""
+    """x, y, W1, b1, W2, b2 for ``forma`` = (N, D, H, K[, dtype, *marcas]), with unit 0 dead
+    on purpose when H > 1. Marcas: "requires_grad" (the parameters require grad, as an
+    ``nn.Parameter`` would), "grad" (and arrive with a stale ``.grad``)."""
     N, D, H, K = forma[:4]
-    dtype = getattr(torch, forma[4]) if len(forma) > 4 else torch.float64
+    dtype = _dtype(forma, 4)
+    marcas = forma[5:]
 
     def normal(*dimensiones):
         return torch.randn(*dimensiones, generator=generador, dtype=dtype)
 
     entradas = {"x": normal(N, D), "y": normal(N, K), "W1": normal(D, H), "b1": normal(H),
                 "W2": normal(H, K), "b2": normal(K)}
-    entradas["b1"][0] = -50.0  # dead for every sample: its gradient must be exactly 0
+    if H > 1:
+        entradas["b1"][0] = -50.0  # dead for every sample: its gradient must be exactly 0
+    parametros = [entradas[n] for n in NOMBRES_PARAMETROS]
+    if "requires_grad" in marcas:
+        for p in parametros:
+            p.requires_grad_(True)
+    if "grad" in marcas:
+        _grad_previo(generador, parametros)
     return entradas
 
 
 def observar_red(manual_backward, entradas):
-    with torch.no_grad():  # the contract: no autograd inside manual_backward
-        observacion = observar_llamada(manual_backward, *entradas.values())
-    observacion["despues"] = fotografiar(entradas)
-    return observacion
+    """The call, under ``torch.no_grad()`` as the statement says, watched for autograd."""
+    with torch.no_grad():
+        return observar_vigilado(manual_backward, entradas, list(entradas.values()))
 
 
 def contexto_red(forma):
@@ -79,29 +292,70 @@ def _gradientes(caso, nombres):
     resultado = caso.resultado
     if type(resultado) is not dict or "__objeto__" in resultado:
         _tipo("el resultado", resultado, "un dict {'W1', 'b1', 'W2', 'b2'}")
+    esperado = caso.datos["esperado"]
+    alternativas = {"relu_sin_mascara": esperado["sin_mascara"],
+                    "relu_derivada_signo": esperado["signo"]}
     for nombre in nombres:
-        comparar(f"grads['{nombre}']", resultado.get(nombre), caso.datos["esperado"][nombre],
-                 caso.datos["factores"])
+        etiqueta = f"grads['{nombre}']"
+        obtenido, correcto = resultado.get(nombre), esperado["grads"][nombre]
+        diagnostico = diagnosticar(etiqueta, obtenido, correcto, caso.datos["factores"])
+        if diagnostico is None:
+            continue
+        _sin_squeeze(etiqueta, obtenido, correcto)
+        for identificador, otros in alternativas.items():
+            if parecido(obtenido, otros[nombre]):
+                fallar(identificador, nombre=etiqueta)
+        exigir(diagnostico)
+
+
+def _a_mano(caso):
+    if caso.datos["con_grad"] or caso.datos["con_grafo"]:
+        fallar("usa_autograd", que=f"{caso.datos['con_grad']} operaciones con el cálculo de "
+               "gradientes activado")
 
 
 MANUAL_BACKWARD = Ejercicio(
     funcion="manual_backward",
     partes=[
-        Parte("capa de salida: W2 y b2", 1.5, lambda caso: _gradientes(caso, ("W2", "b2"))),
+        Parte("capa de salida: W2 y b2", 1.0, lambda caso: _gradientes(caso, ("W2", "b2"))),
         Parte("capa oculta: W1 y b1 (la derivada de la ReLU)", 1.0,
               lambda caso: _gradientes(caso, ("W1", "b1"))),
-        Parte("entradas intactas", 0.5, verificar_intactas, requisito=True),
+        Parte("a mano: sin autograd", 0.5, _a_mano, requisito=True),
+        Parte("entradas intactas (valores, requires_grad y .grad)", 0.5, verificar_efectos,
+              requisito=True),
     ],
     construir=construir_red, observar=observar_red, contexto=contexto_red)
 
 
+def _relu_con_derivada(z, derivada):
+    """relu(z) in the forward pass, with ``derivada`` (a tensor like z) as its derivative."""
+    return torch.relu(z).detach() + derivada.detach() * (z - z.detach())
+
+
+def gradientes_con_relu(x, y, W1, b1, W2, b2, derivada=None):
+    """Autograd's gradients (in float64, returned in the inputs' dtype) of the statement's
+    network; ``derivada(z)`` replaces the ReLU's derivative (to name the usual mistakes)."""
+    dtype = x.dtype
+    params = [t.detach().double().requires_grad_(True) for t in (W1, b1, W2, b2)]
+    with torch.enable_grad():
+        z = x.detach().double() @ params[0] + params[1]
+        h = torch.relu(z) if derivada is None else _relu_con_derivada(z, derivada(z))
+        y_hat = h @ params[2] + params[3]
+        gradientes = torch.autograd.grad(
+            torch.nn.functional.mse_loss(y_hat, y.detach().double()), params)
+    return {n: g.to(dtype) for n, g in zip(NOMBRES_PARAMETROS, gradientes)}
+
+
+def relus_equivocadas(*entradas):
+    """The gradients with the ReLU's derivative left out, and with sign(z) in its place."""
+    return {"sin_mascara": gradientes_con_relu(*entradas, derivada=torch.ones_like),
+            "signo": gradientes_con_relu(*entradas, derivada=torch.sign)}
+
+
 def gradientes_autograd(x, y, W1, b1, W2, b2):
     """The public oracle: autograd on a copy of the parameters."""
-    params = [t.detach().clone().requires_grad_(True) for t in (W1, b1, W2, b2)]
-    with torch.enable_grad():
-        y_hat = torch.relu(x @ params[0] + params[1]) @ params[2] + params[3]
-        gradientes = torch.autograd.grad(torch.nn.functional.mse_loss(y_hat, y), params)
-    return dict(zip(NOMBRES_PARAMETROS, gradientes))
+    entradas = (x, y, W1, b1, W2, b2)
+    return {"grads": gradientes_con_relu(*entradas), **relus_equivocadas(*entradas)}
 
 
 def comprobar_manual_backward(manual_backward):
@@ -109,28 +363,61 @@ def comprobar_manual_backward(manual_backward):
     caso = caso_en_proceso(MANUAL_BACKWARD, manual_backward, 1, (6, 4, 5, 3), gradientes_autograd)
     comprobar(MANUAL_BACKWARD.partes, caso,
               "Tus gradientes coinciden con los de autograd (en este ejemplo pequeño).")
+    caso = caso_en_proceso(MANUAL_BACKWARD, manual_backward, 11,
+                           (1, 2, 4, 1, "float32", "requires_grad", "grad"), gradientes_autograd)
+    comprobar(MANUAL_BACKWARD.partes, caso,
+              "También con una sola muestra y una sola salida (N = K = 1), en float32 y con "
+              "parámetros que traen requires_grad y un .grad de antes.")
 
 
 # ---------------------------------------------------------------- exercise 2: two_loss_grads
 def construir_dos_perdidas(generador, forma):
-    """model, x, y for ``forma`` = (N, D, H, K)."""
-    N, D, H, K = forma
-    modelo = red_pequena(generador, D, H, K)
-    return {"model": modelo,
-            "x": torch.randn(N, D, generator=generador, dtype=torch.float64),
-            "y": torch.randn(N, K, generator=generador, dtype=torch.float64)}
+    """model, x, y for ``forma`` = (N, D, H, K[, dtype, *marcas]). Marcas: "anidada" (the
+    first layer and the Tanh in a Sequential of their own), "sin_sesgo" (the first layer
+    without bias), "eval" (the model arrives in eval mode), "grad" (every parameter
+    arrives with a stale ``.grad``)."""
+    N, D, H, K = forma[:4]
+    dtype = _dtype(forma, 4)
+    marcas = forma[5:]
+    modelo = red_pequena(generador, D, H, K, dtype, "anidada" in marcas,
+                         "sin_sesgo" not in marcas)
+    entradas = {"model": modelo,
+                "x": torch.randn(N, D, generator=generador, dtype=dtype),
+                "y": torch.randn(N, K, generator=generador, dtype=dtype)}
+    if "eval" in marcas:
+        modelo.eval()
+    if "grad" in marcas:
+        _grad_previo(generador, modelo.parameters())
+    return entradas
 
 
 def observar_dos_perdidas(two_loss_grads, entradas):
-    """The result, the inputs afterwards, and how many forward passes the model ran."""
+    """The result, what changed, and how many forward passes the model ran."""
     llamadas = []
     gancho = entradas["model"].register_forward_pre_hook(lambda modulo, args: llamadas.append(1))
     try:
-        observacion = observar_llamada(two_loss_grads, *entradas.values())
+        observacion = observar_vigilado(two_loss_grads, entradas, list(entradas.values()))
     finally:
         gancho.remove()
-    observacion.update(despues=fotografiar(entradas), llamadas=len(llamadas))
+    observacion["llamadas"] = len(llamadas)
     return observacion
+
+
+def contexto_dos_perdidas(forma):
+    """The constant factor each wrong reduction introduces, by loss and diagnosis id."""
+    N, K = forma[0], forma[3]
+    comunes = {"suma_en_vez_de_media": N * K, "media_solo_sobre_salidas": N}
+    return {"factores": ({"media_solo_sobre_lote": K, **comunes},
+                         {"l1_media_solo_sobre_lote": K, **comunes})}
+
+
+def _cerca_lista(obtenidos, esperados):
+    return len(obtenidos) == len(esperados) and all(
+        parecido(o, e) for o, e in zip(obtenidos, esperados))
+
+
+def _suma(*listas):
+    return [sum(tensores) for tensores in zip(*listas)]
 
 
 def _lista_de_gradientes(caso, indice):
@@ -138,20 +425,33 @@ def _lista_de_gradientes(caso, indice):
     if type(resultado) not in (tuple, list) or len(resultado) != 2:
         _tipo("el resultado", resultado, "una tupla (grads_a, grads_b)")
     etiqueta = ("grads_a", "grads_b")[indice]
-    esperados_a, esperados_b = caso.datos["esperado"]
-    sumas = [a + b for a, b in zip(esperados_a, esperados_b)]
+    esperado = caso.datos["esperado"]
+    a, b, previos = esperado["a"], esperado["b"], esperado["previos"]
     obtenidos = resultado[indice]
     if type(obtenidos) not in (tuple, list):
         _tipo(etiqueta, obtenidos, "una lista de tensores")
-    if diagnosticar_lista(etiqueta, obtenidos, sumas) is None:
-        fallar(("acumulado_sin_clone", "acumulado_sin_zero")[indice], nombre=etiqueta)
-    exigir(diagnosticar_lista(etiqueta, obtenidos, caso.datos["esperado"][indice]))
+    diagnostico = diagnosticar_lista(etiqueta, obtenidos, (a, b)[indice],
+                                     caso.datos["factores"][indice])
+    if diagnostico is None:
+        return
+    conocidos = [(("acumulado_sin_clone", "acumulado_sin_zero")[indice], _suma(a, b)),
+                 (("acumulado_sin_clone", "acumulado_sin_zero")[indice], _suma(a, b, previos)),
+                 ("grad_previo_incluido", _suma((a, b)[indice], previos)),
+                 ("perdidas_intercambiadas", (b, a)[indice])]
+    for identificador, otros in conocidos:
+        if _cerca_lista(obtenidos, otros):
+            fallar(identificador, nombre=etiqueta)
+    exigir(diagnostico)
 
 
-def _un_forward_sin_efectos(caso):
+def _un_forward(caso):
     if caso.datos["llamadas"] != 1:
         fallar("forward_repetido", llamadas=caso.datos["llamadas"])
-    verificar_intactas(caso)
+
+
+def _sin_efectos_dos_perdidas(caso):
+    verificar_efectos(caso, permitidos=[n for n in caso.datos["estado_antes"]
+                                        if n.startswith("model.") and n.endswith(".grad")])
 
 
 TWO_LOSS_GRADS = Ejercicio(
@@ -159,19 +459,23 @@ TWO_LOSS_GRADS = Ejercicio(
     partes=[
         Parte("gradientes de la MSE (grads_a)", 0.75, lambda caso: _lista_de_gradientes(caso, 0)),
         Parte("gradientes de la L1 (grads_b)", 0.75, lambda caso: _lista_de_gradientes(caso, 1)),
-        Parte("un solo pase hacia adelante; entradas y parámetros intactos", 0.5,
-              _un_forward_sin_efectos, requisito=True),
+        Parte("un solo pase hacia adelante", 0.25, _un_forward, requisito=True),
+        Parte("sin efectos: x, y, parámetros y modo del modelo intactos", 0.25,
+              _sin_efectos_dos_perdidas, requisito=True),
     ],
-    construir=construir_dos_perdidas, observar=observar_dos_perdidas)
+    construir=construir_dos_perdidas, observar=observar_dos_perdidas,
+    contexto=contexto_dos_perdidas)
 
 
 def gradientes_por_separado(model, x, y):
-    """The public oracle: one forward pass per loss."""
+    """The public oracle: one forward pass per loss, on a copy without the stale .grad."""
     params = list(model.parameters())
     with torch.enable_grad():
         a = torch.autograd.grad(torch.nn.functional.mse_loss(model(x), y), params)
         b = torch.autograd.grad(torch.nn.functional.l1_loss(model(x), y), params)
-    return list(a), list(b)
+    previos = [torch.zeros_like(p) if p.grad is None else p.grad.detach().clone()
+               for p in params]
+    return {"a": list(a), "b": list(b), "previos": previos}
 
 
 def comprobar_two_loss_grads(two_loss_grads):
@@ -179,18 +483,52 @@ def comprobar_two_loss_grads(two_loss_grads):
     caso = caso_en_proceso(TWO_LOSS_GRADS, two_loss_grads, 2, (5, 3, 4, 2), gradientes_por_separado)
     comprobar(TWO_LOSS_GRADS.partes, caso,
               "Un solo forward y los gradientes de cada pérdida por separado: correcto.")
+    caso = caso_en_proceso(TWO_LOSS_GRADS, two_loss_grads, 12,
+                           (3, 2, 4, 1, "float64", "anidada", "eval", "grad"),
+                           gradientes_por_separado)
+    comprobar(TWO_LOSS_GRADS.partes, caso,
+              "También con un modelo anidado, en modo eval, una sola salida y parámetros que "
+              "traen un .grad de antes.")
 
 
 # ---------------------------------------------------------------- exercise 3: gradient_penalty
+def _normas_por_fila(modelo, x):
+    """‖∂ model(x)_i / ∂x_i‖ for each row, in float64 (the model maps rows independently)."""
+    entrada = x.detach().clone().requires_grad_(True)
+    with torch.enable_grad():
+        (grad_x,) = torch.autograd.grad(modelo(entrada).sum(), entrada)
+    return grad_x.double().norm(dim=1)
+
+
 def construir_penalizacion(generador, forma):
-    """model (D–H–1) and x (N, D) for ``forma`` = (N, D, H)."""
-    N, D, H = forma
-    modelo = red_pequena(generador, D, H, 1)
-    return {"model": modelo, "x": torch.randn(N, D, generator=generador, dtype=torch.float64)}
+    """model (D–H–1) and x (N, D) for ``forma`` = (N, D, H[, dtype, *marcas]). Marcas:
+    "a_ambos_lados" (the last layer rescaled so that some rows' gradient norms fall below 1
+    and others above), "anidada", "sin_sesgo", "eval" (as in two_loss_grads), "grad" (the
+    parameters arrive with a stale ``.grad``), "x_requires_grad" (x is a leaf that requires
+    grad), "x_grad" (and it arrives with a stale ``.grad``)."""
+    N, D, H = forma[:3]
+    dtype = _dtype(forma, 3)
+    marcas = forma[4:]
+    modelo = red_pequena(generador, D, H, 1, dtype, "anidada" in marcas, "sin_sesgo" not in marcas)
+    x = torch.randn(N, D, generator=generador, dtype=dtype)
+    if "a_ambos_lados" in marcas:
+        normas = _normas_por_fila(modelo, x)
+        escala = 0.5 / normas[0] if N == 1 else 2 / (normas.min() + normas.max())
+        with torch.no_grad():
+            modelo[-1].weight.mul_(escala.to(dtype))
+    if "eval" in marcas:
+        modelo.eval()
+    if "grad" in marcas:
+        _grad_previo(generador, modelo.parameters())
+    if "x_requires_grad" in marcas:
+        x.requires_grad_(True)
+        if "x_grad" in marcas:
+            _grad_previo(generador, [x])
+    return {"model": modelo, "x": x}
 
 
 def observar_penalizacion(gradient_penalty, entradas):
-    """The value, whether it has a graph, its gradient w.r.t. the parameters, side effects."""
+    """The value, what changed, and the value's gradient w.r.t. the parameters (if any)."""
     parametros = list(entradas["model"].parameters())
     penalizacion = None
 
@@ -199,9 +537,7 @@ def observar_penalizacion(gradient_penalty, entradas):
         penalizacion = gradient_penalty(*args)
         return penalizacion
 
-    observacion = observar_llamada(guardar, *entradas.values())
-    observacion["grad_poblado"] = any(p.grad is not None for p in parametros)
-    observacion["despues"] = fotografiar(entradas)
+    observacion = observar_vigilado(guardar, entradas, list(entradas.values()))
     observacion["tiene_grafo"] = (type(penalizacion) is torch.Tensor
                                   and penalizacion.grad_fn is not None)
     observacion["gradientes"] = None
@@ -215,9 +551,33 @@ def observar_penalizacion(gradient_penalty, entradas):
     return observacion
 
 
+def penalizaciones_equivocadas(grad_x):
+    """What the usual wrong formulas give, from the true per-row gradients ``grad_x``."""
+    g = grad_x.detach().double()
+    normas = g.norm(dim=1)
+    return {
+        "la penalización solo de las normas mayores que 1": (torch.relu(normas - 1) ** 2).mean(),
+        "|‖∇ₓf‖ − 1| en lugar de (‖∇ₓf‖ − 1)²": (normas - 1).abs().mean(),
+        "la norma al cuadrado ‖∇ₓf‖² en lugar de la norma": ((normas**2 - 1) ** 2).mean(),
+        "una sola norma de toda la matriz de gradientes": (g.norm() - 1) ** 2,
+        "normas por columnas (dim=0) en lugar de una por fila":
+            ((g.norm(dim=0) - 1) ** 2).mean(),
+        "el gradiente de model(x).mean() (cada fila dividida por N)":
+            ((normas / g.shape[0] - 1) ** 2).mean(),
+    }
+
+
 def _valor_penalizacion(caso):
-    comparar("la penalización", caso.resultado, caso.datos["esperado"]["valor"],
-             rtol=1e-5, atol=1e-8)
+    esperado = caso.datos["esperado"]
+    diagnostico = diagnosticar("la penalización", caso.resultado, esperado["valor"],
+                               {"suma_en_vez_de_media": esperado["N"]})
+    if diagnostico is None:
+        return
+    if isinstance(caso.resultado, torch.Tensor) and caso.resultado.numel() == 1:
+        for cual, valor in esperado["equivocadas"].items():
+            if parecido(caso.resultado.detach().reshape(()), valor.to(esperado["valor"].dtype)):
+                fallar("penalizacion_otra_formula", nombre="la penalización", cual=cual)
+    exigir(diagnostico)
 
 
 def _diferenciable(caso):
@@ -230,20 +590,14 @@ def _diferenciable(caso):
                               esperados))
 
 
-def _sin_efectos_penalizacion(caso):
-    verificar_intactas(caso)
-    if caso.datos["grad_poblado"]:
-        fallar("grad_poblado")
-
-
 GRADIENT_PENALTY = Ejercicio(
     funcion="gradient_penalty",
     partes=[
         Parte("valor de la penalización", 1.5, _valor_penalizacion),
         Parte("diferenciable respecto de los parámetros (create_graph=True)", 1.0,
               _diferenciable),
-        Parte("sin efectos secundarios: x intacto, .grad sin tocar", 0.5,
-              _sin_efectos_penalizacion, requisito=True),
+        Parte("sin efectos secundarios: x, .grad y modo del modelo intactos", 0.5,
+              verificar_efectos, requisito=True),
     ],
     construir=construir_penalizacion, observar=observar_penalizacion)
 
@@ -251,6 +605,7 @@ GRADIENT_PENALTY = Ejercicio(
 def penalizacion_por_diferencias(model, x, h=1e-6):
     """The public oracle: the gradient of the model w.r.t. x by central differences."""
     with torch.no_grad():
+        x = x.detach()
         grad_x = torch.zeros_like(x)
         for i in range(x.shape[0]):
             for j in range(x.shape[1]):
@@ -258,7 +613,8 @@ def penalizacion_por_diferencias(model, x, h=1e-6):
                 paso[i, j] = h
                 grad_x[i, j] = (model(x + paso)[i, 0] - model(x - paso)[i, 0]) / (2 * h)
         valor = ((torch.linalg.vector_norm(grad_x, dim=1) - 1) ** 2).mean()
-    return {"valor": valor, "gradientes": None}
+    return {"valor": valor, "gradientes": None, "N": x.shape[0],
+            "equivocadas": penalizaciones_equivocadas(grad_x)}
 
 
 def comprobar_gradient_penalty(gradient_penalty):
@@ -267,6 +623,12 @@ def comprobar_gradient_penalty(gradient_penalty):
                            penalizacion_por_diferencias)
     comprobar(GRADIENT_PENALTY.partes, caso,
               "La penalización coincide con diferencias finitas y se puede derivar.")
+    caso = caso_en_proceso(GRADIENT_PENALTY, gradient_penalty, 13,
+                           (3, 2, 4, "float64", "a_ambos_lados", "grad", "x_requires_grad",
+                            "x_grad"), penalizacion_por_diferencias)
+    comprobar(GRADIENT_PENALTY.partes, caso,
+              "También cuando x llega con requires_grad=True y su propio .grad, los parámetros "
+              "traen un .grad de antes y hay normas a los dos lados de 1.")
 
 
 # In notebook order.

@@ -98,6 +98,52 @@ def manual_backward_float32_accumulators(x, y, W1, b1, W2, b2):
     return _manual(x, y, W1, b1, W2, b2, dtype=torch.float32)
 
 
+@variant(MB, "relu_sin_mascara")
+def manual_backward_without_the_relu_mask(x, y, W1, b1, W2, b2):
+    return _manual(x, y, W1, b1, W2, b2, mask=False)  # d_z = d_h: the ReLU forgotten
+
+
+@variant(MB, "relu_derivada_signo")
+def manual_backward_sign_as_relu_derivative(x, y, W1, b1, W2, b2):
+    z = x @ W1 + b1
+    h = torch.relu(z)
+    d_y_hat = 2 * (h @ W2 + b2 - y) / y.numel()
+    d_z = (d_y_hat @ W2.T) * torch.sign(z)  # -1 where z < 0, not 0
+    return {"W1": x.T @ d_z, "b1": d_z.sum(0), "W2": h.T @ d_y_hat, "b2": d_y_hat.sum(0)}
+
+
+@variant(MB, "squeeze_en_gradiente")
+def manual_backward_squeezed(x, y, W1, b1, W2, b2):
+    return {k: v.squeeze() for k, v in _manual(x, y, W1, b1, W2, b2).items()}  # K = 1 breaks
+
+
+@variant(MB, "usa_autograd")
+def manual_backward_with_autograd(x, y, W1, b1, W2, b2):
+    params = [t.detach().clone().requires_grad_(True) for t in (W1, b1, W2, b2)]
+    with torch.enable_grad():  # the statement forbids it: the point is the chain rule by hand
+        y_hat = torch.relu(x @ params[0] + params[1]) @ params[2] + params[3]
+        grads = torch.autograd.grad(F.mse_loss(y_hat, y), params)
+    return dict(zip(("W1", "b1", "W2", "b2"), grads))
+
+
+@variant(MB, "modificada")
+def manual_backward_reuses_y_as_a_buffer(x, y, W1, b1, W2, b2):
+    z = x @ W1 + b1
+    h = torch.relu(z)
+    error = y.sub_(h @ W2 + b2).neg_()  # y_hat - y, written into the caller's y
+    d_y_hat = 2 * error / y.numel()
+    d_z = (d_y_hat @ W2.T) * (z > 0)
+    return {"W1": x.T @ d_z, "b1": d_z.sum(0), "W2": h.T @ d_y_hat, "b2": d_y_hat.sum(0)}
+
+
+@variant(MB, CORRECT)
+def manual_backward_in_float64_then_cast(x, y, W1, b1, W2, b2):
+    dtypes = {"W1": W1.dtype, "b1": b1.dtype, "W2": W2.dtype, "b2": b2.dtype}
+    x, y, W1, b1, W2, b2 = (t.double() for t in (x, y, W1, b1, W2, b2))
+    grads = _manual(x, y, W1, b1, W2, b2)
+    return {k: v.to(dtypes[k]) for k, v in grads.items()}
+
+
 @variant(MB, "sin_implementar")
 def manual_backward_stub(x, y, W1, b1, W2, b2):
     raise NotImplementedError()
@@ -142,13 +188,80 @@ def two_loss_grads_without_clone(model, x, y):
     return grads_a, [p.grad.clone() for p in model.parameters()]
 
 
-@variant(TL, "acumulado_sin_zero")
+@variant(TL, "grad_previo_incluido")
 def two_loss_grads_without_zero_grad(model, x, y):
     out = model(x)
     F.mse_loss(out, y).backward(retain_graph=True)
     grads_a = [p.grad.clone() for p in model.parameters()]
     F.l1_loss(out, y).backward()
     return grads_a, [p.grad.clone() for p in model.parameters()]
+
+
+@variant(TL, "acumulado_sin_zero")
+def two_loss_grads_zeroes_only_at_the_start(model, x, y):
+    model.zero_grad()
+    out = model(x)
+    F.mse_loss(out, y).backward(retain_graph=True)
+    grads_a = [p.grad.clone() for p in model.parameters()]
+    F.l1_loss(out, y).backward()  # .grad still holds the MSE's gradients
+    return grads_a, [p.grad.clone() for p in model.parameters()]
+
+
+@variant(TL, "grad_previo_incluido")
+def two_loss_grads_zeroes_only_in_between(model, x, y):
+    out = model(x)
+    F.mse_loss(out, y).backward(retain_graph=True)  # adds to whatever .grad held
+    grads_a = [p.grad.clone() for p in model.parameters()]
+    model.zero_grad()
+    F.l1_loss(out, y).backward()
+    return grads_a, [p.grad.clone() for p in model.parameters()]
+
+
+@variant(TL, "l1_media_solo_sobre_lote")
+def two_loss_grads_l1_summed_over_outputs(model, x, y):
+    out = model(x)
+    params = list(model.parameters())
+    grads_a = torch.autograd.grad(F.mse_loss(out, y), params, retain_graph=True)
+    grads_b = torch.autograd.grad((out - y).abs().sum(dim=1).mean(), params)
+    return list(grads_a), list(grads_b)
+
+
+@variant(TL, "perdidas_intercambiadas")
+def two_loss_grads_in_the_other_order(model, x, y):
+    out = model(x)
+    params = list(model.parameters())
+    grads_l1 = torch.autograd.grad(F.l1_loss(out, y), params, retain_graph=True)
+    return list(grads_l1), list(torch.autograd.grad(F.mse_loss(out, y), params))
+
+
+@variant(TL, "modificada")
+def two_loss_grads_with_a_leftover_step(model, x, y):
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
+    optimizer.zero_grad()
+    out = model(x)
+    F.mse_loss(out, y).backward(retain_graph=True)
+    grads_a = [p.grad.clone() for p in model.parameters()]
+    optimizer.zero_grad()
+    F.l1_loss(out, y).backward()
+    grads_b = [p.grad.clone() for p in model.parameters()]
+    optimizer.step()  # a training-loop habit: the parameters move
+    return grads_a, grads_b
+
+
+@variant(TL, CORRECT)
+def two_loss_grads_restores_the_stale_grad(model, x, y):
+    params = list(model.parameters())
+    previous = [p.grad for p in params]
+    out = model(x)
+    grads = []
+    for loss in (F.mse_loss(out, y), F.l1_loss(out, y)):
+        for p in params:
+            p.grad = None
+        loss.backward(retain_graph=True)
+        grads.append(tuple(p.grad.clone() for p in params))
+    for p, g in zip(params, previous):
+        p.grad = g
+    return grads
 
 
 @variant(TL, "segundo_backward")
@@ -175,8 +288,9 @@ def two_loss_grads_stub(model, x, y):
 
 @variant(TL, "resultado_fijo")
 def two_loss_grads_hardcoded(model, x, y):
-    example = construir_dos_perdidas(torch.Generator().manual_seed(2), (5, 3, 4, 2))
-    return gradientes_por_separado(*example.values())
+    example = gradientes_por_separado(
+        *construir_dos_perdidas(torch.Generator().manual_seed(2), (5, 3, 4, 2)).values())
+    return example["a"], example["b"]
 
 
 # ---------------------------------------------------------------- gradient_penalty
@@ -216,6 +330,55 @@ def gradient_penalty_with_backward(model, x):
     x_in = x.detach().requires_grad_(True)
     model(x_in).sum().backward(create_graph=True)
     return ((x_in.grad.norm(dim=1) - 1) ** 2).mean()
+
+
+@variant(GP, "penalizacion_otra_formula")
+def gradient_penalty_one_sided(model, x):
+    x_in = x.detach().requires_grad_(True)
+    (g,) = torch.autograd.grad(model(x_in).sum(), x_in, create_graph=True)
+    return (torch.relu(g.norm(dim=1) - 1) ** 2).mean()  # only norms above 1 are penalised
+
+
+@variant(GP, "penalizacion_otra_formula")
+def gradient_penalty_squared_norm(model, x):
+    x_in = x.detach().requires_grad_(True)
+    (g,) = torch.autograd.grad(model(x_in).sum(), x_in, create_graph=True)
+    return (((g**2).sum(dim=1) - 1) ** 2).mean()  # ‖g‖² where the formula has ‖g‖
+
+
+@variant(GP, "suma_en_vez_de_media")
+def gradient_penalty_summed_over_rows(model, x):
+    x_in = x.detach().requires_grad_(True)
+    (g,) = torch.autograd.grad(model(x_in).sum(), x_in, create_graph=True)
+    return ((g.norm(dim=1) - 1) ** 2).sum()
+
+
+@variant(GP, "requires_grad_apagado")
+def gradient_penalty_switches_requires_grad_back_off(model, x):
+    x.requires_grad_(True)
+    (g,) = torch.autograd.grad(model(x).sum(), x, create_graph=True)
+    penalty = ((g.norm(dim=1) - 1) ** 2).mean()
+    x.requires_grad_(False)  # assumes x arrived without requires_grad
+    return penalty
+
+
+@variant(GP, "efecto_secundario")
+def gradient_penalty_clears_the_parameters_grad(model, x):
+    model.zero_grad()  # "just in case": the caller's accumulated gradients are gone
+    x_in = x.detach().requires_grad_(True)
+    (g,) = torch.autograd.grad(model(x_in).sum(), x_in, create_graph=True)
+    return ((g.norm(dim=1) - 1) ** 2).mean()
+
+
+@variant(GP, CORRECT)
+def gradient_penalty_one_row_at_a_time(model, x):
+    x_in = x.detach().clone().requires_grad_(True)
+    out = model(x_in)
+    terms = []
+    for i in range(x.shape[0]):
+        (g,) = torch.autograd.grad(out[i, 0], x_in, create_graph=True)
+        terms.append((torch.sqrt((g[i] ** 2).sum()) - 1) ** 2)
+    return torch.stack(terms).mean()
 
 
 @variant(GP, "sin_implementar")
