@@ -388,9 +388,9 @@ display(widgets.VBox([deslizador, salida_widget]))
 #
 # Calcula **a mano**, con la regla de la cadena, los gradientes de $L$ respecto de
 # $W_1, b_1, W_2, b_2$. No uses autograd: la comprobación llama a tu función dentro de
-# `torch.no_grad()`, y tu función no debe volver a activarlo. Pista: empieza por
-# $\partial L/\partial \hat y$ y baja capa por capa; cada gradiente tiene la forma del
-# tensor respecto del cual derivas, también cuando alguna dimensión vale 1.
+# `torch.no_grad()`, y tu función no debe reactivar el cálculo de gradientes. Pista:
+# empieza por $\partial L/\partial \hat y$ y baja capa por capa; cada gradiente tiene la
+# forma del tensor respecto del cual derivas, también cuando alguna dimensión vale 1.
 
 # %% exercise="manual_backward"
 def manual_backward(x, y, W1, b1, W2, b2):
@@ -575,9 +575,9 @@ def two_loss_grads(model, x, y):
     (float32 o float64), con N ≥ 1 y K ≥ 1. Se llama con el cálculo de gradientes activado.
 
     Llama a model exactamente una vez. Devuelve (grads_a, grads_b), una tupla (o lista)
-    de dos listas (o tuplas) con un tensor por parámetro, en el orden de
-    model.parameters(): grads_a para la MSE y grads_b para la L1. Ninguno incluye lo que
-    el .grad de los parámetros tuviera al llegar.
+    de dos listas (o tuplas) con un tensor por parámetro, de su forma y su dtype, en el
+    orden de model.parameters(): grads_a para la MSE y grads_b para la L1. Ninguno
+    incluye lo que el .grad de los parámetros tuviera al llegar.
 
     No cambia x ni y, ni los valores o el requires_grad de los parámetros, ni el modo
     train/eval de ningún módulo. El .grad de los parámetros puede quedar como sea.
@@ -699,8 +699,8 @@ def gradient_penalty(model, x):
     dtype del modelo), con N ≥ 1 y D ≥ 1, y puede llegar con requires_grad=True (y con un
     .grad propio). Se llama con el cálculo de gradientes activado.
 
-    Devuelve un tensor de dimensión 0 (un escalar) que se puede derivar respecto de los
-    parámetros del modelo: tiene grad_fn.
+    Devuelve un tensor de dimensión 0 (un escalar) del dtype de x que se puede derivar
+    respecto de los parámetros del modelo: tiene grad_fn.
 
     No cambia x (ni sus valores, ni su requires_grad, ni su .grad), ni el .grad de los
     parámetros, ni el modo train/eval de ningún módulo.

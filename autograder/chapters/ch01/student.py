@@ -40,6 +40,13 @@ MENSAJES = {
         "`set_grad_enabled(True)`) ni llames a `backward` o `torch.autograd.grad`. Cada "
         "gradiente es un producto de matrices, una suma o una máscara.",
         "Your function used autograd ({que}); the gradients must be derived by hand."),
+    "grad_escrito": (
+        "Gradientes guardados en .grad",
+        "Tu función escribió en el `.grad` de `{nombre}`, que llegó vacío: el ejercicio pide "
+        "devolver los gradientes, no guardarlos en los parámetros.",
+        "El dict que devuelves es todo el resultado; el `.grad` de las entradas es de quien te "
+        "llama y debe quedar como llegó.",
+        "Your function wrote into `{nombre}.grad`; the gradients must only be returned."),
     "relu_sin_mascara": (
         "Falta la derivada de la ReLU",
         "`{nombre}` es lo que saldría si la ReLU dejara pasar todo el gradiente: le falta su "
@@ -149,10 +156,11 @@ def _es_valor(nombre):
         "modo de autograd")
 
 
-def verificar_efectos(caso, permitidos=()):
+def verificar_efectos(caso, permitidos=(), grad="grad_poblado"):
     """Nothing changed but ``permitidos``; the first change named by its own message: an
     input's values or ``requires_grad`` ("modificada"; "requires_grad_apagado" when it
-    arrived on and was left off), ``.grad`` ("grad_poblado") and the rest."""
+    arrived on and was left off), ``.grad`` filled where it was None (``grad``) and the
+    rest."""
     antes, despues = caso.datos["estado_antes"], caso.datos["estado_despues"]
     distintos = cambios(antes, despues, permitidos)
     if not distintos:
@@ -164,7 +172,7 @@ def verificar_efectos(caso, permitidos=()):
     if valores:
         fallar("modificada", nombre=valores[0].replace(".requires_grad", ""))
     if all(n.endswith(".grad") and antes[n] is None for n in distintos):
-        fallar("grad_poblado")
+        fallar(grad, nombre=distintos[0][:-len(".grad")])
     fallar("efecto_secundario", que=", ".join(f"`{n}`" for n in distintos[:4])
            + (f" y {len(distintos) - 4} más" if len(distintos) > 4 else ""))
 
@@ -321,8 +329,8 @@ MANUAL_BACKWARD = Ejercicio(
         Parte("capa oculta: W1 y b1 (la derivada de la ReLU)", 1.0,
               lambda caso: _gradientes(caso, ("W1", "b1"))),
         Parte("a mano: sin autograd", 0.5, _a_mano, requisito=True),
-        Parte("entradas intactas (valores, requires_grad y .grad)", 0.5, verificar_efectos,
-              requisito=True),
+        Parte("entradas intactas (valores, requires_grad y .grad)", 0.5,
+              lambda caso: verificar_efectos(caso, grad="grad_escrito"), requisito=True),
     ],
     construir=construir_red, observar=observar_red, contexto=contexto_red)
 
