@@ -400,14 +400,24 @@ def construir_dos_perdidas(generador, forma):
 
 
 def observar_dos_perdidas(two_loss_grads, entradas):
-    """The result, what changed, and how many forward passes the model ran."""
-    llamadas = []
-    gancho = entradas["model"].register_forward_pre_hook(lambda modulo, args: llamadas.append(1))
+    """The result, what changed, and how many forward passes the model ran: the most calls
+    any of its leaf modules got (``model.forward(x)`` skips the model's own hooks, not
+    those of the layers it calls)."""
+    hojas = [m for m in entradas["model"].modules() if not list(m.children())]
+    llamadas = [0] * len(hojas)
+
+    def contar(i):
+        def gancho(modulo, args):
+            llamadas[i] += 1
+        return gancho
+
+    ganchos = [m.register_forward_pre_hook(contar(i)) for i, m in enumerate(hojas)]
     try:
         observacion = observar_vigilado(two_loss_grads, entradas, list(entradas.values()))
     finally:
-        gancho.remove()
-    observacion["llamadas"] = len(llamadas)
+        for gancho in ganchos:
+            gancho.remove()
+    observacion["llamadas"] = max(llamadas, default=0)
     return observacion
 
 
