@@ -50,6 +50,14 @@ MENSAJES = {
         "`m.train(modo)` recorriendo `model.modules()` en su orden (cada padre antes que sus "
         "hijos; al revés, un padre impone su modo a los hijos ya restaurados).",
         "Module modes were not restored: in train mode before {antes}, after {despues}."),
+    "tm_dejado_en_eval": (
+        "Modelo dejado en modo evaluación",
+        "Al empezar, {antes} submódulos estaban en modo entrenamiento; al volver, ninguno: "
+        "el modelo quedó en modo evaluación.",
+        "Quien te llama sigue entrenando después. Guarda el modo de cada submódulo al empezar "
+        "y devuélvele ese mismo modo al terminar (no un `model.train()` general: pondría en "
+        "entrenamiento también lo que estaba congelado).",
+        "The model was left in eval mode ({antes} modules were in train mode before)."),
     "evaluacion_con_grafo": (
         "Evaluación con grafo",
         "El modelo se ejecutó con el cálculo de gradientes activado: cada pase construyó un "
@@ -226,7 +234,7 @@ def diagnosticar_modos(antes, despues):
     if list(antes) == list(despues):
         return None
     if antes[0] and not any(despues):  # the root was in train mode, and nothing is now
-        return Diagnostico("modelo_en_eval", {})
+        return Diagnostico("tm_dejado_en_eval", {"antes": _descripcion(antes)})
     return Diagnostico("modos_no_restaurados",
                        {"antes": _descripcion(antes), "despues": _descripcion(despues)})
 

@@ -99,7 +99,7 @@ def evaluate_restores_the_root_flag_only(model, x, y):
     return loss
 
 
-@variant(EV, "modelo_en_eval")
+@variant(EV, "tm_dejado_en_eval")
 def evaluate_leaves_eval_mode(model, x, y):
     model.eval()
     with torch.no_grad():
@@ -308,7 +308,7 @@ def modules_that_change_without_restoring_buffers(model, x):
     return changed
 
 
-@variant(MC, "modelo_en_eval")
+@variant(MC, "tm_dejado_en_eval")
 def modules_that_change_left_in_eval(model, x):
     inputs = {}
     hooks = [m.register_forward_hook(lambda mod, args, out, n=name: inputs.update({n: args[0]}))
