@@ -437,19 +437,32 @@ print("después de train():  ", modos_de(modelo), "← la BatchNorm ya no está 
 # `model(x)` frente a `y`, calculada **en modo evaluación** y **sin construir grafo**, y
 # devuelta como un `float` de Python.
 #
-# Al terminar, cada submódulo debe quedar en el modo exacto que tenía al empezar (no
-# solo la raíz: prueba con una BatchNorm congelada), y ninguna estadística de BatchNorm
-# puede cambiar. Pista: `{m: m.training for m in model.modules()}` guarda el modo de
-# cada uno; al restaurar, recuerda que `m.train(modo)` también cambia a sus hijos.
+# Al terminar, todo debe quedar como estaba: cada submódulo en el modo exacto que tenía al
+# empezar (no solo la raíz ni solo sus hijos directos: las pruebas usan modelos con bloques
+# anidados y una BatchNorm congelada dentro de un bloque en modo entrenamiento), las
+# estadísticas de BatchNorm, los parámetros (con su `.grad`) y el modo de autograd de quien
+# te llama, que puede hacerlo dentro de un `torch.no_grad()`. Pista:
+# `{m: m.training for m in model.modules()}` guarda el modo de cada uno; para restaurarlo,
+# `m.training = modo` toca solo ese módulo, mientras que `m.train(modo)` cambia también a
+# sus hijos (si lo usas, recorre los módulos en el orden de `model.modules()`, cada padre
+# antes que sus hijos).
 
 # %% exercise="evaluate"
 def evaluate(model, x, y):
-    """Mean F.cross_entropy(model(x), y) in eval mode and without a graph, as a Python float.
+    """Pérdida media de `model` sobre `(x, y)`, en modo evaluación y sin grafo, como float.
 
-    x: (N, D) float tensor, y: (N,) class indices. Calls ``model(x)`` with every module in
-    eval mode and grad mode off. Leaves every module's ``training`` flag as it found it
-    (module by module), and every parameter and buffer (BatchNorm running statistics)
-    unchanged.
+    Recibe un `model` cualquiera (un `nn.Sequential` plano o con bloques anidados, con sus
+    submódulos en cualquier combinación de modos: todo en train, todo en eval o cada uno en
+    el suyo), `x` de forma (N, D) en float32 o float64 (N ≥ 1, con o sin `requires_grad`)
+    e `y` de forma (N,) con índices de clase (int64). Devuelve
+    `F.cross_entropy(model(x), y)`, la media sobre las N muestras, como `float` de Python,
+    calculada con todos los módulos en modo evaluación y con autograd desactivado durante
+    el pase (`torch.no_grad()` o `torch.inference_mode()`).
+
+    Deja todo como estaba: el modo (`training`) de cada submódulo, a cualquier
+    profundidad; los parámetros (valores, `requires_grad` y `.grad`, aunque traigan
+    gradientes de un paso anterior) y los búferes (las estadísticas de BatchNorm); `x` e
+    `y`; y el modo de autograd de quien llama (activado o dentro de `torch.no_grad()`).
     """
     ### BEGIN SOLUTION
     modos = {m: m.training for m in model.modules()}
@@ -541,20 +554,33 @@ gancho.remove()
 # Escribe `modules_that_change(model, x)`: la lista de nombres (los de
 # `model.named_modules()`) de los módulos **hoja** cuya salida es distinta en modo
 # entrenamiento y en modo evaluación, sobre la entrada que ese módulo recibe cuando se
-# ejecuta `model(x)` (en modo evaluación). El orden de la lista no importa.
+# ejecuta `model(x)` (en modo evaluación). El orden de la lista no importa. Una hoja que
+# `model(x)` no llega a ejecutar no tiene entrada sobre la que medirla: no se lista.
 #
-# No mires los tipos: mide. Y no dejes rastro: ejecutar una BatchNorm en modo entrenamiento
-# actualiza sus búferes, así que trabaja sobre copias (`copy.deepcopy`) o restaura todo
-# (modos, búferes y parámetros) antes de devolver.
+# No mires los tipos: mide, sin grafo (`torch.no_grad()`). Y no dejes rastro: ejecutar una
+# BatchNorm en modo entrenamiento actualiza sus búferes, así que trabaja sobre copias
+# (`copy.deepcopy`) o restaura todo (modos, búferes y parámetros) antes de devolver, y
+# quita los ganchos que registres. `x` tiene al menos dos filas: una BatchNorm en modo
+# entrenamiento no admite una sola muestra.
 
 # %% exercise="modules_that_change"
 def modules_that_change(model, x):
-    """Names of the leaf modules whose output differs between train and eval mode.
+    """Nombres de las hojas de `model` cuya salida cambia entre modo train y modo eval.
 
-    A leaf module (one without children) is run in train mode and in eval mode on the
-    input it receives during ``model(x)`` in eval mode; it is listed, by its name in
-    ``model.named_modules()``, when the two outputs differ. Any order. Leaves every
-    module's mode, every parameter and every buffer as it found them.
+    Recibe `model` (un `nn.Module` con submódulos anidados a cualquier profundidad, en
+    cualquier combinación de modos) y `x` de forma (N, D), float32 o float64, con N ≥ 2
+    (una BatchNorm en modo entrenamiento no admite una sola muestra). Una hoja es un módulo
+    sin hijos. Cada hoja que se ejecuta durante `model(x)`, con todo el modelo en modo
+    evaluación, recibe ahí una entrada (en estos modelos, una sola vez); se ejecuta sobre
+    esa entrada en modo entrenamiento y en modo evaluación, y se lista si las dos salidas
+    difieren. Las hojas que `model(x)` no ejecuta no se listan. Devuelve una lista (o
+    tupla) con sus nombres de `model.named_modules()`, en cualquier orden.
+
+    Todo sin grafo: el pase del modelo y cada ejecución de una hoja, con autograd
+    desactivado. Deja todo como estaba: el modo de cada submódulo; los parámetros (valores,
+    `requires_grad`, `.grad`) y los búferes (en modo entrenamiento una BatchNorm mueve sus
+    estadísticas: mide sobre copias o restáuralas); ningún gancho (hook) registrado en el
+    modelo; `x`; y el modo de autograd de quien llama.
     """
     ### BEGIN SOLUTION
     entradas, ganchos = {}, []
@@ -659,25 +685,36 @@ print("búferes movidos por un muestreo con model.train():",
 # ## Ejercicio 3 · MC dropout con BatchNorm congelada (3 puntos)
 #
 # Escribe `mc_dropout(model, x, n_samples)`: ejecuta `model(x)` `n_samples` veces seguidas
-# con **solo** los módulos `nn.Dropout` en modo entrenamiento (el resto, BatchNorm
-# incluida, en evaluación) y sin grafo. Devuelve `(media, desviacion)` por elemento sobre
-# las muestras, cada una con la forma de `model(x)`; la desviación típica con corrección de
-# Bessel (divide por $n-1$, como `torch.std`).
+# con **solo** los módulos `nn.Dropout` en modo entrenamiento (el resto, BatchNorm y
+# cualquier módulo propio incluidos, en evaluación) y sin grafo. Devuelve
+# `(media, desviacion)` por elemento sobre las muestras, cada una con la forma de
+# `model(x)`; la desviación típica con corrección de Bessel (divide por $n-1$, como
+# `torch.std`), así que `n_samples` es al menos 2.
 #
 # El resultado es aleatorio. Para poder compararlo, la comprobación fija
 # `torch.manual_seed` antes de llamarte: usa un bucle de `n_samples` llamadas a `model(x)`
-# sobre `x` entero, sin otros sorteos. Al terminar, deja cada módulo en el modo que tenía.
+# sobre `x` entero, sin otros sorteos y sin fijar tú la semilla. Al terminar, deja cada
+# módulo en el modo que tenía.
 
 # %% exercise="mc_dropout"
 def mc_dropout(model, x, n_samples):
-    """MC-dropout prediction: (mean, std) over ``n_samples`` stochastic passes of ``model(x)``.
+    """Predicción MC dropout: media y desviación típica de `n_samples` pases de `model(x)`.
 
-    Only ``nn.Dropout`` modules are in train mode while sampling (BatchNorm uses its running
-    statistics and keeps them); grad mode is off. Calls ``model(x)`` exactly ``n_samples``
-    times in a row with no other random draws, so a fixed ``torch.manual_seed`` gives a
-    fixed result. Returns two tensors shaped like ``model(x)``: the mean and the unbiased
-    standard deviation (n - 1) over the samples. Leaves every module's mode, parameter and
-    buffer as it found them.
+    Recibe `model` (con BatchNorm, capas `nn.Dropout` y quizá módulos propios que leen
+    `self.training`; plano o anidado; en cualquier combinación de modos), `x` de forma
+    (N, D) en float32 o float64, y un entero `n_samples` ≥ 2. Mientras muestrea, solo los
+    módulos `nn.Dropout` están en modo entrenamiento (estos modelos no tienen otras clases
+    de dropout, como `Dropout1d` o `AlphaDropout`); todo lo demás, en modo evaluación; y
+    autograd, desactivado. Llama a `model(x)` exactamente `n_samples` veces seguidas, sobre
+    `x` entero, sin ningún otro sorteo aleatorio y sin fijar la semilla: con la semilla que
+    fija quien llama, el resultado queda determinado. Devuelve `(media, desviacion)` (tupla
+    o lista): dos tensores con la forma y el dtype de `model(x)`, la media por elemento
+    sobre las muestras y su desviación típica con corrección de Bessel (divide por
+    `n_samples − 1`, como `torch.std`).
+
+    Deja todo como estaba: el modo de cada submódulo, los parámetros (valores,
+    `requires_grad`, `.grad`), los búferes de BatchNorm, `x` y el modo de autograd de quien
+    llama.
     """
     ### BEGIN SOLUTION
     modos = {m: m.training for m in model.modules()}

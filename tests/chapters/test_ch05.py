@@ -1,6 +1,7 @@
-"""Chapter 5 specifics: what the hidden cases vary (starting modes, layer layouts, sample
-counts), what the public examples hold, and the mistakes that only some cases expose (the
-shared contract is in test_contract.py)."""
+"""Chapter 5 specifics: the contract space the hidden cases sample (starting modes, nested
+models, dtypes, the caller's grad mode, stale gradients, layouts, sample counts), what the
+public examples hold, the side effects observed, and the mistakes that only some cases
+expose (the shared contract is in test_contract.py)."""
 
 import math
 
@@ -13,13 +14,15 @@ from autograder.chapters.ch05 import student as public
 from autograder.chapters.ch05 import variants as corpus
 from autograder.hidden.reference import load_reference
 from autograder.hidden.runner import grade_hidden, plan
-from autograder.student.compare import ComprobacionFallida
+from autograder.hidden.space import coverage
+from autograder.student.compare import ComprobacionFallida, _verificar, cambios
 
 reference = load_reference("ch05")
 
 VARIANTS = {v.name: v for v in corpus.registry.variants}
 STUDENTS = ("alumna", "alumno", "ana", "bruno", "otra")
 SECRET = "pruebas"
+EXERCISES = ("evaluate", "modules_that_change", "mc_dropout")
 
 
 def grade(exercise, function, student="alumna"):
@@ -30,31 +33,53 @@ def build(exercise, shape, seed=0):
     return public.EJERCICIOS[exercise].construir(torch.Generator().manual_seed(seed), shape)
 
 
+def arguments(inputs):
+    return public.argumentos(inputs)
+
+
 def is_mixed(model):
     """Train mode with every BatchNorm frozen in eval mode (fine-tuning style)."""
     norms = [m for m in model.modules() if isinstance(m, nn.BatchNorm1d)]
     return model.training and norms and not any(m.training for m in norms)
 
 
-# ---------------------------------------------------------------- what the hidden cases vary
-def test_each_exercise_starts_once_from_every_mode():
+# ---------------------------------------------------------------- the contract space
+@pytest.mark.parametrize("exercise", EXERCISES)
+def test_every_student_meets_the_whole_contract_space(exercise):
+    assert hidden.HIDDEN[exercise].space is not None
+    assert coverage(hidden.HIDDEN[exercise], getattr(reference, exercise)) == []
+
+
+def test_every_student_meets_every_starting_mode_and_a_nested_frozen_batchnorm():
     for student in STUDENTS:
-        evaluation = plan("evaluate", hidden.HIDDEN, student, SECRET)
-        assert [shape[-1] for shape, _ in evaluation] == ["eval", "mixto", "train"]
-        assert all(0.2 <= shape[4] <= 0.6 for shape, _ in evaluation)
-        modules = plan("modules_that_change", hidden.HIDDEN, student, SECRET)
-        assert tuple(shape[-1] for shape, _ in modules) == hidden.MODULE_MODES
-        sampling = plan("mc_dropout", hidden.HIDDEN, student, SECRET)
-        assert tuple(shape[-1] for shape, _ in sampling) == hidden.MC_MODES
-        assert all(5 <= shape[5] <= 12 for shape, _ in sampling)
+        for exercise in EXERCISES:
+            modes = [shape[-2] for shape, _ in plan(exercise, hidden.HIDDEN, student, SECRET)]
+            assert {"eval", "train", "mixto", "azar"} <= set(modes), (exercise, modes)
+        nested_mixed = [build("evaluate", shape, seed)["model"]
+                        for shape, seed in plan("evaluate", hidden.HIDDEN, student, SECRET)]
+        assert any(public.hijo_con_otro_modo(m) for m in nested_mixed)
 
 
 def test_the_built_models_start_in_the_mode_their_case_names():
     for shape, seed in plan("evaluate", hidden.HIDDEN, "alumna", SECRET):
         model = build("evaluate", shape, seed)["model"]
         modes = public.modos_de(model)
-        expected = {"eval": not any(modes), "train": all(modes), "mixto": is_mixed(model)}
-        assert expected[shape[-1]], (shape, modes)
+        expected = {"eval": not any(modes), "train": all(modes), "mixto": is_mixed(model),
+                    "azar": True}
+        assert expected[shape[5]], (shape, modes)
+
+
+def test_the_options_reach_the_inputs():
+    inputs = build("mc_dropout", (3, 2, 4, 2, 0.3, 2, "eval", (
+        ("anidada", True), ("dropout2", True), ("dtype", "float32"), ("grad", False),
+        ("grad_viejo", True), ("ruido", True), ("x_rg", True))))
+    model, x = inputs["model"], inputs["x"]
+    assert x.dtype == torch.float32 and x.requires_grad and inputs["n_samples"] == 2
+    assert all(p.grad is not None and p.dtype == torch.float32 for p in model.parameters())
+    assert public.profundidad(model) == 2 and inputs["llamada"] == {"grad": False}
+    assert sum(isinstance(m, nn.Dropout) for m in model.modules()) == 2
+    assert any(isinstance(m, public.RuidoGaussiano) for m in model.modules())
+    assert list(inputs)[:-1] == ["model", "x", "n_samples"]  # the arguments, in order
 
 
 def test_hidden_layouts_hold_every_trap_and_need_different_answers():
@@ -69,15 +94,40 @@ def test_hidden_layouts_hold_every_trap_and_need_different_answers():
         assert len(set(map(frozenset, answers))) == len(answers)  # a fixed answer shows
 
 
+def test_modules_that_change_never_gets_a_single_sample():
+    for student in STUDENTS:
+        sizes = [shape[0] for shape, _ in plan("modules_that_change", hidden.HIDDEN, student,
+                                               SECRET)]
+        assert min(sizes) == 2, sizes
+
+
 def test_the_public_oracle_and_the_reference_agree_on_the_hidden_layouts():
     # By type and settings (the public oracle) and by behaviour (the reference) must name the
     # same modules on every layout the hidden tests build: the codes say what each layer does.
-    for shape, seed in plan("modules_that_change", hidden.HIDDEN, "alumna", SECRET):
-        by_type = public.modulos_por_tipo(*build("modules_that_change", shape, seed).values())
-        by_behaviour = reference.modules_that_change(
-            *build("modules_that_change", shape, seed).values())
-        names = {f"cuerpo.{i}" for i in hidden._changing(shape[4])}
-        assert set(by_type["cambian"]) == set(by_behaviour) == names
+    for student in ("alumna", "alumno"):
+        for shape, seed in plan("modules_that_change", hidden.HIDDEN, student, SECRET):
+            inputs = build("modules_that_change", shape, seed)
+            by_type = public.modulos_por_tipo(*inputs.values())["cambian"]
+            by_behaviour = reference.modules_that_change(
+                *arguments(build("modules_that_change", shape, seed)))
+            names = public.nombres_de_capas(shape[4], dict(shape[6]).get("anidada", False))
+            changing = {n for n, code in names.items() if code in public.CAMBIAN}
+            assert set(by_type) == set(by_behaviour) == changing
+
+
+def test_the_public_oracles_and_the_reference_agree_on_the_hidden_cases():
+    for student in ("alumna", "alumno"):
+        for shape, seed in plan("evaluate", hidden.HIDDEN, student, SECRET):
+            inputs = build("evaluate", shape, seed)
+            by_hand = public.perdida_a_mano(*inputs.values())["valor"]
+            assert math.isclose(by_hand.item(), reference.evaluate(*arguments(inputs)),
+                                rel_tol=1e-5)
+        for shape, seed in plan("mc_dropout", hidden.HIDDEN, student, SECRET):
+            inputs = build("mc_dropout", shape, seed)
+            by_hand = public.mc_a_mano(*inputs.values())
+            expected = hidden._expected_mc(*build("mc_dropout", shape, seed).values())
+            assert torch.allclose(by_hand["media"], expected["media"], rtol=1e-4, atol=1e-6)
+            assert torch.allclose(by_hand["std"], expected["std"], rtol=1e-4, atol=1e-5)
 
 
 def test_hidden_inputs_differ_between_students_and_repeat_on_regrade():
@@ -85,6 +135,15 @@ def test_hidden_inputs_differ_between_students_and_repeat_on_regrade():
         first = plan(exercise, hidden.HIDDEN, "alumna", SECRET)
         assert first == plan(exercise, hidden.HIDDEN, "alumna", SECRET)
         assert first != plan(exercise, hidden.HIDDEN, "alumno", SECRET)
+
+
+def test_one_student_grades_fast():
+    import time
+
+    for exercise in EXERCISES:
+        started = time.perf_counter()
+        grade(exercise, getattr(reference, exercise))
+        assert time.perf_counter() - started < 2.0, exercise
 
 
 # ---------------------------------------------------------------- the public examples
@@ -97,7 +156,7 @@ def spy_on(exercise, function, seen):
     return spy
 
 
-@pytest.mark.parametrize("exercise", ["evaluate", "modules_that_change", "mc_dropout"])
+@pytest.mark.parametrize("exercise", EXERCISES)
 def test_the_public_examples_start_from_mixed_modes_and_differ_from_the_hidden_inputs(
         exercise, capsys):
     public_calls, hidden_calls = [], []
@@ -116,23 +175,99 @@ def test_the_public_layout_holds_every_trap():
     layers = seen[0]["layers"]
     for trap in ("BatchNorm1d", "Dropout", "RuidoGaussiano", "ReLU", "Tanh"):
         assert trap in layers
-    model = build("modules_that_change", (5, 3, 4, 2, "BRZGSDT", "mixto"), 6)["model"]
+    model = build("modules_that_change", public.EJEMPLO_MODULOS, 6)["model"]
     assert any(isinstance(m, nn.Dropout) and m.p == 0 for m in model.modules())
     assert any(isinstance(m, nn.BatchNorm1d) and not m.track_running_stats
                for m in model.modules())
 
 
-# ---------------------------------------------------------------- mistakes and their names
+def test_the_public_examples_hold_the_traps_of_the_hidden_cases():
+    # A nested frozen BatchNorm and stale gradients (evaluate), a leaf never run
+    # (modules_that_change), a custom layer reading self.training (mc_dropout): each public
+    # check already shows the mistake these expose.
+    inputs = build("evaluate", public.EJEMPLO_EVALUACION, 5)
+    assert public.hijo_con_otro_modo(inputs["model"])
+    assert all(p.grad is not None for p in inputs["model"].parameters())
+    assert hasattr(build("modules_that_change", public.EJEMPLO_MODULOS, 6)["model"], "reserva")
+    model = build("mc_dropout", public.EJEMPLO_MC, 7)["model"]
+    assert any(isinstance(m, public.RuidoGaussiano) for m in model.modules())
+    for name in ("evaluate_restores_direct_children_only", "evaluate_zeroes_the_gradients",
+                 "modules_that_change_by_type_settings_and_custom_layers",
+                 "mc_dropout_train_then_freeze_batchnorm"):
+        variant = VARIANTS[name]
+        with pytest.raises(ComprobacionFallida) as failure:
+            getattr(public, "comprobar_" + variant.exercise)(variant.function)
+        assert failure.value.diagnostico == variant.expected, name
+
+
+def test_the_mc_oracle_is_exact_where_the_samples_agree():
+    # Two passes over the samples: identical samples give a spread of 0 up to rounding
+    # (~1e-16), so a correct torch.std meets it at float64's tolerance (atol 1e-9); the
+    # one-pass Σy² − n·mean² the oracle used to compute gave ~1e-8.
+    inputs = build("mc_dropout", (5, 4, 6, 3, 0.0, 8, "mixto"), 7)
+    expected = public.mc_a_mano(*inputs.values())
+    assert expected["std"].abs().max() < 1e-12
+    caso = public.caso_en_proceso(public.MC_DROPOUT, reference.mc_dropout, 7,
+                                  (5, 4, 6, 3, 0.0, 8, "mixto"), public.mc_a_mano)
+    assert all(_verificar(parte, caso) is None for parte in public.MC_DROPOUT.partes)
+
+
+# ---------------------------------------------------------------- side effects observed
 def test_only_a_mixed_start_exposes_restoring_the_root_flag_alone():
     root_only = VARIANTS["evaluate_restores_the_root_flag_only"].function
     for mode in ("eval", "train", "mixto"):
-        inputs = build("evaluate", (6, 4, 5, 3, 0.5, mode))
-        before = public.modos_de(inputs["model"])
-        observation = public.observar_evaluacion(root_only, inputs)
-        restored = public.diagnosticar_modos(before, observation["modos"]) is None
+        observation = public.observar_evaluacion(root_only, build("evaluate",
+                                                                  (6, 4, 5, 3, 0.5, mode)))
+        restored = public.diagnosticar_modos(
+            public._modos(observation["estado_antes"]),
+            public._modos(observation["estado_despues"])) is None
         assert restored == (mode != "mixto"), mode
 
 
+def test_only_a_nested_model_exposes_restoring_the_direct_children_alone():
+    children_only = VARIANTS["evaluate_restores_direct_children_only"].function
+    for nested in (False, True):
+        inputs = build("evaluate", (6, 4, 5, 3, 0.5, "mixto", (("anidada", nested),)))
+        observation = public.observar_evaluacion(children_only, inputs)
+        changed = cambios(observation["estado_antes"], observation["estado_despues"])
+        assert bool(changed) == nested and all(n.endswith(".training") for n in changed)
+
+
+@pytest.mark.parametrize("name,part,diagnosis", [
+    ("evaluate_leaves_grad_mode_off", "nada más cambia", "tm_autograd_no_restaurado"),
+    ("evaluate_zeroes_the_gradients", "nada más cambia", "efecto_secundario"),
+    ("evaluate_restores_direct_children_only", "cada submódulo", "modos_no_restaurados"),
+    ("evaluate_detaches_the_output", "sin grafo", "evaluacion_con_grafo"),
+    ("modules_that_change_leaves_its_hooks", "nada más cambia", "tm_ganchos_sin_quitar"),
+    ("modules_that_change_with_grad_on", "sin grafo", "tm_medicion_con_grafo"),
+    ("modules_that_change_without_restoring_buffers", "nada más cambia", "tm_buffers_movidos"),
+    ("mc_dropout_restores_the_root_flag_only", "modos, BatchNorm", "modos_no_restaurados"),
+    ("mc_dropout_without_no_grad", "sin grafo", "evaluacion_con_grafo"),
+])
+def test_a_side_effect_or_a_constraint_costs_only_its_part(name, part, diagnosis):
+    variant = VARIANTS[name]
+    for student in ("alumna", "otra"):
+        result = grade(variant.exercise, variant.function, student)
+        failed = [p.nombre for p, fallo in result.fallos if fallo is not None]
+        assert len(failed) == 1 and failed[0].startswith(part), result.informe(name)
+        assert result.diagnostico == diagnosis
+
+
+def test_a_caller_in_no_grad_keeps_its_grad_mode():
+    inputs = build("evaluate", (4, 3, 5, 2, 0.4, "train", (("grad", False),)))
+    observation = public.observar_evaluacion(reference.evaluate, inputs)
+    assert observation["estado_antes"]["modo de autograd"] is False
+    assert observation["estado_despues"]["modo de autograd"] is False
+
+
+def test_a_batchnorm_run_in_train_mode_on_one_sample_is_named_not_a_crash():
+    shortcut = VARIANTS["mc_dropout_whole_model_in_train"].function
+    inputs = build("mc_dropout", (1, 4, 6, 3, 0.4, 3, "mixto"), 7)
+    observation = public.observar_mc(shortcut, inputs)
+    assert observation["error"]["diagnostico"] == "mc_batchnorm_en_train"
+
+
+# ---------------------------------------------------------------- mistakes and their names
 def test_the_biased_std_is_named_with_its_factor():
     result = grade("mc_dropout", VARIANTS["mc_dropout_biased_std"].function)
     assert result.diagnostico == "mc_std_sesgada"
@@ -143,13 +278,25 @@ def test_the_biased_std_is_named_with_its_factor():
         math.sqrt((n - 1) / n))
 
 
+def test_a_one_pass_variance_in_float32_is_still_correct():
+    # Σy² − n·mean² loses about √eps·|y| in float32 where the samples barely differ: valid,
+    # and accepted (the spread is judged against the size of the outputs there).
+    result = grade("mc_dropout", VARIANTS["mc_dropout_running_sums"].function, "otra")
+    assert result.puntos == result.maximo, result.informe("running sums")
+
+
 @pytest.mark.parametrize("name,diagnosis", [
     ("mc_dropout_whole_model_in_train", "mc_batchnorm_en_train"),
     ("mc_dropout_whole_model_in_eval", "mc_sin_dropout"),
     ("mc_dropout_one_batched_pass", "mc_llamadas"),
+    ("mc_dropout_reseeds", "mc_resembrado"),
+    ("mc_dropout_returns_the_variance", "mc_varianza"),
     ("modules_that_change_by_type_and_settings", "modulos_solo_por_tipo"),
     ("modules_that_change_including_containers", "contenedor_listado"),
+    ("modules_that_change_two_whole_passes", "tm_misma_entrada"),
     ("evaluate_without_eval", "modelo_en_train"),
+    ("evaluate_softmax_first", "tm_doble_softmax"),
+    ("evaluate_sums_the_losses", "suma_en_vez_de_media"),
 ])
 def test_the_public_check_names_the_mistake_as_the_hidden_tests_do(name, diagnosis):
     variant = VARIANTS[name]

@@ -1,32 +1,131 @@
-"""Chapter 5 hidden tests: fresh random shapes, modes and layouts per student, vs the reference."""
+"""Chapter 5 hidden tests: fresh random shapes, modes, layouts and callers per student, vs
+the reference.
+
+Each exercise's contract is a ``Space`` (autograder/hidden/space.py): every student meets
+every starting mode (all in train, all in eval, mixed with a BatchNorm frozen two levels
+down, at random), flat and nested models, float32 and float64, a caller with autograd on
+and off, ``x`` with and without ``requires_grad``, parameters with and without a stale
+``.grad``, and the edge sizes (one sample where the contract allows it)."""
 
 import torch
+from torch import nn
 
 from autograder.chapters.ch05.student import (
     CAMBIAN,
     EVALUATE,
+    LLAMADA,
     MC_DROPOUT,
     MODULES_THAT_CHANGE,
     SEMILLA_MC,
-    estado_esperado,
+    RuidoGaussiano,
+    a_mano_evaluacion,
+    clase_de_modos,
+    hijo_con_otro_modo,
+    profundidad,
     tipos_de,
 )
 from autograder.hidden.reference import load_reference
 from autograder.hidden.runner import HiddenExercise, case_seed, checker, hidden_table, integer
+from autograder.hidden.space import Dimension, Space
 
 reference = load_reference("ch05")  # the solution cells of solutions/05_*.py
+
+# Mutants that compute what the reference computes, within the contract.
+EQUIVALENT_MUTANTS = {
+    "modules_that_change": {
+        "L22:36 0→-1": "args[-1] is args[0]: model(x) calls every leaf with one positional "
+                       "input",
+    },
+}
 
 
 def _p(generator):
     return round(0.2 + 0.4 * torch.rand(1, generator=generator).item(), 3)
 
 
+def spread(generator, values, n):
+    """``n`` draws that hold every one of ``values`` at least once, in a random order."""
+    values = list(values)
+    picks = values + [values[integer(generator, 0, len(values) - 1)]
+                      for _ in range(n - len(values))]
+    return [picks[i] for i in torch.randperm(n, generator=generator).tolist()]
+
+
+def _options(generator, n, **extra):
+    """Per case, the options every exercise shares, each value met at least once."""
+    columns = {"dtype": spread(generator, ("float32", "float64"), n),
+               "grad": spread(generator, (True, False), n),
+               "x_rg": spread(generator, (True, False), n),
+               "grad_viejo": spread(generator, (True, False), n)}
+    for name, values in extra.items():
+        columns[name] = spread(generator, values, n)
+    return [dict(zip(columns, row)) for row in zip(*columns.values())]
+
+
+def _pairs(options):
+    return tuple(sorted(options.items()))
+
+
+# ---------------------------------------------------------------- evaluate
+EVALUATION_CASES = 5
+
+
 def _evaluation_shapes(generator):
-    """One case per starting mode; eval first, then the frozen-BatchNorm mix, then train:
-    the first case that fails names the mistake (forced train, root flag only, left in eval)."""
-    return [((integer(generator, 4, 9), integer(generator, 2, 6), integer(generator, 3, 8),
-              integer(generator, 2, 5), _p(generator), mode), case_seed(generator))
-            for mode in ("eval", "mixto", "train")]
+    """Every starting mode, nested and flat (a nested one in mixed modes: a BatchNorm frozen
+    under a block in train mode), and one case with a single sample."""
+    n = EVALUATION_CASES
+    modes = spread(generator, ("eval", "train", "mixto", "azar"), n)
+    options = _options(generator, n, anidada=(True, False), ruido=(True, False))
+    mixed = modes.index("mixto")
+    options[mixed]["anidada"] = True
+    if all(o["anidada"] for o in options):
+        options[(mixed + 1) % n]["anidada"] = False
+    single = integer(generator, 0, n - 1)
+    cases = []
+    for i in range(n):
+        shape = (1 if i == single else integer(generator, 2, 9), integer(generator, 1, 6),
+                 integer(generator, 3, 8), integer(generator, 2, 5), _p(generator), modes[i],
+                 _pairs(options[i]))
+        cases.append((shape, case_seed(generator)))
+    return cases
+
+
+def _expected_evaluation(model, x, y, llamada):
+    return a_mano_evaluacion(model, x, y, valor=reference.evaluate(model, x, y))
+
+
+def _has(kind):
+    return lambda inputs: any(isinstance(m, kind) for m in inputs["model"].modules())
+
+
+def _stale_grad(inputs):
+    return any(p.grad is not None for p in inputs["model"].parameters())
+
+
+SHARED_DIMENSIONS = (
+    Dimension("model.modos", lambda i: clase_de_modos(i["model"]),
+              must_include=("eval", "train", "mixto")),
+    Dimension("model.grad", _stale_grad, must_include=(True, False)),
+    Dimension("x.N", lambda i: i["x"].shape[0]),
+    Dimension("x.D", lambda i: i["x"].shape[1]),
+    Dimension("x.dtype", lambda i: str(i["x"].dtype),
+              must_include=("torch.float32", "torch.float64")),
+    Dimension("x.requires_grad", lambda i: i["x"].requires_grad, must_include=(True, False)),
+    Dimension("llamada.grad", lambda i: i[LLAMADA]["grad"], must_include=(True, False)),
+)
+
+EVALUATION_SPACE = Space(dimensions=SHARED_DIMENSIONS + (
+    Dimension("model.profundidad", lambda i: profundidad(i["model"]), must_include=(1, 2)),
+    Dimension("model.nieto_con_otro_modo", lambda i: hijo_con_otro_modo(i["model"]),
+              must_include=(True,)),
+    Dimension("model.ruido", _has(RuidoGaussiano), must_include=(True, False)),
+    Dimension("x.N=1", lambda i: i["x"].shape[0] == 1, must_include=(True, False)),
+    Dimension("y.clases", lambda i: list(i["model"].modules())[-1].out_features),
+))
+
+
+# ---------------------------------------------------------------- modules_that_change
+MODULE_CASES = 4
 
 
 def _layout(generator):
@@ -40,52 +139,78 @@ def _changing(layout):
     return {i for i, code in enumerate(layout) if code in CAMBIAN}
 
 
-# Every exercise starts once from mixed modes (train with a frozen BatchNorm): restoring
-# only the root's flag (`model.train(was)`) passes when all modules share one mode.
-MODULE_MODES = ("eval", "mixto", "train")
-MC_MODES = ("train", "mixto", "eval")
-
-
 def _module_shapes(generator):
+    """Every starting mode, flat and nested blocks, with and without a leaf the forward never
+    runs; N >= 2 (BatchNorm cannot run in train mode on one sample), once exactly 2."""
+    n = MODULE_CASES
+    modes = spread(generator, ("eval", "mixto", "train", "azar"), n)
+    options = _options(generator, n, anidada=(True, False), reserva=(True, False))
+    smallest = integer(generator, 0, n - 1)
     cases = []
-    while len(cases) < len(MODULE_MODES):
+    while len(cases) < n:
         layout = _layout(generator)
         if any(_changing(shape[4]) == _changing(layout) for shape, _ in cases):
             continue  # two layouts with the same answer would not expose a fixed one
-        shape = (integer(generator, 4, 9), integer(generator, 2, 6), integer(generator, 3, 8),
-                 integer(generator, 2, 5), layout, MODULE_MODES[len(cases)])
+        i = len(cases)
+        shape = (2 if i == smallest else integer(generator, 3, 9), integer(generator, 1, 6),
+                 integer(generator, 3, 8), integer(generator, 1, 5), layout, modes[i],
+                 _pairs(options[i]))
         cases.append((shape, case_seed(generator)))
     return cases
 
 
+def _expected_modules(model, x, llamada):
+    return {"cambian": reference.modules_that_change(model, x)}
+
+
+MODULE_SPACE = Space(dimensions=SHARED_DIMENSIONS + (
+    Dimension("model.profundidad", lambda i: profundidad(i["model"]), must_include=(2, 3)),
+    Dimension("model.hoja_sin_ejecutar", lambda i: hasattr(i["model"], "reserva"),
+              must_include=(True, False)),
+    Dimension("model.capas", lambda i: tuple(type(m).__name__ for m in i["model"].modules())),
+    Dimension("x.N=2", lambda i: i["x"].shape[0] == 2, must_include=(True, False)),
+))
+
+
+# ---------------------------------------------------------------- mc_dropout
+MC_CASES = 4
+
+
 def _mc_shapes(generator):
-    return [((integer(generator, 3, 8), integer(generator, 2, 6), integer(generator, 3, 8),
-              integer(generator, 2, 5), _p(generator), integer(generator, 5, 12), mode),
-             case_seed(generator)) for mode in MC_MODES]
+    """Every starting mode; nested and flat; with and without a custom layer that reads
+    ``self.training`` and a second Dropout; n_samples from 2 (its smallest) to 12."""
+    n = MC_CASES
+    modes = spread(generator, ("train", "mixto", "eval", "azar"), n)
+    options = _options(generator, n, anidada=(True, False), ruido=(True, False),
+                       dropout2=(True, False))
+    fewest = integer(generator, 0, n - 1)
+    return [((integer(generator, 1, 8), integer(generator, 1, 6), integer(generator, 3, 8),
+              integer(generator, 1, 5), _p(generator),
+              2 if i == fewest else integer(generator, 3, 12), modes[i], _pairs(options[i])),
+             case_seed(generator)) for i in range(n)]
 
 
-def _expected_evaluation(model, x, y):
-    state = estado_esperado(model)
-    value = torch.tensor(reference.evaluate(model, x, y), dtype=torch.float64)
-    return {"valor": value, **state}
-
-
-def _expected_modules(model, x):
-    state = estado_esperado(model)
-    return {"cambian": reference.modules_that_change(model, x), **state}
-
-
-def _expected_mc(model, x, n_samples):
-    state = estado_esperado(model)
-    with torch.random.fork_rng(devices=[]):
+def _expected_mc(model, x, n_samples, llamada):
+    kinds = tipos_de(model)
+    with torch.random.fork_rng(devices=[]), torch.no_grad():
         torch.manual_seed(SEMILLA_MC)
         mean, std = reference.mc_dropout(model, x, n_samples)
-    return {"media": mean, "std": std, "tipos": tipos_de(model), **state}
+    return {"media": mean, "std": std, "tipos": kinds}
+
+
+MC_SPACE = Space(dimensions=SHARED_DIMENSIONS + (
+    Dimension("model.profundidad", lambda i: profundidad(i["model"]), must_include=(1, 2)),
+    Dimension("model.ruido", _has(RuidoGaussiano), must_include=(True, False)),
+    Dimension("model.dropouts", lambda i: sum(isinstance(m, nn.Dropout)
+                                              for m in i["model"].modules()),
+              must_include=(1, 2)),
+    Dimension("n_samples", lambda i: i["n_samples"], must_include=(2,)),
+))
 
 
 HIDDEN = hidden_table(
-    HiddenExercise(EVALUATE, _evaluation_shapes, _expected_evaluation),
-    HiddenExercise(MODULES_THAT_CHANGE, _module_shapes, _expected_modules),
-    HiddenExercise(MC_DROPOUT, _mc_shapes, _expected_mc),
+    HiddenExercise(EVALUATE, _evaluation_shapes, _expected_evaluation, EVALUATION_SPACE),
+    HiddenExercise(MODULES_THAT_CHANGE, _module_shapes, _expected_modules, MODULE_SPACE),
+    HiddenExercise(MC_DROPOUT, _mc_shapes, _expected_mc, MC_SPACE),
 )
 check = checker(HIDDEN)  # what the graded cells of the instructor notebook call

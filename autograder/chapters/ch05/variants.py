@@ -7,7 +7,11 @@ import torch.nn.functional as F
 from torch import nn
 
 from autograder.chapters.ch05.student import (
+    EJEMPLO_EVALUACION,
+    EJEMPLO_MC,
+    EJEMPLO_MODULOS,
     construir_evaluacion,
+    construir_mc,
     construir_modulos,
     mc_a_mano,
     modulos_por_tipo,
@@ -95,11 +99,97 @@ def evaluate_restores_the_root_flag_only(model, x, y):
     return loss
 
 
-@variant(EV, "modelo_en_eval")
+@variant(EV, "tm_dejado_en_eval")
 def evaluate_leaves_eval_mode(model, x, y):
     model.eval()
     with torch.no_grad():
         return F.cross_entropy(model(x), y).item()
+
+
+@variant(EV, CORRECT)
+def evaluate_on_a_deep_copy(model, x, y):
+    # The caller's model is never touched: nothing to restore.
+    twin = copy.deepcopy(model).eval()
+    with torch.set_grad_enabled(False):
+        return F.cross_entropy(twin(x), y, reduction="sum").item() / x.shape[0]
+
+
+@variant(EV, "modos_no_restaurados")
+def evaluate_restores_direct_children_only(model, x, y):
+    root, children = model.training, {c: c.training for c in model.children()}
+    model.eval()
+    with torch.no_grad():
+        loss = F.cross_entropy(model(x), y).item()
+    model.train(root)
+    for child, mode in children.items():
+        child.train(mode)  # a grandchild gets its parent's mode
+    return loss
+
+
+@variant(EV, "modos_no_restaurados")
+def evaluate_restores_children_first(model, x, y):
+    saved = [(m, m.training) for m in model.modules()]
+    model.eval()
+    with torch.no_grad():
+        loss = F.cross_entropy(model(x), y).item()
+    for m, mode in reversed(saved):  # each parent's train() overwrites its children
+        m.train(mode)
+    return loss
+
+
+@variant(EV, "tm_autograd_no_restaurado")
+def evaluate_leaves_grad_mode_off(model, x, y):
+    saved = {m: m.training for m in model.modules()}
+    model.eval()
+    torch.set_grad_enabled(False)  # a statement, not a block: never switched back
+    loss = F.cross_entropy(model(x), y).item()
+    for m, mode in saved.items():
+        m.training = mode
+    return loss
+
+
+@variant(EV, "evaluacion_con_grafo")
+def evaluate_detaches_the_output(model, x, y):
+    saved = {m: m.training for m in model.modules()}
+    model.eval()
+    loss = F.cross_entropy(model(x).detach(), y).item()  # the graph is already built
+    for m, mode in saved.items():
+        m.training = mode
+    return loss
+
+
+@variant(EV, "efecto_secundario")
+def evaluate_zeroes_the_gradients(model, x, y):
+    saved = {m: m.training for m in model.modules()}
+    model.eval()
+    model.zero_grad()  # "a clean slate": wipes the caller's gradients
+    with torch.no_grad():
+        loss = F.cross_entropy(model(x), y).item()
+    for m, mode in saved.items():
+        m.training = mode
+    return loss
+
+
+@variant(EV, "tm_doble_softmax")
+def evaluate_softmax_first(model, x, y):
+    saved = {m: m.training for m in model.modules()}
+    model.eval()
+    with torch.no_grad():
+        loss = F.cross_entropy(model(x).softmax(dim=1), y).item()
+    for m, mode in saved.items():
+        m.training = mode
+    return loss
+
+
+@variant(EV, "suma_en_vez_de_media")
+def evaluate_sums_the_losses(model, x, y):
+    saved = {m: m.training for m in model.modules()}
+    model.eval()
+    with torch.no_grad():
+        loss = F.cross_entropy(model(x), y, reduction="sum").item()
+    for m, mode in saved.items():
+        m.training = mode
+    return loss
 
 
 @variant(EV, "sin_implementar")
@@ -109,7 +199,7 @@ def evaluate_stub(model, x, y):
 
 @variant(EV, "resultado_fijo")
 def evaluate_hardcoded(model, x, y):
-    example = construir_evaluacion(torch.Generator().manual_seed(5), (6, 4, 5, 3, 0.5, "mixto"))
+    example = construir_evaluacion(torch.Generator().manual_seed(5), EJEMPLO_EVALUACION)
     return perdida_a_mano(*example.values())["valor"].item()
 
 
@@ -195,14 +285,16 @@ def modules_that_change_including_containers(model, x):
         probe(x)
         for h in hooks:
             h.remove()
-        for name, m in probe.named_modules():  # every module, containers included
+        for name, m in probe.named_modules():  # every module run, containers included
+            if name not in captured:
+                continue
             twin = copy.deepcopy(m)
             if not torch.equal(twin.train()(captured[name]), twin.eval()(captured[name])):
                 changed.append(name)
     return changed
 
 
-@variant(MC, "buffers_cambiados")
+@variant(MC, "tm_buffers_movidos")
 def modules_that_change_without_restoring_buffers(model, x):
     inputs = _leaf_inputs(model, x)
     modes = {m: m.training for m in model.modules()}
@@ -216,7 +308,7 @@ def modules_that_change_without_restoring_buffers(model, x):
     return changed
 
 
-@variant(MC, "modelo_en_eval")
+@variant(MC, "tm_dejado_en_eval")
 def modules_that_change_left_in_eval(model, x):
     inputs = {}
     hooks = [m.register_forward_hook(lambda mod, args, out, n=name: inputs.update({n: args[0]}))
@@ -246,6 +338,95 @@ def modules_that_change_restores_the_root_flag_only(model, x):
     return changed
 
 
+@variant(MC, "tm_ganchos_sin_quitar")
+def modules_that_change_leaves_its_hooks(model, x):
+    inputs = {}
+    for name, m in model.named_modules():
+        if not list(m.children()):
+            m.register_forward_pre_hook(lambda mod, args, n=name: inputs.setdefault(n, args[0]))
+    modes = {m: m.training for m in model.modules()}
+    model.eval()
+    with torch.no_grad():
+        model(x)
+    for m, mode in modes.items():
+        m.training = mode
+    changed = []
+    with torch.no_grad():
+        for name, m in model.named_modules():
+            if name in inputs:
+                twin = copy.deepcopy(m)
+                if not torch.equal(twin.train()(inputs[name]), twin.eval()(inputs[name])):
+                    changed.append(name)
+    return changed
+
+
+@variant(MC, "tm_medicion_con_grafo")
+def modules_that_change_with_grad_on(model, x):
+    probe = copy.deepcopy(model).eval()
+    inputs = {}
+    hooks = [m.register_forward_pre_hook(lambda mod, args, n=name: inputs.update({n: args[0]}))
+             for name, m in probe.named_modules() if not list(m.children())]
+    probe(x)  # no no_grad: every call records a graph
+    for h in hooks:
+        h.remove()
+    return [name for name, m in probe.named_modules() if name in inputs
+            and not torch.equal(copy.deepcopy(m).train()(inputs[name]).detach(),
+                                copy.deepcopy(m).eval()(inputs[name]).detach())]
+
+
+@variant(MC, "tm_misma_entrada")
+def modules_that_change_two_whole_passes(model, x):
+    outputs = {}
+    for training in (True, False):
+        twin = copy.deepcopy(model).train(training)
+        seen = outputs.setdefault(training, {})
+        hooks = [m.register_forward_hook(lambda mod, a, out, n=name, s=seen: s.update({n: out}))
+                 for name, m in twin.named_modules() if not list(m.children())]
+        with torch.no_grad():
+            twin(x)
+        for h in hooks:
+            h.remove()
+    return [n for n in outputs[False] if not torch.equal(outputs[True][n], outputs[False][n])]
+
+
+@variant(MC, "tm_comparacion_laxa")
+def modules_that_change_compares_means(model, x):
+    probe = copy.deepcopy(model).eval()
+    inputs = {}
+    hooks = [m.register_forward_pre_hook(lambda mod, args, n=name: inputs.update({n: args[0]}))
+             for name, m in probe.named_modules() if not list(m.children())]
+    with torch.no_grad():
+        probe(x)
+        for h in hooks:
+            h.remove()
+        return [name for name, m in probe.named_modules() if name in inputs and not torch.isclose(
+            copy.deepcopy(m).train()(inputs[name]).mean(),
+            copy.deepcopy(m).eval()(inputs[name]).mean(), rtol=0.5, atol=0.5)]
+
+
+@variant(MC, "tm_hoja_no_ejecutada")
+def modules_that_change_by_type_settings_and_custom_layers(model, x):
+    return [name for name, m in model.named_modules()
+            if (isinstance(m, nn.Dropout) and m.p > 0)
+            or (isinstance(m, nn.BatchNorm1d) and m.track_running_stats)
+            or getattr(m, "sigma", 0) > 0]  # knows the chapter's noise layer too
+
+
+@variant(MC, "contenedor_listado")
+def modules_that_change_direct_children_only(model, x):
+    probe = copy.deepcopy(model).eval()
+    inputs = {}
+    hooks = [m.register_forward_pre_hook(lambda mod, args, n=name: inputs.update({n: args[0]}))
+             for name, m in probe.named_children()]
+    with torch.no_grad():
+        probe(x)
+        for h in hooks:
+            h.remove()
+        return [name for name, m in probe.named_children() if name in inputs
+                and not torch.equal(copy.deepcopy(m).train()(inputs[name]),
+                                    copy.deepcopy(m).eval()(inputs[name]))]
+
+
 @variant(MC, "sin_implementar")
 def modules_that_change_stub(model, x):
     raise NotImplementedError()
@@ -253,8 +434,7 @@ def modules_that_change_stub(model, x):
 
 @variant(MC, "resultado_fijo")
 def modules_that_change_hardcoded(model, x):
-    example = construir_modulos(torch.Generator().manual_seed(6),
-                                (5, 3, 4, 2, "BRZGSDT", "mixto"))
+    example = construir_modulos(torch.Generator().manual_seed(6), EJEMPLO_MODULOS)
     return modulos_por_tipo(*example.values())["cambian"]
 
 
@@ -368,6 +548,61 @@ def mc_dropout_restores_the_root_flag_only(model, x, n_samples):
     return samples.mean(0), samples.std(0)
 
 
+@variant(MD, CORRECT)
+def mc_dropout_welford(model, x, n_samples):
+    modules = list(model.modules())
+    saved = [m.training for m in modules]
+    for m in modules:
+        m.training = isinstance(m, nn.Dropout)
+    try:
+        with torch.set_grad_enabled(False):
+            mean = m2 = 0
+            for k in range(1, n_samples + 1):
+                out = model(x)
+                delta = out - mean
+                mean = mean + delta / k
+                m2 = m2 + delta * (out - mean)
+    finally:
+        for m, mode in zip(modules, saved):
+            m.training = mode
+    return [mean, (m2 / (n_samples - 1)).sqrt()]
+
+
+@variant(MD, "mc_resembrado")
+def mc_dropout_reseeds(model, x, n_samples):
+    torch.manual_seed(0)  # "for reproducibility": the caller's seed no longer matters
+    return _mc(model, x, n_samples, _dropout_only)
+
+
+@variant(MD, "mc_varianza")
+def mc_dropout_returns_the_variance(model, x, n_samples):
+    mean, std = _mc(model, x, n_samples, _dropout_only)
+    return mean, std**2
+
+
+@variant(MD, "mc_otros_en_train")
+def mc_dropout_train_then_freeze_batchnorm(model, x, n_samples):
+    def setup(m):
+        m.train()
+        for sub in m.modules():
+            if isinstance(sub, nn.BatchNorm1d):
+                sub.eval()  # the custom noise layer stays in train mode
+    return _mc(model, x, n_samples, setup)
+
+
+@variant(MD, "mc_llamadas")
+def mc_dropout_warm_up_pass(model, x, n_samples):
+    saved = _dropout_only(model)
+    with torch.no_grad():
+        shape = model(x).shape  # one extra pass, to preallocate
+        samples = torch.empty(n_samples, *shape, dtype=x.dtype)
+        for i in range(n_samples):
+            samples[i] = model(x)
+    for m, mode in saved:
+        m.training = mode
+    return samples.mean(0), samples.std(0)
+
+
 @variant(MD, "sin_implementar")
 def mc_dropout_stub(model, x, n_samples):
     raise NotImplementedError()
@@ -375,9 +610,7 @@ def mc_dropout_stub(model, x, n_samples):
 
 @variant(MD, "resultado_fijo")
 def mc_dropout_hardcoded(model, x, n_samples):
-    from autograder.chapters.ch05.student import construir_mc
-
-    example = construir_mc(torch.Generator().manual_seed(7), (5, 4, 6, 3, 0.4, 8, "mixto"))
+    example = construir_mc(torch.Generator().manual_seed(7), EJEMPLO_MC)
     expected = mc_a_mano(*example.values())
     return expected["media"], expected["std"]
 
