@@ -91,6 +91,17 @@ MENSAJES = {
         "Los factores de la regla son los que recibe la función, no los valores por defecto "
         "de GradScaler (2 y 0.5): ¿usas en cada caso el argumento que toca?",
         "At step {paso} the scale changed by {factor:g}, while {nombre} is {valor:g}."),
+    "amp_otro_umbral": (
+        "Recorte con otro umbral",
+        "Recortaste con max_norm = {umbral:g}, y la llamada pedía {max_norm:g}.",
+        "El umbral del recorte es un argumento de la función: ¿lo usas, o un valor fijo?",
+        "The gradients were clipped at {umbral:g}, not at the given max_norm {max_norm:g}."),
+    "amp_desaprovecha_bf16": (
+        "float16 donde hay bfloat16 nativo",
+        "Elegiste float16 en {dispositivo}, que tiene bfloat16 nativo.",
+        "Con bf16 nativo, bfloat16 va igual de rápido y tiene el rango de float32: no hace "
+        "falta escalar la pérdida. ¿Qué miras antes: el dispositivo o el soporte de bf16?",
+        "float16 was chosen on {dispositivo}, which has native bfloat16."),
     "amp_sin_autocast": (
         "Sin autocast",
         "El modelo corrió en {dtype_visto}, no en {dtype_pedido}: el pase hacia adelante no está "
@@ -239,6 +250,8 @@ def _verificar_fila(resultado, esperado, dispositivo, bf16):
             fallar("amp_bf16_sin_soporte", dispositivo=dispositivo)
         if dtype == "float16" and dispositivo == "cpu":
             fallar("amp_fp16_en_cpu")
+        if dtype == "float16" and bf16:
+            fallar("amp_desaprovecha_bf16", dispositivo=dispositivo)
         if dtype == "float32":
             fallar("amp_desaprovecha_16_bits", dispositivo=dispositivo,
                    disponible="bfloat16" if bf16 else "float16")
@@ -571,8 +584,12 @@ def observar_paso(amp_train_step, entradas):
     utilidades = torch.nn.utils
     recorte = utilidades.clip_grad_norm_
 
+    umbrales = []
+
     def recortar(*args, **kwargs):
         traza.append("clip_grad_norm_")
+        umbral = args[1] if len(args) > 1 else kwargs.get("max_norm")
+        umbrales.append(float(umbral) if isinstance(umbral, (int, float)) else None)
         return recorte(*args, **kwargs)
 
     def guardar(*args):
@@ -601,7 +618,7 @@ def observar_paso(amp_train_step, entradas):
     if isinstance(observacion["resultado"], torch.Tensor):
         observacion["resultado"] = observacion["resultado"].cpu()
     observacion.update(
-        traza=traza, dtype_activacion=dtypes[0][0] if dtypes else None,
+        traza=traza, umbrales=umbrales, dtype_activacion=dtypes[0][0] if dtypes else None,
         autocast_activo=dtypes[0][1] if dtypes else [],
         perdida_tensor=perdida.get("tensor", False), perdida_grafo=perdida.get("grafo", False),
         parametros=[p.detach().cpu().clone() for p in modelo.parameters()],
@@ -707,7 +724,15 @@ def _orden(caso):
 
 
 def _actualizacion(caso):
-    exigir(_parametros(caso))
+    diagnostico = _parametros(caso)
+    if diagnostico is not None and diagnostico.id not in ("amp_sin_pesos_maestros",
+                                                          "amp_paso_con_inf", "sin_step"):
+        esperados = caso.datos["esperado"].get("umbrales", [])
+        otros = [u for u in caso.datos.get("umbrales", []) if u is not None and esperados
+                 and not math.isclose(u, esperados[0])]
+        if otros:
+            fallar("amp_otro_umbral", umbral=otros[0], max_norm=esperados[0])
+    exigir(diagnostico)
     escala, esperada = caso.datos["escala"], caso.datos["esperado"]["escala"]
     if esperada is not None and (escala is None or not math.isclose(escala, esperada)):
         traza = caso.datos["traza"]
@@ -786,7 +811,7 @@ def paso_calculado_aparte(model, batch, loss_fn, optimizer, scaler, device, dtyp
                  "scaler.step", "scaler.update", "optimizer.zero_grad"]
     return {"resultado": perdida.item(), "traza": traza, "parametros": nuevos,
             "dtype_activacion": nombre_dtype(salida.dtype), "escala": nueva_escala,
-            "escala_inicial": escala}
+            "escala_inicial": escala, "umbrales": [float(max_norm)]}
 
 
 # The public examples: float16 with a GradScaler and bfloat16 without (as pick_amp_dtype

@@ -62,6 +62,13 @@ def pick_amp_dtype_fp16_fallback_everywhere(device_type, bf16_supported):
     return torch.float16, True
 
 
+@variant(PD, "amp_desaprovecha_bf16")
+def pick_amp_dtype_fp16_on_every_gpu(device_type, bf16_supported):
+    if device_type == "cuda":
+        return torch.float16, True  # "GPUs train in fp16", even with native bf16
+    return (torch.bfloat16 if bf16_supported else torch.float32), False
+
+
 @variant(PD, "sin_implementar")
 def pick_amp_dtype_stub(device_type, bf16_supported):
     raise NotImplementedError()
@@ -382,6 +389,12 @@ def amp_train_step_returns_early_on_overflow(*args):
 @variant(TS, "efecto_secundario")
 def amp_train_step_sets_train_mode(*args):
     return _step(*args, train_mode=True)  # "a training step trains": the caller's eval lost
+
+
+@variant(TS, "amp_otro_umbral")
+def amp_train_step_fixed_max_norm(model, batch, loss_fn, optimizer, scaler, device, dtype,
+                                  max_norm):
+    return _step(model, batch, loss_fn, optimizer, scaler, device, dtype, 1.0)  # "the usual 1.0"
 
 
 @variant(TS, "grafo_vivo")
