@@ -468,7 +468,8 @@ def norma_del_gradiente(desescalar):
     optimizador = torch.optim.SGD(modelo.parameters(), lr=0.1)
     escalador = torch.amp.GradScaler("cpu", init_scale=2.0**12)
     x, y = torch.randn(16, 8, generator=g), torch.randn(16, 1, generator=g)
-    with torch.autocast("cpu", dtype=torch.bfloat16):
+    # fp16, the format that goes with a GradScaler (bf16 where this PyTorch lacks it on CPU)
+    with torch.autocast("cpu", dtype=torch.float16 if FP16_EN_CPU else torch.bfloat16):
         perdida = F.mse_loss(modelo(x), y)
     escalador.scale(perdida).backward()
     if desescalar:

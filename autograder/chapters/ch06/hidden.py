@@ -50,10 +50,17 @@ def _expected_scales(found_inf, init_scale, growth_factor, backoff_factor, growt
             "growth_factor": growth_factor, "backoff_factor": backoff_factor}
 
 
+def _native_cuda_bf16():
+    try:
+        return torch.cuda.is_bf16_supported(including_emulation=False)
+    except TypeError:  # PyTorch < 2.4: no emulation to tell apart
+        return torch.cuda.get_device_capability()[0] >= 8
+
+
 def _step_codes():
     codes = [0, 1, 2, 3, 5]
     if torch.cuda.is_available():
-        codes += [4] + ([6] if torch.cuda.is_bf16_supported(including_emulation=False) else [])
+        codes += [4] + ([6] if _native_cuda_bf16() else [])
     return codes
 
 

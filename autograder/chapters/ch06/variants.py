@@ -397,6 +397,13 @@ def amp_train_step_fixed_max_norm(model, batch, loss_fn, optimizer, scaler, devi
     return _step(model, batch, loss_fn, optimizer, scaler, device, dtype, 1.0)  # "the usual 1.0"
 
 
+if torch.cuda.is_available():  # on a CPU-only machine "cpu" is always the right device
+    @variant(TS, "amp_autocast_otro_dispositivo")
+    def amp_train_step_autocast_on_cpu_always(model, batch, loss_fn, optimizer, scaler, device,
+                                              dtype, max_norm):
+        return _step(model, batch, loss_fn, optimizer, scaler, "cpu", dtype, max_norm)
+
+
 @variant(TS, "grafo_vivo")
 def amp_train_step_returns_the_tensor(*args):
     return _step(*args, give_tensor=True)
