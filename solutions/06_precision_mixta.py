@@ -498,7 +498,8 @@ else:
 # - paso limpio: el contador sube 1; cuando llega a `growth_interval`, la escala se
 #   multiplica por `growth_factor` y el contador vuelve a 0.
 #
-# La comprobación compara tu traza con la de un `GradScaler` de verdad.
+# La comprobación compara tus trazas con las de un `GradScaler` de verdad, en dos secuencias
+# (una con la configuración por defecto y otra con otros factores).
 
 # %% exercise="simulate_loss_scale"
 def simulate_loss_scale(found_inf, init_scale, growth_factor, backoff_factor, growth_interval):
