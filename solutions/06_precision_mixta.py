@@ -256,11 +256,16 @@ print("firma: torch.cuda.is_bf16_supported" + str(inspect.signature(torch.cuda.i
 
 # %% exercise="pick_amp_dtype"
 def pick_amp_dtype(device_type, bf16_supported):
-    """The autocast dtype for a device and whether it needs a GradScaler.
+    """El dtype de autocast para un dispositivo, y si hace falta un GradScaler.
 
-    ``device_type`` is "cpu" or "cuda"; ``bf16_supported`` says whether the hardware does
-    bf16 natively. Returns ``(dtype, use_scaler)``: a torch.dtype (torch.bfloat16,
-    torch.float16 or torch.float32, the last meaning "no autocast") and a bool.
+    Recibe ``device_type``, el texto "cpu" o "cuda", y ``bf16_supported``, un bool: si ese
+    hardware hace bf16 de forma nativa (no emulada). Responde por los argumentos, sin mirar
+    el hardware de la máquina en la que corre.
+
+    Devuelve la tupla ``(dtype, use_scaler)``. ``dtype`` es un ``torch.dtype`` (no un
+    texto): torch.bfloat16 donde hay bf16 nativo (CPU o GPU), torch.float16 en una GPU sin
+    él y torch.float32 (es decir, sin autocast) en una CPU sin él. ``use_scaler`` es un
+    bool: True solo con float16, el único de los tres que necesita escalar la pérdida.
     """
     ### BEGIN SOLUTION
     if bf16_supported:
@@ -463,7 +468,8 @@ def norma_del_gradiente(desescalar):
     optimizador = torch.optim.SGD(modelo.parameters(), lr=0.1)
     escalador = torch.amp.GradScaler("cpu", init_scale=2.0**12)
     x, y = torch.randn(16, 8, generator=g), torch.randn(16, 1, generator=g)
-    with torch.autocast("cpu", dtype=torch.bfloat16):
+    # fp16, the format that goes with a GradScaler (bf16 where this PyTorch lacks it on CPU)
+    with torch.autocast("cpu", dtype=torch.float16 if FP16_EN_CPU else torch.bfloat16):
         perdida = F.mse_loss(modelo(x), y)
     escalador.scale(perdida).backward()
     if desescalar:
@@ -482,7 +488,9 @@ else:
 # ## Ejercicio 2 · La traza de la escala (3 puntos)
 #
 # Reproduce la regla de `scaler.update()` sin PyTorch. Recibes una lista `found_inf` (un
-# `bool` por paso: ¿hubo `inf`/`NaN` en los gradientes?) y la configuración del escalador.
+# `bool` por paso: ¿hubo `inf`/`NaN` en los gradientes?) y la configuración del escalador,
+# que en las pruebas ocultas no es siempre la de por defecto (otros factores, otros
+# intervalos, también `growth_interval=1`).
 # Devuelve la escala **después** de cada `update()`, un float por paso:
 #
 # - paso con `inf`: la escala se multiplica por `backoff_factor` y el contador de pasos
@@ -490,14 +498,31 @@ else:
 # - paso limpio: el contador sube 1; cuando llega a `growth_interval`, la escala se
 #   multiplica por `growth_factor` y el contador vuelve a 0.
 #
-# La comprobación compara tu traza con la de un `GradScaler` de verdad.
+# La comprobación compara tus trazas con las de un `GradScaler` de verdad, en dos secuencias
+# (una con la configuración por defecto y otra con otros factores).
 
 # %% exercise="simulate_loss_scale"
 def simulate_loss_scale(found_inf, init_scale, growth_factor, backoff_factor, growth_interval):
-    """The GradScaler's scale after each update(), given which steps had inf/NaN gradients.
+    """La escala de un GradScaler después de cada ``update()``, según qué pasos tuvieron inf.
 
-    ``found_inf`` is a list of bools, one per step. Returns a list of floats of the same
-    length: the scale after that step's update(). Leaves ``found_inf`` unchanged.
+    Recibe ``found_inf``, una lista de bools, uno por paso (True: los gradientes de ese
+    paso tenían inf o NaN), y la configuración del escalador: ``init_scale`` (un número
+    positivo, no siempre una potencia de 2), ``growth_factor`` (> 1), ``backoff_factor``
+    (entre 0 y 1) y ``growth_interval`` (un int ≥ 1). Pueden ser cualesquiera, no solo los
+    valores por defecto de GradScaler (2, 0.5 y 2000).
+
+    La regla, con un contador de pasos limpios que empieza en 0:
+
+    - paso con inf: la escala se multiplica por ``backoff_factor`` y el contador vuelve a 0;
+    - paso limpio: el contador sube 1; si llega a ``growth_interval``, la escala se
+      multiplica por ``growth_factor`` y el contador vuelve a 0.
+
+    Devuelve una lista de floats de la misma longitud que ``found_inf``: la escala después
+    del paso correspondiente (``init_scale`` no se incluye). No modifica ``found_inf``.
+
+    Es la regla de ``GradScaler.update()`` en aritmética exacta. Un GradScaler guarda la
+    escala en float32; las pruebas usan valores con los que las dos coinciden (la escala
+    nunca llega a inf ni a 0) y comparan con una tolerancia relativa de 1e-5.
     """
     ### BEGIN SOLUTION
     scale, clean_steps, trace = float(init_scale), 0, []
@@ -544,11 +569,11 @@ for paso in range(30):
 # %% [markdown]
 # ## Ejercicio 3 · Un paso de entrenamiento con precisión mixta (4 puntos)
 #
-# Escribe un paso completo que sirva para los dos casos:
+# Escribe un paso completo que sirva para los dos casos del ejercicio 1:
 #
-# - con `scaler` (un `GradScaler`): el orden de la sección 4, `scale` → `backward` →
-#   `unscale_` → `clip_grad_norm_` → `scaler.step` → `update` → `zero_grad`;
-# - con `scaler=None` (bf16): `backward` → `clip_grad_norm_` → `optimizer.step()` →
+# - float16 con `scaler` (un `GradScaler`): el orden de la sección 4, `scale` →
+#   `backward` → `unscale_` → `clip_grad_norm_` → `scaler.step` → `update` → `zero_grad`;
+# - bfloat16 con `scaler=None`: `backward` → `clip_grad_norm_` → `optimizer.step()` →
 #   `zero_grad`.
 #
 # El pase hacia adelante y la pérdida van dentro de
@@ -557,20 +582,43 @@ for paso in range(30):
 # max_norm)`. Devuelve la pérdida **sin escalar** como float de Python.
 #
 # Las pruebas ocultas registran el orden de tus llamadas y comparan los parámetros con los
-# de referencia. Incluyen un paso cuyos gradientes desbordan: ahí los parámetros no deben
-# cambiar y la escala debe bajar. Si tienes GPU, la comprobación prueba además un paso fp16
-# en CUDA (ese caso está sin verificar: el curso se probó sin GPU).
+# de referencia, con modelos, pérdidas, optimizadores y escaladores distintos de los del
+# ejemplo (el docstring dice qué puede variar). Incluyen un paso cuyos gradientes desbordan:
+# ahí los parámetros no deben cambiar y la escala debe bajar. La comprobación hace un paso
+# float16 con `GradScaler` en CPU (necesita un PyTorch con autocast fp16 en CPU: la celda de
+# preparación lo dice) y uno bfloat16 sin él; si tienes GPU, prueba además un paso fp16 en
+# CUDA (ese caso está sin verificar: el curso se probó sin GPU).
 
 # %% exercise="amp_train_step"
 def amp_train_step(model, batch, loss_fn, optimizer, scaler, device, dtype, max_norm):
-    """One mixed-precision training step; returns the unscaled loss as a Python float.
+    """Un paso de entrenamiento con precisión mixta; devuelve la pérdida sin escalar.
 
-    ``batch`` is ``(x, y)`` on ``device`` ("cpu" or "cuda"); ``dtype`` is the autocast
-    dtype; ``scaler`` is a torch.amp.GradScaler or None (then no loss scaling). Calls, in
-    order: scaler.scale(loss).backward(), scaler.unscale_(optimizer),
-    torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm), scaler.step(optimizer),
-    scaler.update(), optimizer.zero_grad() (without a scaler: loss.backward(), clip,
-    optimizer.step(), optimizer.zero_grad()). The parameters stay float32.
+    Recibe:
+
+    - ``model``: un ``nn.Module`` con parámetros float32 (plano o con submódulos, en modo
+      train o eval) cuyos ``.grad`` son None o ceros;
+    - ``batch``: la tupla ``(x, y)``, ya en ``device``;
+    - ``loss_fn``: la pérdida (``nn.MSELoss()``, ``nn.L1Loss()``...);
+    - ``optimizer``: el optimizador de ``model``, quizá con estado de pasos anteriores;
+    - ``scaler``: un ``torch.amp.GradScaler`` cuando ``dtype`` es float16, None cuando es
+      bfloat16 (sin escalado), como dice ``pick_amp_dtype``;
+    - ``device``: "cpu" o "cuda", el tipo de dispositivo de autocast;
+    - ``dtype``: el dtype de autocast, torch.float16 o torch.bfloat16;
+    - ``max_norm``: el umbral del recorte de gradientes.
+
+    El pase hacia adelante y la pérdida van dentro de
+    ``torch.autocast(device_type=device, dtype=dtype)``. Después, con ``scaler``, en este
+    orden: ``scaler.scale(loss).backward()``, ``scaler.unscale_(optimizer)``,
+    ``torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm)``,
+    ``scaler.step(optimizer)``, ``scaler.update()`` y ``optimizer.zero_grad()``. Sin
+    ``scaler``: ``loss.backward()``, el recorte, ``optimizer.step()`` y
+    ``optimizer.zero_grad()``. ``zero_grad`` puede ir al principio en lugar de al final, o
+    en los dos sitios.
+
+    Devuelve la pérdida sin escalar como float de Python. Solo cambian los parámetros (que
+    siguen en float32), sus ``.grad``, el estado del optimizador y la escala del
+    ``scaler``; el modo de autograd, el modo train/eval de cada submódulo, el lote, la
+    pérdida y la configuración del optimizador y del ``scaler`` quedan como estaban.
     """
     ### BEGIN SOLUTION
     x, y = batch

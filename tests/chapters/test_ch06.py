@@ -10,6 +10,7 @@ from autograder.chapters.ch06 import student as public
 from autograder.chapters.ch06 import variants as corpus
 from autograder.hidden.reference import load_reference
 from autograder.hidden.runner import grade_hidden, plan
+from autograder.hidden.space import coverage
 from autograder.student.compare import ComprobacionFallida
 
 reference = load_reference("ch06")
@@ -43,6 +44,12 @@ def growth_steps(flags, interval):
     return steps, back_to_back
 
 
+# ---------------------------------------------------------------- the contract as a space
+@pytest.mark.parametrize("name", ["pick_amp_dtype", "simulate_loss_scale", "amp_train_step"])
+def test_every_student_draws_the_whole_contract(name):
+    assert coverage(hidden.HIDDEN[name], getattr(reference, name)) == []
+
+
 # ---------------------------------------------------------------- pick_amp_dtype
 def test_the_machine_table_is_shuffled_per_student_then_rotated():
     orders = set()
@@ -55,15 +62,25 @@ def test_the_machine_table_is_shuffled_per_student_then_rotated():
 
 
 # ---------------------------------------------------------------- simulate_loss_scale
-def test_hidden_scale_sequences_use_both_backoff_factors_and_are_longer_than_the_example():
+def test_hidden_scale_sequences_use_other_factors_and_are_longer_than_the_example():
     public_steps = public.EJEMPLO_ESCALA[1][0]
     for student in STUDENTS:
         cases = plan("simulate_loss_scale", hidden.HIDDEN, student, SECRET)
-        factors = [build("simulate_loss_scale", shape, seed)["backoff_factor"]
-                   for shape, seed in cases]
-        assert factors == [0.5, 0.25]
-        assert all(30 <= shape[0] <= 45 and shape[0] > public_steps and 2 <= shape[1] <= 4
-                   for shape, _ in cases)
+        settings = [build("simulate_loss_scale", shape, seed) for shape, seed in cases]
+        assert sorted(s["growth_factor"] == 2.0 and s["backoff_factor"] == 0.5
+                      for s in settings) == [False, False, True]
+        assert 1 in [s["growth_interval"] for s in settings]
+        assert all(30 <= shape[0] <= 45 and shape[0] > public_steps for shape, _ in cases)
+
+
+def test_hidden_scale_settings_stay_where_a_float32_gradscaler_agrees():
+    for student in STUDENTS:
+        for shape, seed in plan("simulate_loss_scale", hidden.HIDDEN, student, SECRET):
+            inputs = build("simulate_loss_scale", shape, seed)
+            expected = reference.simulate_loss_scale(*inputs.values())
+            real = public.escalas_de_gradscaler(*inputs.values())["escalas"]
+            assert all(abs(a - b) <= 1e-6 * a for a, b in zip(expected, real)), student
+            assert max(expected) < 2.0 ** 120 and min(expected) > 2.0 ** -120
 
 
 def test_every_hidden_scale_sequence_backs_off_and_every_student_sees_a_growth():
@@ -87,6 +104,17 @@ def test_the_public_example_has_two_growths_in_a_row():
     assert expected == public.escalas_de_gradscaler(*inputs.values())["escalas"]
 
 
+def test_the_second_public_example_uses_other_factors_and_agrees_with_a_gradscaler():
+    seed, shape = public.OTRO_EJEMPLO_ESCALA
+    inputs = build("simulate_loss_scale", shape, seed)
+    assert (inputs["growth_factor"], inputs["backoff_factor"]) == (1.5, 0.75)
+    assert not float(inputs["init_scale"]).is_integer() or inputs["init_scale"] % 2 == 1
+    expected = reference.simulate_loss_scale(*inputs.values())
+    real = public.escalas_de_gradscaler(*inputs.values())["escalas"]
+    assert all(abs(a - b) <= 1e-6 * a for a, b in zip(expected, real))
+    assert any(s > p for s, p in zip(expected, [inputs["init_scale"], *expected]))
+
+
 def test_every_hidden_scale_sequence_has_two_growths_in_a_row():
     # A counter not reset after growing shows only there (simulate_loss_scale_counter_not_
     # reset_after_growth would get full marks on a sequence without).
@@ -100,9 +128,9 @@ def test_every_hidden_scale_sequence_has_two_growths_in_a_row():
 def test_every_cpu_step_case_once_in_a_per_student_order():
     orders = set()
     for student in STUDENTS:
-        codes = tuple(shape[-1] for shape, _ in plan("amp_train_step", hidden.HIDDEN,
+        codes = tuple(shape[4] for shape, _ in plan("amp_train_step", hidden.HIDDEN,
                                                      student, SECRET))
-        assert sorted(codes) == [0, 1, 2, 3] + ([4] if torch.cuda.is_available() else [])
+        assert sorted(codes) == sorted(hidden._step_codes())
         orders.add(codes)
     assert len(orders) > 1
 
@@ -113,15 +141,16 @@ def expected_step(shape, seed, **changes):
     return hidden._expected_step(*inputs.values()), inputs
 
 
-@pytest.mark.parametrize("code", [0, 1, 2, 3])
+@pytest.mark.parametrize("code", [0, 1, 2, 3, 5])
 def test_each_step_case_does_what_its_code_says(code):
     shape = next(shape for shape, _ in plan("amp_train_step", hidden.HIDDEN, "alumna", SECRET)
-                 if shape[-1] == code)
+                 if shape[4] == code)
     before = [p.detach().clone() for p in build("amp_train_step", shape, 1)["model"].parameters()]
     step, inputs = expected_step(shape, 1)
-    assert (inputs["scaler"] is None) == (code == 1)
-    assert inputs["device"] == "cpu" and inputs["dtype"] == torch.bfloat16
-    assert step["dtype_activacion"] == "bfloat16"
+    # float16 with a GradScaler, bfloat16 without: what pick_amp_dtype says
+    assert (inputs["scaler"] is None) == (code in (1, 5)) == (inputs["dtype"] == torch.bfloat16)
+    assert inputs["device"] == "cpu"
+    assert step["dtype_activacion"] == public.nombre_dtype(inputs["dtype"])
     skipped = all(torch.equal(a, b) for a, b in zip(before, step["parametros"]))
     assert skipped == (code == 2)  # an overflowing scale: no step, and the scale backs off
     if code == 2:
@@ -130,7 +159,21 @@ def test_each_step_case_does_what_its_code_says(code):
         unclipped, _ = expected_step(shape, 1, max_norm=float("inf"))
         clipped = not all(torch.equal(a, b) for a, b in zip(unclipped["parametros"],
                                                             step["parametros"]))
-        assert clipped == (code != 3)  # the clipping acts, except in the case without it
+        assert clipped == (code not in (3, 5))  # the clipping acts, but in the cases without
+    if code == 3:  # a GradScaler that grows its scale on this clean step
+        assert step["escala"] > step["escala_inicial"]
+
+
+def test_the_public_step_oracle_agrees_with_the_reference_on_every_public_example():
+    for shape in public.FORMAS_PASO:
+        inputs = build("amp_train_step", shape, 7)
+        oracle = public.paso_calculado_aparte(*inputs.values())
+        step, _ = expected_step(shape, 7)
+        assert oracle["traza"] == step["traza"] and oracle["escala"] == step["escala"]
+        for a, b in zip(oracle["parametros"], step["parametros"]):
+            assert torch.allclose(a, b, rtol=3e-2, atol=1e-3), shape
+    codes = [shape[4] for shape in public.FORMAS_PASO]
+    assert 2 in codes and 3 in codes  # an overflow and a growing scale are shown publicly
 
 
 def test_the_public_step_example_runs_with_and_without_a_scaler():
@@ -153,12 +196,21 @@ def test_the_public_step_example_runs_with_and_without_a_scaler():
     ("simulate_loss_scale_counter_not_reset_after_growth", "amp_crecimiento_tardio"),
     ("amp_train_step_clips_scaled_gradients", "clip_antes_de_unscale"),
     ("amp_train_step_calls_optimizer_step", "amp_step_sin_scaler"),
+    ("amp_train_step_autocast_default_dtype", "amp_dtype_ignorado"),
+    ("amp_train_step_returns_early_on_overflow", "amp_salto_a_mano"),
+    ("amp_train_step_sets_train_mode", "efecto_secundario"),
+    ("simulate_loss_scale_always_doubles", "amp_otro_factor"),
 ])
 def test_the_public_check_names_the_mistake(name, diagnosis):
     variant = VARIANTS[name]
     with pytest.raises(ComprobacionFallida) as failure:
         getattr(public, "comprobar_" + variant.exercise)(variant.function)
     assert failure.value.diagnostico == diagnosis
+
+
+def test_a_side_effect_loses_only_its_part():
+    result = grade("amp_train_step", VARIANTS["amp_train_step_sets_train_mode"].function)
+    assert result.puntos == result.maximo - 0.5 and result.diagnostico == "efecto_secundario"
 
 
 def test_a_consumed_found_inf_list_loses_only_its_part():

@@ -1,11 +1,14 @@
 """Chapter 6 hidden tests: fresh cases per student, vs the reference (on CPU; on CUDA too
 where the grading machine has a GPU)."""
 
+import math
+
 import torch
 
 from autograder.chapters.ch06.student import AMP_TRAIN_STEP, PICK_AMP_DTYPE, SIMULATE_LOSS_SCALE
 from autograder.hidden.reference import load_reference
 from autograder.hidden.runner import HiddenExercise, case_seed, checker, hidden_table, integer
+from autograder.hidden.space import Dimension, Space
 
 reference = load_reference("ch06")  # the solution cells of solutions/06_*.py
 
@@ -22,26 +25,64 @@ def _expected_choices(rows):
 
 
 def _scale_shapes(generator):
-    """Two sequences of 30–45 steps, one per backoff factor. ``construir_escala`` draws an
-    inf with probability 0.3 and keeps one run of 2 · growth_interval clean steps, so the
-    scale backs off and grows, twice in a row somewhere."""
-    return [((integer(generator, 30, 45), integer(generator, 2, 4), code),
-             case_seed(generator)) for code in (0, 1)]
+    """Three sequences of 30–45 steps, in a per-student order: GradScaler's defaults (growth
+    2, backoff 0.5, a power-of-two init_scale, an interval of 3 or 5); growth_interval 1 with
+    other factors and an init_scale that is no power of two; an interval of 2–4 with other
+    factors. ``construir_escala`` draws an inf with probability 0.3 and keeps one run of
+    2 · growth_interval clean steps, so the scale backs off and grows, twice in a row; in
+    the interval-1 case (and at random in the others) that run opens the sequence."""
+    def other(n):
+        return integer(generator, 1, n - 1)
+
+    shapes = [(integer(generator, 30, 45), (3, 5)[integer(generator, 0, 1)], 0, 0, 0,
+               integer(generator, 0, 1)),
+              (integer(generator, 30, 45), 1, other(4), other(4), 1, 1),
+              (integer(generator, 30, 45), integer(generator, 2, 4), other(4), other(4),
+               integer(generator, 0, 1), integer(generator, 0, 1))]
+    order = torch.randperm(3, generator=generator).tolist()
+    return [(shapes[i], case_seed(generator)) for i in order]
 
 
 def _expected_scales(found_inf, init_scale, growth_factor, backoff_factor, growth_interval):
     return {"escalas": reference.simulate_loss_scale(found_inf, init_scale, growth_factor,
                                                      backoff_factor, growth_interval),
             "found_inf": list(found_inf), "init_scale": init_scale,
-            "backoff_factor": backoff_factor}
+            "growth_factor": growth_factor, "backoff_factor": backoff_factor}
+
+
+def _native_cuda_bf16():
+    try:
+        return torch.cuda.is_bf16_supported(including_emulation=False)
+    except TypeError:  # PyTorch < 2.4: no emulation to tell apart
+        return torch.cuda.get_device_capability()[0] >= 8
+
+
+def _step_codes():
+    codes = [0, 1, 2, 3, 5]
+    if torch.cuda.is_available():
+        codes += [4] + ([6] if _native_cuda_bf16() else [])
+    return codes
+
+
+STYLE_BITS = 6  # see the style bits in student.py (ANIDADO ... OTRO_SGD)
 
 
 def _step_shapes(generator):
-    """Every CPU case (scaler, no scaler, overflow, no clipping), and CUDA fp16 where a GPU is."""
-    codes = [0, 1, 2, 3] + ([4] if torch.cuda.is_available() else [])
+    """Every case code (CPU float16 with a GradScaler, CPU bfloat16 without; overflow, a
+    growing scale, no clipping; CUDA where a GPU is), in a per-student order. Each style bit
+    (nested model, no bias, L1 loss, an earlier step's optimizer state and zeroed .grad,
+    eval mode, other SGD settings) is on in one case and off in another; one batch has N = 1."""
+    codes = _step_codes()
     order = torch.randperm(len(codes), generator=generator).tolist()
-    return [((integer(generator, 4, 9), integer(generator, 2, 6), integer(generator, 4, 10),
-              integer(generator, 1, 4), codes[i]), case_seed(generator)) for i in order]
+    styles = [integer(generator, 0, 2 ** STYLE_BITS - 1) for _ in codes]
+    for bit in range(STYLE_BITS):
+        on, off = torch.randperm(len(codes), generator=generator)[:2].tolist()
+        styles[on] |= 1 << bit
+        styles[off] &= ~(1 << bit)
+    single = integer(generator, 0, len(codes) - 1)
+    return [((1 if k == single else integer(generator, 2, 9), integer(generator, 2, 6),
+              integer(generator, 4, 10), integer(generator, 1, 4), codes[i], styles[k]),
+             case_seed(generator)) for k, i in enumerate(order)]
 
 
 STEP_ARGUMENTS = ("model", "batch", "loss_fn", "optimizer", "scaler", "device", "dtype",
@@ -53,9 +94,87 @@ def _expected_step(*inputs):
     return AMP_TRAIN_STEP.observar(reference.amp_train_step, dict(zip(STEP_ARGUMENTS, inputs)))
 
 
+PICK_SPACE = Space(dimensions=(
+    # the rows' order changes between a student's cases, and every machine is asked
+    Dimension("device_type", lambda i: tuple(d for d, _ in i["filas"])),
+    Dimension("bf16_supported", lambda i: tuple(b for _, b in i["filas"])),
+    Dimension("bf16_supported.with device_type", lambda i: frozenset(i["filas"]),
+              must_include=(frozenset({("cpu", False), ("cpu", True), ("cuda", False),
+                                       ("cuda", True)}),), varies=False),
+))
+
+
+def _interval_kind(inputs):
+    interval = inputs["growth_interval"]
+    return "1" if interval == 1 else "2^k" if interval & (interval - 1) == 0 else "other"
+
+
+SCALE_SPACE = Space(dimensions=(
+    Dimension("found_inf", lambda i: tuple(i["found_inf"])),
+    Dimension("init_scale", lambda i: math.log2(i["init_scale"]).is_integer(),
+              must_include=(True, False)),
+    Dimension("growth_factor", lambda i: i["growth_factor"] == 2.0, must_include=(True, False)),
+    Dimension("backoff_factor", lambda i: i["backoff_factor"] == 0.5,
+              must_include=(True, False)),
+    Dimension("growth_interval", _interval_kind, must_include=("1", "other")),
+    Dimension("found_inf.clean start", lambda i: not any(i["found_inf"][:2]),
+              must_include=(True,), varies=False),
+))
+
+
+def _modules(inputs):
+    return [m for m in inputs["model"].modules() if m is not inputs["model"]]
+
+
+def _sgd(inputs):
+    group = inputs["optimizer"].param_groups[0]
+    return group["lr"], group["momentum"], group["weight_decay"]
+
+
+def _clips(inputs):
+    return inputs["max_norm"] < 1.0
+
+
+def _scaler(inputs):
+    scaler = inputs["scaler"]
+    return None if scaler is None else (scaler.get_scale(), scaler.get_growth_factor(),
+                                        scaler.get_growth_interval())
+
+
+_DEVICE = (Dimension("device", lambda i: i["device"], must_include=("cpu", "cuda")),) if (
+    torch.cuda.is_available()) else ()
+STEP_SPACE = Space(
+    dimensions=(
+        Dimension("model.nested", lambda i: any(isinstance(m, torch.nn.Sequential)
+                                                for m in _modules(i)), must_include=(True, False)),
+        Dimension("model.bias", lambda i: all(m.bias is not None for m in _modules(i)
+                                              if isinstance(m, torch.nn.Linear)),
+                  must_include=(True, False)),
+        Dimension("model.training", lambda i: i["model"].training, must_include=(True, False)),
+        Dimension("model.grad", lambda i: next(i["model"].parameters()).grad is None,
+                  must_include=(True, False)),
+        Dimension("batch.N", lambda i: i["batch"][0].shape[0] == 1, must_include=(True, False)),
+        Dimension("batch.shape", lambda i: (tuple(i["batch"][0].shape),
+                                            tuple(i["batch"][1].shape))),
+        Dimension("loss_fn", lambda i: type(i["loss_fn"]).__name__,
+                  must_include=("MSELoss", "L1Loss")),
+        Dimension("optimizer", _sgd),
+        Dimension("optimizer.state", lambda i: bool(i["optimizer"].state),
+                  must_include=(True, False)),
+        Dimension("scaler", lambda i: i["scaler"] is None, must_include=(True, False)),
+        Dimension("scaler.settings", _scaler),
+        Dimension("dtype", lambda i: i["dtype"], must_include=(torch.float16, torch.bfloat16)),
+        Dimension("max_norm", _clips, must_include=(True, False)),
+        Dimension("max_norm.value", lambda i: i["max_norm"]),
+    ) + _DEVICE,
+    fixed={} if torch.cuda.is_available() else {
+        "device": "'cpu' only: the 'cuda' cases are drawn where the grading machine has a GPU"},
+)
+
+
 HIDDEN = hidden_table(
-    HiddenExercise(PICK_AMP_DTYPE, _device_table, _expected_choices),
-    HiddenExercise(SIMULATE_LOSS_SCALE, _scale_shapes, _expected_scales),
-    HiddenExercise(AMP_TRAIN_STEP, _step_shapes, _expected_step),
+    HiddenExercise(PICK_AMP_DTYPE, _device_table, _expected_choices, space=PICK_SPACE),
+    HiddenExercise(SIMULATE_LOSS_SCALE, _scale_shapes, _expected_scales, space=SCALE_SPACE),
+    HiddenExercise(AMP_TRAIN_STEP, _step_shapes, _expected_step, space=STEP_SPACE),
 )
 check = checker(HIDDEN)  # what the graded cells of the instructor notebook call

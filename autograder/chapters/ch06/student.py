@@ -18,10 +18,12 @@ from autograder.student.compare import (
     calificando,
     caso_en_proceso,
     ejercicios,
+    estado,
     exigir,
     fallar,
     observar_llamada,
     sanear,
+    verificar_sin_efectos,
 )
 from autograder.student.diagnosis import Diagnostico, diagnosticar_tensor, diagnosticar_traza
 from autograder.student.messages import registrar
@@ -83,6 +85,23 @@ MENSAJES = {
         "growth_factor (¿un `>` en vez de `>=`, un contador que empieza mal o uno que no "
         "vuelve a 0 después de crecer?).",
         "At step {paso} the scale should have grown and did not."),
+    "amp_otro_factor": (
+        "La escala cambia por otro factor",
+        "En el paso {paso} la escala se multiplicó por {factor:g}, y {nombre} vale {valor:g}.",
+        "Los factores de la regla son los que recibe la función, no los valores por defecto "
+        "de GradScaler (2 y 0.5): ¿usas en cada caso el argumento que toca?",
+        "At step {paso} the scale changed by {factor:g}, while {nombre} is {valor:g}."),
+    "amp_otro_umbral": (
+        "Recorte con otro umbral",
+        "Recortaste con max_norm = {umbral:g}, y la llamada pedía {max_norm:g}.",
+        "El umbral del recorte es un argumento de la función: ¿lo usas, o un valor fijo?",
+        "The gradients were clipped at {umbral:g}, not at the given max_norm {max_norm:g}."),
+    "amp_desaprovecha_bf16": (
+        "float16 donde hay bfloat16 nativo",
+        "Elegiste float16 en {dispositivo}, que tiene bfloat16 nativo.",
+        "Con bf16 nativo, bfloat16 va igual de rápido y tiene el rango de float32: no hace "
+        "falta escalar la pérdida. ¿Qué miras antes: el dispositivo o el soporte de bf16?",
+        "float16 was chosen on {dispositivo}, which has native bfloat16."),
     "amp_sin_autocast": (
         "Sin autocast",
         "El modelo corrió en {dtype_visto}, no en {dtype_pedido}: el pase hacia adelante no está "
@@ -119,6 +138,30 @@ MENSAJES = {
         "Los gradientes tenían inf o NaN y aun así los parámetros cambiaron.",
         "Ese paso hay que saltarlo: `scaler.step(optimizer)` lo hace por ti.",
         "The parameters changed although the gradients held inf/NaN."),
+    "amp_dtype_ignorado": (
+        "autocast en otro dtype",
+        "El modelo corrió en {dtype_visto} y la llamada pedía {dtype_pedido}: tu autocast no "
+        "usa el `dtype` que recibe la función.",
+        "Sin `dtype=`, autocast usa el de su dispositivo por defecto (bfloat16 en CPU, float16 "
+        "en CUDA). ¿Qué argumento de la función dice en qué dtype calcular?",
+        "The model ran in {dtype_visto} but the call asked for {dtype_pedido}: autocast "
+        "ignores the dtype argument."),
+    "amp_autocast_otro_dispositivo": (
+        "autocast en otro dispositivo",
+        "El modelo corrió en float32 en {dispositivo}: tu autocast está activo en {otro}, no "
+        "en el dispositivo de los datos.",
+        "autocast solo actúa sobre las operaciones del tipo de dispositivo que le dices. "
+        "¿Qué argumento de la función dice cuál es?",
+        "The forward ran in float32 on {dispositivo}: autocast was enabled for {otro}."),
+    "amp_salto_a_mano": (
+        "Paso con inf saltado a mano, sin scaler.update()",
+        "En el paso cuyos gradientes tenían inf/NaN saliste antes de `scaler.step` y de "
+        "`scaler.update()`: los parámetros no cambian, pero la escala tampoco baja, y el "
+        "siguiente paso volverá a desbordar.",
+        "No hace falta buscar los inf a mano: `scaler.step(optimizer)` ya salta ese paso. Lo "
+        "que no puede faltar en ningún paso es `scaler.update()`.",
+        "The overflowing step returned before scaler.step and scaler.update(): the scale "
+        "never backs off."),
     "amp_perdida_escalada": (
         "Pérdida escalada",
         "La pérdida devuelta es {razon:.4g} × la real: es la pérdida multiplicada por la escala.",
@@ -207,6 +250,8 @@ def _verificar_fila(resultado, esperado, dispositivo, bf16):
             fallar("amp_bf16_sin_soporte", dispositivo=dispositivo)
         if dtype == "float16" and dispositivo == "cpu":
             fallar("amp_fp16_en_cpu")
+        if dtype == "float16" and bf16:
+            fallar("amp_desaprovecha_bf16", dispositivo=dispositivo)
         if dtype == "float32":
             fallar("amp_desaprovecha_16_bits", dispositivo=dispositivo,
                    disponible="bfloat16" if bf16 else "float16")
@@ -261,17 +306,31 @@ def comprobar_pick_amp_dtype(pick_amp_dtype):
 
 
 # ---------------------------------------------------------------- exercise 2: simulate_loss_scale
+# Growth and backoff factors the hidden cases draw: GradScaler's defaults (2 and 0.5) and
+# others; init_scale a power of two or not. In range (the scale never reaches inf nor a
+# float32 subnormal), where the rule in exact arithmetic and a GradScaler (float32) agree.
+CRECIMIENTOS = (2.0, 1.5, 3.0, 4.0)
+REDUCCIONES = (0.5, 0.25, 0.75, 0.125)
+
+
 def construir_escala(generador, forma):
     """found_inf flags and GradScaler settings for ``forma`` = (steps, growth_interval,
-    backoff code: 0 → 0.5, 1 → 0.25)."""
-    pasos, intervalo, codigo = forma
+    backoff code into REDUCCIONES[, growth code into CRECIMIENTOS, init_scale code:
+    0 → a power of two, 1 → an odd integer; 1 → the first steps are clean])."""
+    pasos, intervalo, codigo, *resto = forma
+    crecimiento, inicial, al_principio = (resto + [0, 0, 0])[:3]
     banderas = (torch.rand(pasos, generator=generador) < 0.3).tolist()
-    # Always two growths in a row somewhere: a counter not reset after growing shows there.
+    # Always two growths in a row somewhere: a counter not reset after growing shows there
+    # (and, from the first step, a counter that does not start at 0).
     inicio = int(torch.randint(0, pasos - 2 * intervalo, (1,), generator=generador).item())
+    inicio = 0 if al_principio else inicio
     banderas[inicio:inicio + 2 * intervalo] = [False] * (2 * intervalo)
     exponente = int(torch.randint(8, 17, (1,), generator=generador).item())
-    return {"found_inf": [bool(b) for b in banderas], "init_scale": 2.0 ** exponente,
-            "growth_factor": 2.0, "backoff_factor": (0.5, 0.25)[codigo],
+    escala = 2.0 ** exponente
+    if inicial:
+        escala = float(int(torch.randint(100, 60000, (1,), generator=generador).item()) | 1)
+    return {"found_inf": [bool(b) for b in banderas], "init_scale": escala,
+            "growth_factor": CRECIMIENTOS[crecimiento], "backoff_factor": REDUCCIONES[codigo],
             "growth_interval": intervalo}
 
 
@@ -302,7 +361,8 @@ def _escalas(caso):
 
 
 def _igual(a, b):
-    return math.isclose(a, b, rel_tol=1e-6)
+    """Equal scales: 1e-5 relative leaves room for a float32 scale (GradScaler's own)."""
+    return math.isclose(a, b, rel_tol=1e-5)
 
 
 def _reduce_con_inf(caso):
@@ -313,7 +373,8 @@ def _reduce_con_inf(caso):
         if inf and not _igual(escala, anterior * datos["backoff_factor"]):
             if escala >= anterior:
                 fallar("amp_escala_sin_reducir", paso=paso, antes=anterior, despues=escala)
-            fallar("no_reconocido", nombre=f"escalas[{paso}]")
+            fallar("amp_otro_factor", paso=paso, factor=escala / anterior,
+                   nombre="backoff_factor", valor=datos["backoff_factor"])
         anterior = escala
     if caso.datos["found_inf_despues"] != datos["found_inf"]:
         fallar("modificada", nombre="found_inf")
@@ -331,6 +392,9 @@ def _traza_de_escala(caso):
                 fallar("amp_crecimiento_prematuro", paso=paso, antes=anterior, despues=escala)
             if esperada > anterior and _igual(escala, anterior):
                 fallar("amp_crecimiento_tardio", paso=paso, despues=escala)
+            if esperada > anterior and escala > anterior:
+                fallar("amp_otro_factor", paso=paso, factor=escala / anterior,
+                       nombre="growth_factor", valor=datos["growth_factor"])
             fallar("no_reconocido", nombre=f"escalas[{paso}]")
         anterior = escala
 
@@ -361,48 +425,124 @@ def escalas_de_gradscaler(found_inf, init_scale, growth_factor, backoff_factor, 
         escalador.update()
         escalas.append(escalador.get_scale())
     return {"escalas": escalas, "found_inf": list(found_inf), "init_scale": init_scale,
-            "backoff_factor": backoff_factor}
+            "growth_factor": growth_factor, "backoff_factor": backoff_factor}
 
 
-# The public example's (seed, shape): a sequence with backoffs and two growths in a row (a
-# counter not reset after growing shows only there).
+# The public examples' (seed, shape): a sequence with GradScaler's defaults, backoffs and
+# two growths in a row (a counter not reset after growing shows only there); another with
+# growth 1.5, backoff 0.75, an init_scale that is no power of two, and clean first steps.
 EJEMPLO_ESCALA = (2, (24, 3, 0))
+OTRO_EJEMPLO_ESCALA = (5, (20, 2, 2, 1, 1, 1))
 
 
 def comprobar_simulate_loss_scale(simulate_loss_scale):
-    """Public check: your scale trace against a real GradScaler on one sequence of steps."""
-    caso = caso_en_proceso(SIMULATE_LOSS_SCALE, simulate_loss_scale, *EJEMPLO_ESCALA,
-                           escalas_de_gradscaler)
-    comprobar_casos(SIMULATE_LOSS_SCALE.partes, [caso],
-                    "Tu traza de la escala coincide con la de un GradScaler de verdad.")
+    """Public check: your scale traces against a real GradScaler on two sequences of steps."""
+    casos = [caso_en_proceso(SIMULATE_LOSS_SCALE, simulate_loss_scale, *ejemplo,
+                             escalas_de_gradscaler)
+             for ejemplo in (EJEMPLO_ESCALA, OTRO_EJEMPLO_ESCALA)]
+    comprobar_casos(SIMULATE_LOSS_SCALE.partes, casos,
+                    "Tus trazas de la escala coinciden con las de un GradScaler de verdad.")
 
 
 # ---------------------------------------------------------------- exercise 3: amp_train_step
-# Case codes: 0 GradScaler, clipping active; 1 no scaler (bf16), clipping active;
-# 2 GradScaler whose scale overflows (the step must be skipped); 3 GradScaler, no clipping;
-# 4 CUDA float16 with GradScaler (only where a GPU is present).
+# Case codes (float16 always with a GradScaler, bfloat16 always without, as pick_amp_dtype
+# says): 0 CPU float16 + GradScaler, clipping active; 1 CPU bfloat16, clipping active;
+# 2 CPU float16 + GradScaler whose scale overflows (the step must be skipped); 3 CPU float16
+# + GradScaler that grows its scale on this clean step (growth_interval 1), no clipping;
+# 5 CPU bfloat16, no clipping; 4 CUDA float16 + GradScaler and 6 CUDA bfloat16 (only where
+# a GPU is present; 6 only where it has bf16).
+CODIGOS_PASO = {0: ("cpu", torch.float16, True), 1: ("cpu", torch.bfloat16, False),
+                2: ("cpu", torch.float16, True), 3: ("cpu", torch.float16, True),
+                4: ("cuda", torch.float16, True), 5: ("cpu", torch.bfloat16, False),
+                6: ("cuda", torch.bfloat16, False)}
+SIN_RECORTE = (3, 5)
+# Style bits: what else the contract lets vary (0 is the public examples' style).
+ANIDADO, SIN_SESGO, PERDIDA_L1, ESTADO_PREVIO, MODO_EVAL, OTRO_SGD = (1, 2, 4, 8, 16, 32)
+
+
+def _modelo_paso(D, H, K, estilo):
+    sesgo = not estilo & SIN_SESGO
+    capas = [torch.nn.Linear(D, H, bias=sesgo), torch.nn.ReLU(), torch.nn.Linear(H, K, bias=sesgo)]
+    if estilo & ANIDADO:
+        return torch.nn.Sequential(torch.nn.Sequential(*capas[:2]), capas[2])
+    return torch.nn.Sequential(*capas)
 
 
 def construir_paso(generador, forma):
     """model, batch, loss_fn, optimizer, scaler, device, dtype, max_norm for
-    ``forma`` = (N, D, H, K, case code)."""
-    N, D, H, K, codigo = forma
-    modelo = torch.nn.Sequential(torch.nn.Linear(D, H), torch.nn.ReLU(), torch.nn.Linear(H, K))
+    ``forma`` = (N, D, H, K, case code[, style bits])."""
+    N, D, H, K, codigo, *resto = forma
+    estilo = resto[0] if resto else 0
+    dispositivo, dtype, con_escalador = CODIGOS_PASO[codigo]
+    modelo = _modelo_paso(D, H, K, estilo)
     with torch.no_grad():
         for p in modelo.parameters():
             p.copy_(torch.randn(p.shape, generator=generador) * 0.5)
     x = torch.randn(N, D, generator=generador)
     y = torch.randn(N, K, generator=generador) * (100.0 if codigo == 2 else 1.0)
-    dispositivo, dtype = ("cuda", torch.float16) if codigo == 4 else ("cpu", torch.bfloat16)
     modelo, x, y = modelo.to(dispositivo), x.to(dispositivo), y.to(dispositivo)
+    lr, momento, decaimiento = 0.1, 0.9, 0.0
+    if estilo & OTRO_SGD:
+        lr = 0.02 + 0.3 * torch.rand(1, generator=generador).item()
+        # no momentum only without an earlier step: that one leaves momentum buffers
+        momento = 0.5 if estilo & ESTADO_PREVIO else 0.5 * integer_de(generador, 1)
+        decaimiento = 1e-2
+    optimizador = torch.optim.SGD(modelo.parameters(), lr=lr, momentum=momento,
+                                  weight_decay=decaimiento)
+    if estilo & ESTADO_PREVIO:  # an earlier step: momentum buffers, and .grad zeroed in place
+        for p in modelo.parameters():
+            p.grad = (torch.randn(p.shape, generator=generador) * 0.1).to(dispositivo)
+        optimizador.step()
+        optimizador.zero_grad(set_to_none=False)
+    if estilo & MODO_EVAL:
+        modelo.eval()
     escalador = None
-    if codigo != 1:
-        escalador = torch.amp.GradScaler(dispositivo,
-                                         init_scale=2.0 ** (126 if codigo == 2 else 12))
-    return {"model": modelo, "batch": (x, y), "loss_fn": torch.nn.MSELoss(),
-            "optimizer": torch.optim.SGD(modelo.parameters(), lr=0.1, momentum=0.9),
-            "scaler": escalador, "device": dispositivo, "dtype": dtype,
-            "max_norm": 1e4 if codigo == 3 else 0.05}
+    if con_escalador:
+        if codigo == 2:
+            ajustes = {"init_scale": 2.0 ** 126, "backoff_factor": 0.25}
+        elif codigo == 3:
+            ajustes = {"init_scale": 2.0 ** integer_de(generador, 8, 12),
+                       "growth_factor": (1.5, 3.0, 4.0)[integer_de(generador, 2)],
+                       "growth_interval": 1}
+        else:
+            ajustes = {"init_scale": 2.0 ** (12 if not estilo else integer_de(generador, 8, 14))}
+        escalador = torch.amp.GradScaler(dispositivo, **ajustes)
+    max_norm = 1e4 if codigo in SIN_RECORTE else (
+        0.05 if not estilo else 0.02 + 0.08 * torch.rand(1, generator=generador).item())
+    perdida = torch.nn.L1Loss() if estilo & PERDIDA_L1 else torch.nn.MSELoss()
+    return {"model": modelo, "batch": (x, y), "loss_fn": perdida, "optimizer": optimizador,
+            "scaler": escalador, "device": dispositivo, "dtype": dtype, "max_norm": max_norm}
+
+
+def integer_de(generador, bajo, alto=None):
+    """An int in [bajo, alto] (in [0, bajo] when alto is None) from ``generador``."""
+    if alto is None:
+        bajo, alto = 0, bajo
+    return int(torch.randint(bajo, alto + 1, (1,), generator=generador).item())
+
+
+def _ajustes_escalador(escalador):
+    if escalador is None:
+        return {}
+    return {"scaler.growth_factor": escalador.get_growth_factor(),
+            "scaler.backoff_factor": escalador.get_backoff_factor(),
+            "scaler.growth_interval": escalador.get_growth_interval(),
+            "scaler.enabled": escalador.is_enabled()}
+
+
+def _estado_paso(entradas):
+    x, y = entradas["batch"]
+    foto = estado({"model": entradas["model"], "batch[0]": x, "batch[1]": y,
+                   "loss_fn": entradas["loss_fn"]})
+    # the optimizer's settings (its state may change: a step fills it); read here, as
+    # ``estado`` cannot sort state entries of mixed shapes
+    for i, grupo in enumerate(entradas["optimizer"].param_groups):
+        for clave, valor in grupo.items():
+            if clave != "params":
+                foto[f"optimizer.param_groups[{i}].{clave}"] = (
+                    valor if type(valor) in (bool, int, float, str, type(None)) else repr(valor))
+    foto.update(_ajustes_escalador(entradas["scaler"]))
+    return foto
 
 
 def observar_paso(amp_train_step, entradas):
@@ -437,14 +577,19 @@ def observar_paso(amp_train_step, entradas):
     optimizador.zero_grad = anotar("optimizer.zero_grad", optimizador.zero_grad)
     modelo.zero_grad = anotar("optimizer.zero_grad", modelo.zero_grad)
     primero = next(modelo.parameters())
+    lineal = next(m for m in modelo.modules() if isinstance(m, torch.nn.Linear))
     ganchos = [primero.register_post_accumulate_grad_hook(lambda p: traza.append("backward")),
-               modelo[0].register_forward_hook(
-                   lambda m, entrada, salida: dtypes.append(nombre_dtype(salida.dtype)))]
+               lineal.register_forward_hook(lambda m, entrada, salida: dtypes.append(
+                   (nombre_dtype(salida.dtype), _autocast_activo())))]
     utilidades = torch.nn.utils
     recorte = utilidades.clip_grad_norm_
 
+    umbrales = []
+
     def recortar(*args, **kwargs):
         traza.append("clip_grad_norm_")
+        umbral = args[1] if len(args) > 1 else kwargs.get("max_norm")
+        umbrales.append(float(umbral) if isinstance(umbral, (int, float)) else None)
         return recorte(*args, **kwargs)
 
     def guardar(*args):
@@ -453,6 +598,7 @@ def observar_paso(amp_train_step, entradas):
         perdida["grafo"] = perdida["tensor"] and resultado.grad_fn is not None
         return resultado
 
+    estado_antes = _estado_paso(entradas)
     utilidades.clip_grad_norm_ = utilidades.clip_grad.clip_grad_norm_ = recortar
     try:
         observacion = observar_llamada(guardar, *entradas.values())
@@ -460,15 +606,42 @@ def observar_paso(amp_train_step, entradas):
         utilidades.clip_grad_norm_ = utilidades.clip_grad.clip_grad_norm_ = recorte
         for gancho in ganchos:
             gancho.remove()
+    estado_despues = _estado_paso(entradas)
+    reducidos = [p.dtype for p in modelo.parameters() if p.dtype != torch.float32]
+    if observacion["error"] is not None and reducidos:
+        # the error comes from the cast (GradScaler refuses to unscale fp16 gradients)
+        observacion["error"] = {"diagnostico": "amp_sin_pesos_maestros",
+                                "hechos": {"dtype": nombre_dtype(reducidos[0])}}
+    # what a step may change: the parameters and their .grad (and the optimizer's state)
+    permitidos = [f"model.{nombre}{final}" for nombre, _ in
+                                        modelo.named_parameters() for final in ("", ".grad")]
     if isinstance(observacion["resultado"], torch.Tensor):
         observacion["resultado"] = observacion["resultado"].cpu()
     observacion.update(
-        traza=traza, dtype_activacion=dtypes[0] if dtypes else None,
+        traza=traza, umbrales=umbrales, dtype_activacion=dtypes[0][0] if dtypes else None,
+        autocast_activo=dtypes[0][1] if dtypes else [],
         perdida_tensor=perdida.get("tensor", False), perdida_grafo=perdida.get("grafo", False),
         parametros=[p.detach().cpu().clone() for p in modelo.parameters()],
         escala=escalador.get_scale() if escalador is not None else None,
-        escala_inicial=escala_inicial)
+        escala_inicial=escala_inicial, estado_antes=estado_antes, estado_despues=estado_despues,
+        permitidos=permitidos)
     return observacion
+
+
+def contexto_paso(forma):
+    return {"dispositivo": CODIGOS_PASO[forma[4]][0], "sobrecarga": forma[4] == 2}
+
+
+def _autocast_activo():
+    """The device types whose autocast is on right now."""
+    activos = []
+    for tipo in DISPOSITIVOS:
+        try:
+            if torch.is_autocast_enabled(tipo):
+                activos.append(tipo)
+        except (TypeError, RuntimeError):  # PyTorch < 2.4 takes no device type
+            pass
+    return activos
 
 
 def _autocast(caso):
@@ -476,7 +649,13 @@ def _autocast(caso):
     if visto is None:
         fallar("sin_step")
     if visto != pedido:
-        fallar("amp_sin_autocast", dtype_visto=visto, dtype_pedido=pedido)
+        dispositivo = caso.datos["dispositivo"]
+        otros = [d for d in caso.datos.get("autocast_activo", []) if d != dispositivo]
+        if visto == "float32" and otros:
+            fallar("amp_autocast_otro_dispositivo", dispositivo=dispositivo, otro=otros[0])
+        if visto == "float32":
+            fallar("amp_sin_autocast", dtype_visto=visto, dtype_pedido=pedido)
+        fallar("amp_dtype_ignorado", dtype_visto=visto, dtype_pedido=pedido)
 
 
 def _normalizar(traza):
@@ -525,6 +704,12 @@ def _orden(caso):
     if "clip_grad_norm_" not in traza and _parametros(caso) is None:
         # clipped some other way (get_total_norm + clip_grads_with_norm_, by hand): fine
         esperada = [t for t in esperada if t != "clip_grad_norm_"]
+    if caso.datos["sobrecarga"] and "scaler.step" not in traza and "optimizer.step" not in traza:
+        if "scaler.update" not in traza:
+            fallar("amp_salto_a_mano")
+        # skipped by hand, the scale still updated: what scaler.step would have done
+        esperada = [t for t in esperada if t not in ("clip_grad_norm_", "scaler.step")]
+        traza = [t for t in traza if t != "clip_grad_norm_"]
     if traza == esperada:
         return
     if "scaler.step" in esperada and "optimizer.step" in traza:
@@ -539,10 +724,21 @@ def _orden(caso):
 
 
 def _actualizacion(caso):
-    exigir(_parametros(caso))
+    diagnostico = _parametros(caso)
+    if diagnostico is not None and diagnostico.id not in ("amp_sin_pesos_maestros",
+                                                          "amp_paso_con_inf", "sin_step"):
+        esperados = caso.datos["esperado"].get("umbrales", [])
+        otros = [u for u in caso.datos.get("umbrales", []) if u is not None and esperados
+                 and not math.isclose(u, esperados[0])]
+        if otros:
+            fallar("amp_otro_umbral", umbral=otros[0], max_norm=esperados[0])
+    exigir(diagnostico)
     escala, esperada = caso.datos["escala"], caso.datos["esperado"]["escala"]
     if esperada is not None and (escala is None or not math.isclose(escala, esperada)):
-        fallar("amp_sin_update" if escala is not None and escala > esperada else
+        traza = caso.datos["traza"]
+        if caso.datos["sobrecarga"] and not {"scaler.step", "scaler.update"} & set(traza):
+            fallar("amp_salto_a_mano")
+        fallar("amp_sin_update" if escala is not None and "scaler.update" not in traza else
                "no_reconocido", nombre="la escala del GradScaler")
 
 
@@ -570,43 +766,66 @@ AMP_TRAIN_STEP = Ejercicio(
     funcion="amp_train_step",
     partes=[
         Parte("pase hacia adelante bajo autocast, en el dtype pedido", 0.5, _autocast),
-        Parte("orden: scale → backward → unscale_ → clip → step → update → zero_grad", 1.5,
+        Parte("orden: scale → backward → unscale_ → clip → step → update → zero_grad", 1.25,
               _orden),
-        Parte("parámetros en fp32 y recortados; con inf, sin paso y escala reducida", 1.5,
+        Parte("parámetros en fp32 y recortados; con inf, sin paso y escala reducida", 1.25,
               _actualizacion),
         Parte("pérdida devuelta: un float sin escalar", 0.5, _perdida),
+        Parte("no cambia nada más: modo de autograd, modos del modelo, el lote, la pérdida, "
+              "los hiperparámetros", 0.5,
+              lambda caso: verificar_sin_efectos(caso, caso.datos["permitidos"]), requisito=True),
     ],
-    construir=construir_paso, observar=observar_paso)
+    construir=construir_paso, observar=observar_paso, contexto=contexto_paso)
 
 
 def paso_calculado_aparte(model, batch, loss_fn, optimizer, scaler, device, dtype, max_norm):
     """The public oracle: the same step with torch.autograd.grad, a hand-written clip and
-    the first SGD-with-momentum update written out (the buffer starts as the gradient)."""
+    the first SGD-with-momentum update written out (the buffer starts as the gradient); with
+    a scaler, the overflow test and the new scale written out too (a fresh GradScaler: it
+    grows on this step only if growth_interval is 1)."""
     x, y = batch
     parametros = list(model.parameters())
     with torch.autocast(device_type=device, dtype=dtype):
         salida = model(x)
         perdida = loss_fn(salida, y)
+    escala = nueva_escala = scaler.get_scale() if scaler is not None else None
+    desborda = False
+    if scaler is not None:
+        escalados = torch.autograd.grad(perdida * escala, parametros, retain_graph=True)
+        desborda = not all(bool(torch.isfinite(g).all()) for g in escalados)
+        nueva_escala = escala * (scaler.get_backoff_factor() if desborda else
+                                 scaler.get_growth_factor() if scaler.get_growth_interval() == 1
+                                 else 1.0)
     gradientes = torch.autograd.grad(perdida, parametros)
-    norma = torch.sqrt(sum((g.double() ** 2).sum() for g in gradientes)).item()
-    coef = min(1.0, max_norm / (norma + 1e-6))
     lr = optimizer.param_groups[0]["lr"]
     with torch.no_grad():
-        nuevos = [(p - lr * coef * g).cpu() for p, g in zip(parametros, gradientes)]
+        if desborda:
+            nuevos = [p.detach().cpu().clone() for p in parametros]
+        else:
+            norma = torch.sqrt(sum((g.double() ** 2).sum() for g in gradientes)).item()
+            coef = min(1.0, max_norm / (norma + 1e-6))
+            nuevos = [(p - lr * coef * g).cpu() for p, g in zip(parametros, gradientes)]
     traza = ["backward", "clip_grad_norm_", "optimizer.step", "optimizer.zero_grad"]
     if scaler is not None:
         traza = ["scaler.scale", "backward", "scaler.unscale_", "clip_grad_norm_",
                  "scaler.step", "scaler.update", "optimizer.zero_grad"]
-    escala = scaler.get_scale() if scaler is not None else None
     return {"resultado": perdida.item(), "traza": traza, "parametros": nuevos,
-            "dtype_activacion": nombre_dtype(salida.dtype), "escala": escala,
-            "escala_inicial": escala}
+            "dtype_activacion": nombre_dtype(salida.dtype), "escala": nueva_escala,
+            "escala_inicial": escala, "umbrales": [float(max_norm)]}
+
+
+# The public examples: float16 with a GradScaler and bfloat16 without (as pick_amp_dtype
+# says); a nested eval-mode model without biases, an L1 loss and a scale that grows; a step
+# whose gradients overflow (it must be skipped, the scale backs off).
+FORMAS_PASO = [(6, 4, 8, 3, 0), (5, 3, 6, 2, 1),
+               (4, 5, 6, 1, 3, ANIDADO | SIN_SESGO | PERDIDA_L1 | MODO_EVAL), (5, 4, 6, 2, 2)]
 
 
 def comprobar_amp_train_step(amp_train_step):
-    """Public check: one bf16 step with a GradScaler on CPU, one without (and, where a GPU
-    is present, one float16 step on CUDA)."""
-    formas = [(6, 4, 8, 3, 0), (5, 3, 6, 2, 1)]
+    """Public check: float16 steps with a GradScaler on CPU (one that grows its scale, one
+    that overflows), a bfloat16 step without (and, where a GPU is present, a float16 step
+    on CUDA)."""
+    formas = list(FORMAS_PASO)
     if torch.cuda.is_available():
         formas.append((6, 4, 8, 3, 4))
     casos = [caso_en_proceso(AMP_TRAIN_STEP, amp_train_step, 7, forma, paso_calculado_aparte)

@@ -62,6 +62,13 @@ def pick_amp_dtype_fp16_fallback_everywhere(device_type, bf16_supported):
     return torch.float16, True
 
 
+@variant(PD, "amp_desaprovecha_bf16")
+def pick_amp_dtype_fp16_on_every_gpu(device_type, bf16_supported):
+    if device_type == "cuda":
+        return torch.float16, True  # "GPUs train in fp16", even with native bf16
+    return (torch.bfloat16 if bf16_supported else torch.float32), False
+
+
 @variant(PD, "sin_implementar")
 def pick_amp_dtype_stub(device_type, bf16_supported):
     raise NotImplementedError()
@@ -164,6 +171,50 @@ def simulate_loss_scale_pops_the_flags(found_inf, init_scale, growth_factor, bac
     return _simulate(flags, init_scale, growth_factor, backoff_factor, growth_interval)
 
 
+@variant(SL, CORRECT)
+def simulate_loss_scale_float32(found_inf, init_scale, growth_factor, backoff_factor,
+                                growth_interval):
+    # the scale kept in float32, as GradScaler keeps it
+    scale, clean, scales = torch.tensor(float(init_scale)), 0, []
+    for inf in found_inf:
+        clean = 0 if inf else clean + 1
+        if inf:
+            scale = scale * backoff_factor
+        elif clean == growth_interval:
+            scale, clean = scale * growth_factor, 0
+        scales.append(scale.item())
+    return scales
+
+
+@variant(SL, "amp_otro_factor")
+def simulate_loss_scale_always_doubles(found_inf, init_scale, growth_factor, backoff_factor,
+                                       growth_interval):
+    # GradScaler's default growth_factor, whatever the argument says
+    return _simulate(found_inf, init_scale, 2.0, backoff_factor, growth_interval)
+
+
+@variant(SL, "amp_otro_factor")
+def simulate_loss_scale_always_halves(found_inf, init_scale, growth_factor, backoff_factor,
+                                      growth_interval):
+    # GradScaler's default backoff_factor, whatever the argument says
+    return _simulate(found_inf, init_scale, growth_factor, 0.5, growth_interval)
+
+
+@variant(SL, "amp_crecimiento_prematuro")
+def simulate_loss_scale_counter_starts_at_one(found_inf, init_scale, growth_factor,
+                                              backoff_factor, growth_interval):
+    scale, clean, scales = float(init_scale), 1, []  # "the first step already counts"
+    for inf in found_inf:
+        if inf:
+            scale, clean = scale * backoff_factor, 0
+        else:
+            clean += 1
+            if clean >= growth_interval:
+                scale, clean = scale * growth_factor, 0
+        scales.append(scale)
+    return scales
+
+
 @variant(SL, "sin_implementar")
 def simulate_loss_scale_stub(found_inf, init_scale, growth_factor, backoff_factor,
                              growth_interval):
@@ -226,12 +277,40 @@ def amp_train_step_disabled_scaler(model, batch, loss_fn, optimizer, scaler, dev
     return loss.item()
 
 
+@variant(TS, CORRECT)
+def amp_train_step_skips_overflow_by_hand(model, batch, loss_fn, optimizer, scaler, device,
+                                          dtype, max_norm):
+    # checks the unscaled gradients itself; on inf it skips clip and step, but still updates
+    x, y = batch
+    with torch.autocast(device_type=device, dtype=dtype):
+        loss = loss_fn(model(x), y)
+    if scaler is None:
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm)
+        optimizer.step()
+    else:
+        scaler.scale(loss).backward()
+        scaler.unscale_(optimizer)
+        finite = all(torch.isfinite(p.grad).all() for p in model.parameters()
+                     if p.grad is not None)
+        if finite:
+            torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm)
+            scaler.step(optimizer)
+        scaler.update()
+    optimizer.zero_grad()
+    return loss.item()
+
+
 def _step(model, batch, loss_fn, optimizer, scaler, device, dtype, max_norm, clip_first=False,
           plain_step=False, update=True, autocast=True, give_tensor=False, scaled=False,
-          clip=True, unscale=True):
+          clip=True, unscale=True, autocast_dtype=True, early_return=False, train_mode=False):
     """The recipe with one knob per classic mistake."""
+    if train_mode:
+        model.train()
     x, y = batch
-    with torch.autocast(device_type=device, dtype=dtype, enabled=autocast):
+    kwargs = {"dtype": dtype} if autocast_dtype is True else (
+        {"dtype": autocast_dtype} if autocast_dtype else {})
+    with torch.autocast(device_type=device, enabled=autocast, **kwargs):
         loss = loss_fn(model(x), y)
     if scaler is None:
         loss.backward()
@@ -244,6 +323,9 @@ def _step(model, batch, loss_fn, optimizer, scaler, device, dtype, max_norm, cli
             torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm)
         if unscale:
             scaler.unscale_(optimizer)
+        if early_return and not all(torch.isfinite(p.grad).all() for p in model.parameters()):
+            optimizer.zero_grad()
+            return loss.item()
         if clip and not clip_first:
             torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm)
         if plain_step:
@@ -287,6 +369,39 @@ def amp_train_step_forgets_update(*args):
 @variant(TS, "amp_sin_autocast")
 def amp_train_step_without_autocast(*args):
     return _step(*args, autocast=False)
+
+
+@variant(TS, "amp_dtype_ignorado")
+def amp_train_step_autocast_default_dtype(*args):
+    return _step(*args, autocast_dtype=None)  # the device's default: bf16 on CPU
+
+
+@variant(TS, "amp_dtype_ignorado")
+def amp_train_step_always_bfloat16(*args):
+    return _step(*args, autocast_dtype=torch.bfloat16)
+
+
+@variant(TS, "amp_salto_a_mano")
+def amp_train_step_returns_early_on_overflow(*args):
+    return _step(*args, early_return=True)
+
+
+@variant(TS, "efecto_secundario")
+def amp_train_step_sets_train_mode(*args):
+    return _step(*args, train_mode=True)  # "a training step trains": the caller's eval lost
+
+
+@variant(TS, "amp_otro_umbral")
+def amp_train_step_fixed_max_norm(model, batch, loss_fn, optimizer, scaler, device, dtype,
+                                  max_norm):
+    return _step(model, batch, loss_fn, optimizer, scaler, device, dtype, 1.0)  # "the usual 1.0"
+
+
+if torch.cuda.is_available():  # on a CPU-only machine "cpu" is always the right device
+    @variant(TS, "amp_autocast_otro_dispositivo")
+    def amp_train_step_autocast_on_cpu_always(model, batch, loss_fn, optimizer, scaler, device,
+                                              dtype, max_norm):
+        return _step(model, batch, loss_fn, optimizer, scaler, "cpu", dtype, max_norm)
 
 
 @variant(TS, "grafo_vivo")
@@ -370,7 +485,7 @@ DIEGO_ESCALA = '''def simulate_loss_scale(found_inf, init_scale, growth_factor, 
 
 SAMPLE_STUDENTS = [
     SampleStudent("carla", "recorta los gradientes sin llamar antes a scaler.unscale_",
-                  {"amp_train_step": CARLA_PASO}, partial={"amp_train_step_test": 1.0}),
+                  {"amp_train_step": CARLA_PASO}, partial={"amp_train_step_test": 1.5}),
     SampleStudent("diego", "no reinicia el contador de pasos limpios tras un inf",
                   {"simulate_loss_scale": DIEGO_ESCALA},
                   partial={"simulate_loss_scale_test": 1.0}),
