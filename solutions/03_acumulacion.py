@@ -391,7 +391,8 @@ def accumulate_gradients(model, loss_fn, x, y, accum):
 
     No cambia nada más que ``.grad``: ni ``x`` ni ``y``, ni los valores o el
     ``requires_grad`` de los parámetros, ni ``loss_fn``, ni el modo (``train``/``eval``) de
-    ningún submódulo, ni el modo de autograd.
+    ningún submódulo (el modelo puede llegar en cualquiera de los dos, o con submódulos en
+    modos distintos), ni el modo de autograd.
     """
     ### BEGIN SOLUTION
     model.zero_grad()
@@ -527,8 +528,9 @@ def train_with_accumulation(model, loss_fn, optimizer, batches, accum):
 
     Solo los pasos del optimizador cambian los parámetros (y el estado del optimizador). No
     cambia ``batches`` (ni la lista ni sus tensores), ``loss_fn``, la configuración del
-    optimizador (``lr``, momento...), el ``requires_grad`` de los parámetros, el modo de
-    ningún submódulo ni el modo de autograd.
+    optimizador (``lr``, momento...), el ``requires_grad`` de los parámetros, el modo
+    (``train``/``eval``) de ningún submódulo (el modelo puede llegar en cualquiera de los
+    dos) ni el modo de autograd.
     """
     ### BEGIN SOLUTION
     n = len(batches)
@@ -752,7 +754,8 @@ def clipped_step(model, loss_fn, optimizer, x, y, max_norm):
 
     Solo el paso del optimizador cambia los parámetros (y el estado del optimizador). No
     cambia ``x`` ni ``y``, ``loss_fn``, la configuración del optimizador, el
-    ``requires_grad`` de los parámetros, el modo de ningún submódulo ni el modo de autograd.
+    ``requires_grad`` de los parámetros, el modo (``train``/``eval``) de ningún submódulo
+    (el modelo puede llegar en cualquiera de los dos) ni el modo de autograd.
     """
     ### BEGIN SOLUTION
     optimizer.zero_grad()

@@ -16,6 +16,7 @@ from autograder.chapters.ch03.student import (
     _copiar_grads,
     espiar_pasos,
     gradientes_del_lote_completo,
+    modo_de,
     oraculo_de_ciclos,
     recorte_a_mano,
 )
@@ -62,6 +63,7 @@ def _accumulation_shapes(generator):
     losses = _spread(generator, ("mse", "ce", "huber"), 4)
     dtypes = _spread(generator, ("float64", "float32"), 4)
     nested, frozen, stale = (_spread(generator, (True, False), 4) for _ in range(3))
+    modes = _spread(generator, MODES, 4)
     cases = []
     for i in range(4):
         D, H, K = _layers(generator)
@@ -76,7 +78,8 @@ def _accumulation_shapes(generator):
             K = _choose(generator, [v for v in (2, 3, 4) if v != D])
         else:
             accum, m = integer(generator, 2, 5), 1
-        shape = (losses[i], m, accum, D, H, K, dtypes[i], nested[i], frozen[i], stale[i])
+        shape = (losses[i], m, accum, D, H, K, dtypes[i], nested[i], frozen[i], stale[i],
+                 modes[i])
         cases.append((shape, case_seed(generator)))
     return cases
 
@@ -105,12 +108,14 @@ def _rows(inputs):
     return inputs["x"].shape[0] // inputs["accum"]
 
 
+MODES = ("train", "eval", "mixto")
+
 COMMON_FIXED = {
     "modo de autograd": "se llama con autograd activado (un paso de entrenamiento lo necesita); "
                         "se comprueba que la función lo deja así",
-    "modo del modelo": "el modelo llega en modo entrenamiento, sin Dropout ni BatchNorm (el modo "
-                       "no cambia ningún valor); se comprueba que no lo cambia",
 }
+
+MODE = Dimension("model.modo", lambda i: modo_de(i["model"]), must_include=MODES)
 
 ACCUMULATION_SPACE = Space(
     dimensions=(
@@ -132,6 +137,7 @@ ACCUMULATION_SPACE = Space(
         Dimension("model.grad_previo", lambda i: _stale(i["model"]),
                   must_include=(True, False)),
         Dimension("model.H", lambda i: i["model"][-1].in_features),
+        MODE,
     ),
     fixed=dict(COMMON_FIXED, **{
         "x.requires_grad": "x e y son datos (sin requires_grad); se comprueba que quedan "
@@ -149,6 +155,7 @@ def _cycle_shapes(generator):
     stale, nested = (_spread(generator, (True, False), 4) for _ in range(2))
     rows = _spread(generator, (1, 2, 3), 4)
     rates = _spread(generator, (1, 2, 4), 4)
+    modes = _spread(generator, MODES, 4)
     cases = []
     for i in range(4):
         if i == 0:
@@ -164,7 +171,7 @@ def _cycle_shapes(generator):
             accum = count + integer(generator, 1, 2)
         lr = (0.01 if optimizers[i] == "adam" else 0.05) * rates[i]
         shape = (losses[i], count, rows[i], accum, *_layers(generator), optimizers[i], lr,
-                 used[i], stale[i], nested[i])
+                 used[i], stale[i], nested[i], modes[i])
         cases.append((shape, case_seed(generator)))
     return cases
 
@@ -202,6 +209,7 @@ CYCLES_SPACE = Space(
         Dimension("model.grad_previo", lambda i: _stale(i["model"]),
                   must_include=(True, False)),
         Dimension("model.anidado", lambda i: _nested(i["model"]), must_include=(True, False)),
+        MODE,
     ),
     fixed=dict(COMMON_FIXED, **{
         "batches.iguales": "micro-lotes del mismo tamaño (lo dice el contrato: la media de un "
@@ -219,11 +227,13 @@ def _clipping_shapes(generator):
     stale, nested, frozen = (_spread(generator, (True, False), 4) for _ in range(3))
     rates = _spread(generator, (1, 2, 4), 4)
     sizes = _spread(generator, (1, integer(generator, 2, 5), integer(generator, 6, 9)), 4)
+    modes = _spread(generator, MODES, 4)
     cases = []
     for i in range(4):
         lr = (0.01 if optimizers[i] == "adam" else 0.05) * rates[i]
         shape = (losses[i], sizes[i], *_layers(generator),
-                 ratios[i], optimizers[i], lr, used[i], stale[i], nested[i], frozen[i])
+                 ratios[i], optimizers[i], lr, used[i], stale[i], nested[i], frozen[i],
+                 modes[i])
         cases.append((shape, case_seed(generator)))
     return cases
 
@@ -259,6 +269,7 @@ CLIPPING_SPACE = Space(
                   must_include=(True, False)),
         Dimension("model.anidado", lambda i: _nested(i["model"]), must_include=(True, False)),
         Dimension("model.congelado", lambda i: _frozen(i["model"]), must_include=(True, False)),
+        MODE,
     ),
     fixed=dict(COMMON_FIXED, **{
         "optimizer.parametros": "el optimizador se creó sobre los parámetros entrenables del "
@@ -280,7 +291,7 @@ check = checker(HIDDEN)  # what the graded cells of the instructor notebook call
 # autograder/mutation.py), each with the reason.
 EQUIVALENT_MUTANTS = {
     "clipped_step": {
-        "L28:11 sin .item()": "el contrato admite la norma como float o como tensor de "
+        "L29:11 sin .item()": "el contrato admite la norma como float o como tensor de "
                               "dimensión 0 sin grafo (lo que devuelve clip_grad_norm_)",
     },
 }

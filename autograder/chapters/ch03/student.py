@@ -230,12 +230,16 @@ def comparar(nombre, obtenido, esperado, factores=None, alternativas=None, rtol=
     exigir(diagnosticar(nombre, obtenido, esperado, factores, alternativas, rtol, atol))
 
 
-def red_pequena(generador, D, H, K, dtype=torch.float64, anidada=False, congelada=False):
+def red_pequena(generador, D, H, K, dtype=torch.float64, anidada=False, congelada=False,
+                modo="train"):
     """A small Linear–Tanh–Linear model whose weights come from ``generador``.
 
     ``anidada``: the first layer and its activation inside a Sequential of their own
     (parameter names change, values do not). ``congelada``: the first bias does not
-    require grad (a frozen parameter: its ``.grad`` stays None)."""
+    require grad (a frozen parameter: its ``.grad`` stays None). ``modo``: "train",
+    "eval", or "mixto" (the model in training mode, its first submodule in eval mode);
+    with no Dropout nor BatchNorm the mode changes no value, and the call must leave it
+    as it was."""
     primera = [torch.nn.Linear(D, H), torch.nn.Tanh()]
     capas = [torch.nn.Sequential(*primera)] if anidada else primera
     modelo = torch.nn.Sequential(*capas, torch.nn.Linear(H, K)).double()
@@ -245,7 +249,16 @@ def red_pequena(generador, D, H, K, dtype=torch.float64, anidada=False, congelad
     modelo = modelo.to(dtype)
     if congelada:
         list(modelo.parameters())[1].requires_grad_(False)
+    modelo.train(modo != "eval")
+    if modo == "mixto":
+        modelo[0].eval()
     return modelo
+
+
+def modo_de(modelo):
+    """"train", "eval" or "mixto", as ``red_pequena`` builds them."""
+    modos = {m.training for m in modelo.modules()}
+    return "mixto" if len(modos) > 1 else "train" if modos == {True} else "eval"
 
 
 def datos(generador, tipo, N, D, K, dtype=torch.float64):
@@ -473,14 +486,15 @@ def repetidor(modelo, optimizador):
 # ---------------------------------------------------------- exercise 1: accumulate_gradients
 def construir_acumulacion(generador, forma):
     """model, loss_fn, x, y, accum for ``forma`` = (tipo, m, accum, D, H, K[, dtype,
-    anidada, congelada, viejos]): N = m·accum rows.
+    anidada, congelada, viejos, modo]): N = m·accum rows.
 
     ``viejos`` (default True): the parameters arrive with stale gradients in ``.grad``, as
     after an earlier step."""
     tipo, m, accum, D, H, K = forma[:6]
-    dtype, anidada, congelada, viejos = _resto(forma[6:], ("float64", False, False, True))
+    dtype, anidada, congelada, viejos, modo = _resto(
+        forma[6:], ("float64", False, False, True, "train"))
     dtype = getattr(torch, dtype)
-    modelo = red_pequena(generador, D, H, K, dtype, anidada, congelada)
+    modelo = red_pequena(generador, D, H, K, dtype, anidada, congelada, modo)
     x, y, loss_fn = datos(generador, tipo, m * accum, D, K, dtype)
     if viejos:
         gradientes_viejos(generador, modelo)
@@ -600,8 +614,10 @@ def gradientes_del_lote_completo(model, loss_fn, x, y, accum):
 
 
 def comprobar_accumulate_gradients(accumulate_gradients):
-    """Public check: accumulated gradients against one gradient over the whole batch."""
-    caso = caso_en_proceso(ACCUMULATE_GRADIENTS, accumulate_gradients, 1, ("mse", 2, 4, 3, 5, 2),
+    """Public check: accumulated gradients against one gradient over the whole batch; the
+    model arrives with stale gradients and its first layer in eval mode."""
+    caso = caso_en_proceso(ACCUMULATE_GRADIENTS, accumulate_gradients, 1,
+                           ("mse", 2, 4, 3, 5, 2, "float64", False, False, True, "mixto"),
                            gradientes_del_lote_completo)
     comprobar(ACCUMULATE_GRADIENTS.partes, caso,
               "Tus gradientes acumulados son los del lote completo (en este ejemplo).")
@@ -630,13 +646,15 @@ def optimizador(generador, modelo, tipo, lr, usado):
 
 def construir_ciclos(generador, forma):
     """model, loss_fn, optimizer, batches, accum for ``forma`` = (tipo, lotes, m, accum, D,
-    H, K[, optim, lr, usado, viejos, anidada]): ``lotes`` micro-batches of m rows each.
+    H, K[, optim, lr, usado, viejos, anidada, modo]): ``lotes`` micro-batches of m rows
+    each.
 
     Defaults: plain SGD with lr 0.1 that took no step yet, no stale gradients, a flat
     model."""
     tipo, lotes, m, accum, D, H, K = forma[:7]
-    optim, lr, usado, viejos, anidada = _resto(forma[7:], ("sgd", TASA, False, False, False))
-    modelo = red_pequena(generador, D, H, K, anidada=anidada)
+    optim, lr, usado, viejos, anidada, modo = _resto(
+        forma[7:], ("sgd", TASA, False, False, False, "train"))
+    modelo = red_pequena(generador, D, H, K, anidada=anidada, modo=modo)
     batches = []
     for _ in range(lotes):
         x, y, loss_fn = datos(generador, tipo, m, D, K)
@@ -825,7 +843,7 @@ def comprobar_train_with_accumulation(train_with_accumulation):
     comprobar(TRAIN_WITH_ACCUMULATION.partes, caso,
               "Cada paso ve la media de su ciclo, incluido el ciclo final incompleto.")
     caso = caso_en_proceso(TRAIN_WITH_ACCUMULATION, train_with_accumulation, 3,
-                           ("ce", 8, 2, 4, 3, 5, 2, "sgd", TASA, False, True),
+                           ("ce", 8, 2, 4, 3, 5, 2, "sgd", TASA, False, True, False, "eval"),
                            ciclos_con_lotes_unidos)
     comprobar(TRAIN_WITH_ACCUMULATION.partes, caso,
               "Y sin ciclo incompleto (8 micro-lotes, accum = 4), ni un paso de más, "
@@ -835,15 +853,16 @@ def comprobar_train_with_accumulation(train_with_accumulation):
 # ---------------------------------------------------------------- exercise 3: clipped_step
 def construir_recorte(generador, forma):
     """model, loss_fn, optimizer, x, y, max_norm for ``forma`` = (tipo, N, D, H, K,
-    razon[, optim, lr, usado, viejos, anidada, congelada]): max_norm is ``razon`` times
+    razon[, optim, lr, usado, viejos, anidada, congelada, modo]): max_norm is ``razon`` times
     this batch's gradient norm (< 1: clipping happens).
 
     Defaults: plain SGD with lr 0.1, the parameters arrive with stale gradients in
     ``.grad`` (as after an earlier step), a flat model with every parameter trainable."""
     tipo, N, D, H, K, razon = forma[:6]
-    optim, lr, usado, viejos, anidada, congelada = _resto(
-        forma[6:], ("sgd", TASA, False, True, False, False))
-    modelo = red_pequena(generador, D, H, K, anidada=anidada, congelada=congelada)
+    optim, lr, usado, viejos, anidada, congelada, modo = _resto(
+        forma[6:], ("sgd", TASA, False, True, False, False, "train"))
+    modelo = red_pequena(generador, D, H, K, anidada=anidada, congelada=congelada,
+                         modo=modo)
     x, y, loss_fn = datos(generador, tipo, N, D, K)
     opt = optimizador(generador, modelo, optim, lr, usado)
     entrenables = [p for p in modelo.parameters() if p.requires_grad]
@@ -1002,10 +1021,11 @@ def recorte_a_mano(model, loss_fn, optimizer, x, y, max_norm):
 
 
 def comprobar_clipped_step(clipped_step):
-    """Public check: one clipped SGD step on a small network, then one where the gradient
-    norm is already below max_norm (nothing to clip)."""
-    caso = caso_en_proceso(CLIPPED_STEP, clipped_step, 3, ("mse", 8, 3, 5, 2, 0.25),
-                           recorte_a_mano)
+    """Public check: one clipped SGD step on a small network (in eval mode), then one where
+    the gradient norm is already below max_norm (nothing to clip)."""
+    caso = caso_en_proceso(CLIPPED_STEP, clipped_step, 3,
+                           ("mse", 8, 3, 5, 2, 0.25, "sgd", TASA, False, True, False, False,
+                            "eval"), recorte_a_mano)
     comprobar(CLIPPED_STEP.partes, caso,
               "Recortas después de backward y antes de step, y devuelves la norma previa.")
     caso = caso_en_proceso(CLIPPED_STEP, clipped_step, 4, ("ce", 6, 4, 3, 3, 3.0),

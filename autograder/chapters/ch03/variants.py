@@ -186,6 +186,19 @@ def accumulate_gradients_sums_with_the_callers_loss(model, loss_fn, x, y, accum)
     return total
 
 
+@variant(AC, "efecto_secundario")
+def accumulate_gradients_sets_training_mode(model, loss_fn, x, y, accum):
+    # Puts the model in training mode "to be safe"; the caller's eval mode is lost.
+    model.train()
+    model.zero_grad()
+    total = 0.0
+    for xb, yb in zip(x.chunk(accum), y.chunk(accum)):
+        loss = loss_fn(model(xb), yb) / accum
+        loss.backward()
+        total += loss.item()
+    return total
+
+
 @variant(AC, "sin_implementar")
 def accumulate_gradients_stub(model, loss_fn, x, y, accum):
     raise NotImplementedError()
@@ -388,6 +401,26 @@ def train_with_accumulation_zero_grad_only_after_steps(model, loss_fn, optimizer
     return losses
 
 
+@variant(PC, "efecto_secundario")
+def train_with_accumulation_sets_training_mode(model, loss_fn, optimizer, batches, accum):
+    # The usual first line of a training loop, here against the contract: the caller's
+    # eval mode is not restored.
+    model.train()
+    n, losses, running = len(batches), [], 0.0
+    optimizer.zero_grad()
+    for i, (xb, yb) in enumerate(batches):
+        cycle_len = min(accum, n - (i // accum) * accum)
+        loss = loss_fn(model(xb), yb)
+        (loss / cycle_len).backward()
+        running += loss.item() / cycle_len
+        if (i + 1) % accum == 0 or i + 1 == n:
+            optimizer.step()
+            optimizer.zero_grad()
+            losses.append(running)
+            running = 0.0
+    return losses
+
+
 @variant(PC, "sin_implementar")
 def train_with_accumulation_stub(model, loss_fn, optimizer, batches, accum):
     raise NotImplementedError()
@@ -450,6 +483,17 @@ def clipped_step_clips_before_backward(model, loss_fn, optimizer, x, y, max_norm
     loss_fn(model(x), y).backward()
     optimizer.step()
     return norm.item()  # always 0.0: not a typed-in answer, the clip came too early
+
+
+@variant(CS, "efecto_secundario")
+def clipped_step_sets_training_mode(model, loss_fn, optimizer, x, y, max_norm):
+    # A training step "should" run in training mode: switches it and never switches back.
+    model.train()
+    optimizer.zero_grad()
+    loss_fn(model(x), y).backward()
+    norm = torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm)
+    optimizer.step()
+    return norm.item()
 
 
 @variant(CS, "grad_previo_sin_borrar")
