@@ -199,6 +199,19 @@ def accumulate_gradients_sets_training_mode(model, loss_fn, x, y, accum):
     return total
 
 
+@variant(AC, "micro_lotes_incorrectos")
+def accumulate_gradients_skips_the_last_micro_batch(model, loss_fn, x, y, accum):
+    # Off by one: range(accum - 1) never reaches the last micro-batch (nor any, if accum = 1).
+    model.zero_grad()
+    m = x.shape[0] // accum
+    total = 0.0
+    for i in range(accum - 1):
+        loss = loss_fn(model(x[i * m:(i + 1) * m]), y[i * m:(i + 1) * m]) / accum
+        loss.backward()
+        total += loss.item()
+    return total
+
+
 @variant(AC, "sin_implementar")
 def accumulate_gradients_stub(model, loss_fn, x, y, accum):
     raise NotImplementedError()
@@ -421,6 +434,45 @@ def train_with_accumulation_sets_training_mode(model, loss_fn, optimizer, batche
     return losses
 
 
+@variant(PC, "micro_lote_mal_pesado")
+def train_with_accumulation_partial_divisor_one_too_early(model, loss_fn, optimizer, batches,
+                                                         accum):
+    # Off by one: the last micro-batch of the last full cycle already gets the partial
+    # cycle's divisor.
+    n = len(batches)
+    full, rest = divmod(n, accum)
+    losses, running, seen = [], 0.0, 0
+    optimizer.zero_grad()
+    for i, (xb, yb) in enumerate(batches):
+        divisor = rest if rest and i >= full * accum - 1 else accum
+        loss = loss_fn(model(xb), yb)
+        (loss / divisor).backward()
+        running += loss.item()
+        seen += 1
+        if (i + 1) % accum == 0 or i + 1 == n:
+            optimizer.step()
+            optimizer.zero_grad()
+            losses.append(running / seen)
+            running, seen = 0.0, 0
+    return losses
+
+
+@variant(PC, "numero_de_perdidas")
+def train_with_accumulation_logs_every_micro_batch(model, loss_fn, optimizer, batches, accum):
+    # The steps are right, but the log has one loss per micro-batch, not one per step.
+    n, losses = len(batches), []
+    optimizer.zero_grad()
+    for i, (xb, yb) in enumerate(batches):
+        cycle_len = min(accum, n - (i // accum) * accum)
+        loss = loss_fn(model(xb), yb)
+        (loss / cycle_len).backward()
+        losses.append(loss.item())
+        if (i + 1) % accum == 0 or i + 1 == n:
+            optimizer.step()
+            optimizer.zero_grad()
+    return losses
+
+
 @variant(PC, "sin_implementar")
 def train_with_accumulation_stub(model, loss_fn, optimizer, batches, accum):
     raise NotImplementedError()
@@ -494,6 +546,20 @@ def clipped_step_sets_training_mode(model, loss_fn, optimizer, x, y, max_norm):
     norm = torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm)
     optimizer.step()
     return norm.item()
+
+
+@variant(CS, "norma_l1")
+def clipped_step_with_the_l1_norm(model, loss_fn, optimizer, x, y, max_norm):
+    # Clips by hand, measuring the gradients with the L1 norm instead of the L2 one.
+    optimizer.zero_grad()
+    loss_fn(model(x), y).backward()
+    grads = [p.grad for p in model.parameters() if p.grad is not None]
+    norm = sum(g.abs().sum() for g in grads).item()
+    with torch.no_grad():
+        for g in grads:
+            g.mul_(min(1.0, max_norm / (norm + 1e-6)))
+    optimizer.step()
+    return norm
 
 
 @variant(CS, "grad_previo_sin_borrar")
