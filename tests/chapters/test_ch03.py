@@ -76,6 +76,25 @@ def test_a_forgotten_final_step_costs_only_the_final_cycle_part():
                     "de más"], result.informe("")
 
 
+def test_one_micro_batch_with_another_divisor_is_named_and_costs_only_its_part():
+    for student in ("alumna", "alumno", "otra"):
+        result = grade("train_with_accumulation",
+                       variants.train_with_accumulation_partial_divisor_one_too_early, student)
+        assert result.diagnostico == "micro_lote_mal_pesado", result.informe("")
+        lost = [name for name, points in points_by_part(result).items() if points == 0]
+        assert lost == ["un paso cada accum micro-lotes, con el gradiente medio del ciclo"]
+
+
+def test_a_model_set_to_training_mode_costs_only_the_side_effect_part():
+    for exercise, function in (
+            ("accumulate_gradients", variants.accumulate_gradients_sets_training_mode),
+            ("train_with_accumulation", variants.train_with_accumulation_sets_training_mode),
+            ("clipped_step", variants.clipped_step_sets_training_mode)):
+        result = grade(exercise, function)
+        assert result.diagnostico == "efecto_secundario" and ".training" in result.informe("")
+        assert result.puntos == result.maximo - 0.5
+
+
 def test_side_effects_are_observed_not_assumed():
     # the caller's loss switched to a sum (values still right), the caller's list emptied
     result = grade("accumulate_gradients", variants.accumulate_gradients_sums_with_the_callers_loss)

@@ -2,8 +2,9 @@
 
 Each exercise's contract is a ``Space``: every student's cases meet each of its edges
 (accum = 1, micro-batches of one row, a float32 model, a nested model, a frozen
-parameter, stale gradients or none, an optimizer that already has state, more micro-batches
-than... or fewer than accum) and see every other degree of freedom vary."""
+parameter, stale gradients or none, an optimizer that already has state, a model in
+train, eval or mixed mode, fewer micro-batches than accum) and see every other degree of
+freedom vary."""
 
 import copy
 
@@ -213,7 +214,9 @@ CYCLES_SPACE = Space(
     ),
     fixed=dict(COMMON_FIXED, **{
         "batches.iguales": "micro-lotes del mismo tamaño (lo dice el contrato: la media de un "
-                           "ciclo es la media de sus pérdidas)"}))
+                           "ciclo es la media de sus pérdidas)",
+        "dtype": "float64: un paso de entrenamiento no depende del dtype (accumulate_gradients "
+                 "ya sortea float32); así los pasos se comparan sin holgura de redondeo"}))
 
 
 # ---------------------------------------------------------------- clipped_step
@@ -276,7 +279,9 @@ CLIPPING_SPACE = Space(
                                 "modelo: recortar los del modelo o los del optimizador es lo "
                                 "mismo",
         "x.requires_grad": "x e y son datos (sin requires_grad); se comprueba que quedan "
-                           "intactos"}))
+                           "intactos",
+        "dtype": "float64: un paso de entrenamiento no depende del dtype (accumulate_gradients "
+                 "ya sortea float32); así los pasos se comparan sin holgura de redondeo"}))
 
 
 HIDDEN = hidden_table(
