@@ -373,13 +373,26 @@ print("pases registrados por BatchNorm en un solo paso del optimizador:",
 
 # %% exercise="accumulate_gradients"
 def accumulate_gradients(model, loss_fn, x, y, accum):
-    """Fill each parameter's .grad with the full-batch gradient of ``loss_fn(model(x), y)``.
+    """Deja en el ``.grad`` de cada parámetro el gradiente de ``loss_fn(model(x), y)`` sobre
+    el lote entero, calculado por micro-lotes.
 
-    ``x`` has N rows, N divisible by ``accum``; ``loss_fn`` averages over the batch. Calls
-    ``model`` exactly ``accum`` times, on consecutive micro-batches of N / accum rows, with
-    one backward per micro-batch. Whatever ``.grad`` held before the call is discarded.
-    Returns the full-batch loss as a Python float. Leaves ``x``, ``y`` and the parameter
-    values unchanged.
+    Recibe un modelo (plano o con submódulos anidados; puede tener parámetros congelados,
+    con ``requires_grad=False``), una pérdida ``loss_fn`` que promedia sobre el lote (MSE,
+    Huber, entropía cruzada...), ``x`` con N filas (``float32`` o ``float64``), ``y`` con
+    sus N objetivos y un entero ``accum >= 1`` que divide a N (con ``accum = 1`` hay un
+    solo micro-lote: el lote entero).
+
+    Llama a ``model`` exactamente ``accum`` veces, sobre trozos consecutivos de
+    m = N / accum filas (``x[0:m]``, ``x[m:2*m]``...), con un ``backward()`` por trozo. Lo
+    que ``.grad`` tuviera antes de la llamada se descarta; los parámetros congelados se
+    quedan sin gradiente.
+
+    Devuelve la pérdida del lote entero como ``float`` de Python.
+
+    No cambia nada más que ``.grad``: ni ``x`` ni ``y``, ni los valores o el
+    ``requires_grad`` de los parámetros, ni ``loss_fn``, ni el modo (``train``/``eval``) de
+    ningún submódulo (el modelo puede llegar en cualquiera de los dos, o con submódulos en
+    modos distintos), ni el modo de autograd.
     """
     ### BEGIN SOLUTION
     model.zero_grad()
@@ -487,19 +500,37 @@ print(f"dividiendo por accum = 4:  norma {gradiente_del_ultimo_ciclo(4):.4f}  "
 # Escribe `train_with_accumulation`: recorre `batches` (una lista de micro-lotes `(x, y)`
 # del mismo tamaño), da un paso del optimizador cada `accum` micro-lotes y uno más al final
 # si sobran micro-lotes. La pérdida de cada micro-lote se divide por el número de
-# micro-lotes de **su** ciclo. Devuelve una lista con la pérdida de cada paso (la media de
-# su ciclo) como `float`.
+# micro-lotes de **su** ciclo (si `accum` es mayor que el número de micro-lotes, hay un solo
+# ciclo, incompleto). Como en el ejercicio 1, cuando te llaman `.grad` puede traer restos:
+# ningún paso debe verlos. Devuelve una lista con la pérdida de cada paso (la media de su
+# ciclo) como `float`, y deja `batches` como estaba.
 
 # %% exercise="train_with_accumulation"
 def train_with_accumulation(model, loss_fn, optimizer, batches, accum):
-    """Gradient accumulation over ``batches``, a list of equally sized (x, y) micro-batches.
+    """Entrena con acumulación de gradientes sobre ``batches``; devuelve la pérdida de cada
+    paso.
 
-    One ``optimizer.step()`` after every ``accum`` micro-batches, plus one after the last
-    micro-batch when ``len(batches)`` is not a multiple of ``accum`` (the final, partial
-    cycle). Each micro-batch loss is divided by the number of micro-batches in its own
-    cycle, so every step uses the mean gradient of its cycle; gradients never leak from
-    one cycle into the next. Returns one Python float per optimizer step: the mean loss of
-    that cycle. Leaves the micro-batches unchanged.
+    Recibe un modelo (plano o con submódulos anidados), una pérdida ``loss_fn`` que promedia
+    sobre el lote, un optimizador creado sobre los parámetros del modelo (cualquiera: SGD
+    con o sin momento, Adam...; puede traer estado de pasos anteriores), ``batches``, una
+    lista de micro-lotes ``(x, y)`` del mismo tamaño (de una fila o más), y un entero
+    ``accum >= 1``.
+
+    Recorre los micro-lotes en orden, en ciclos de ``accum`` micro-lotes consecutivos, y da
+    un ``optimizer.step()`` al final de cada ciclo. Si ``len(batches)`` no es múltiplo de
+    ``accum``, el último ciclo, incompleto, también da su paso (si ``accum > len(batches)``,
+    ese es el único paso). La pérdida de cada micro-lote se divide por el número de
+    micro-lotes de **su** ciclo, así que cada paso usa el gradiente medio de su ciclo y nada
+    más: ni los gradientes de otro ciclo ni lo que ``.grad`` traía al llamar a la función.
+    Lo que quede en ``.grad`` al terminar no importa.
+
+    Devuelve una lista con un ``float`` de Python por paso: la pérdida media de su ciclo.
+
+    Solo los pasos del optimizador cambian los parámetros (y el estado del optimizador). No
+    cambia ``batches`` (ni la lista ni sus tensores), ``loss_fn``, la configuración del
+    optimizador (``lr``, momento...), el ``requires_grad`` de los parámetros, el modo
+    (``train``/``eval``) de ningún submódulo (el modelo puede llegar en cualquiera de los
+    dos) ni el modo de autograd.
     """
     ### BEGIN SOLUTION
     n = len(batches)
@@ -697,19 +728,34 @@ widgets.interactive(explorar_max_norm, max_norm=widgets.Dropdown(
 #
 # Escribe `clipped_step`: un paso de entrenamiento completo sobre el lote `(x, y)` que
 # recorta la norma total del gradiente a `max_norm` en el momento justo y devuelve la norma
-# **de antes** del recorte, para registrarla. Como en el ejercicio 1, cuando te llaman `.grad`
-# puede traer restos de un paso anterior: descártalos.
+# **de antes** del recorte, como `float`, para registrarla. Se recortan juntos los gradientes
+# de todos los parámetros del modelo. Como en el ejercicio 1, cuando te llaman `.grad` puede
+# traer restos de un paso anterior: descártalos.
 
 # %% exercise="clipped_step"
 def clipped_step(model, loss_fn, optimizer, x, y, max_norm):
-    """One training step on (x, y) with gradient clipping.
+    """Un paso de entrenamiento sobre el lote ``(x, y)`` con recorte de la norma del
+    gradiente.
 
-    Clears the gradients first (``.grad`` may hold leftovers of an earlier step), runs
-    forward and backward, rescales all gradients together so that their total L2 norm is
-    at most ``max_norm`` (``clip_grad_norm_``), and then calls ``optimizer.step()`` once,
-    so the step uses the clipped gradients. Returns the total
-    gradient norm before clipping (a Python float; a 0-dim tensor is accepted). Leaves
-    ``x`` and ``y`` unchanged.
+    Recibe un modelo (plano o con submódulos anidados; puede tener parámetros congelados),
+    una pérdida ``loss_fn`` que promedia sobre el lote, un optimizador creado sobre los
+    parámetros entrenables del modelo (cualquiera; puede traer estado), el lote ``x``, ``y``
+    (de una fila o más) y ``max_norm > 0``.
+
+    Descarta lo que ``.grad`` tuviera (puede traer restos de un paso anterior), hace el pase
+    hacia adelante y el ``backward()``, reescala a la vez los gradientes de todos los
+    parámetros del modelo para que su norma L2 total no pase de ``max_norm`` (lo que hace
+    ``torch.nn.utils.clip_grad_norm_``; si la norma ya no pasa de ``max_norm``, no los toca)
+    y llama una sola vez a ``optimizer.step()``, que así usa los gradientes recortados.
+
+    Devuelve la norma total del gradiente **de antes** del recorte como ``float`` de Python
+    (se acepta también el tensor de dimensión 0, sin grafo, que devuelve
+    ``clip_grad_norm_``).
+
+    Solo el paso del optimizador cambia los parámetros (y el estado del optimizador). No
+    cambia ``x`` ni ``y``, ``loss_fn``, la configuración del optimizador, el
+    ``requires_grad`` de los parámetros, el modo (``train``/``eval``) de ningún submódulo
+    (el modelo puede llegar en cualquiera de los dos) ni el modo de autograd.
     """
     ### BEGIN SOLUTION
     optimizer.zero_grad()

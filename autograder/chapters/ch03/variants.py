@@ -46,7 +46,8 @@ def accumulate_gradients_divides_the_gradients_afterwards(model, loss_fn, x, y, 
         losses.append(loss.item())
     with torch.no_grad():
         for p in model.parameters():
-            p.grad /= accum
+            if p.grad is not None:  # a frozen parameter has none
+                p.grad /= accum
     return sum(losses) / accum
 
 
@@ -63,7 +64,8 @@ def _accumulate(model, loss_fn, x, y, accum, divisor=None, zero_first=True, zero
         loss.backward()
         total += loss.item()
     for p in model.parameters():
-        p.grad /= grad_divisor
+        if p.grad is not None:
+            p.grad /= grad_divisor
     return total
 
 
@@ -117,6 +119,96 @@ def accumulate_gradients_returns_the_loss_tensor(model, loss_fn, x, y, accum):
         loss = loss_fn(model(xb), yb) / accum
         loss.backward()
         total = total + loss  # keeps every micro-batch's graph alive
+    return total
+
+
+@variant(AC, "micro_lotes_no_consecutivos")
+def accumulate_gradients_strided_rows(model, loss_fn, x, y, accum):
+    # Same sizes and the same sum, but each call gets every accum-th row, not a block.
+    model.zero_grad()
+    total = 0.0
+    for i in range(accum):
+        loss = loss_fn(model(x[i::accum]), y[i::accum]) / accum
+        loss.backward()
+        total += loss.item()
+    return total
+
+
+@variant(AC, "grad_borrado_al_final")
+def accumulate_gradients_zero_grad_at_the_end(model, loss_fn, x, y, accum):
+    total = _accumulate(model, loss_fn, x, y, accum)
+    model.zero_grad()  # "leave things clean": the result was in .grad
+    return total
+
+
+@variant(AC, "perdida_sumada_sin_dividir")
+def accumulate_gradients_returns_the_undivided_sum(model, loss_fn, x, y, accum):
+    model.zero_grad()
+    total = 0.0
+    for xb, yb in zip(x.chunk(accum), y.chunk(accum)):
+        loss = loss_fn(model(xb), yb)
+        (loss / accum).backward()
+        total += loss.item()  # the undivided loss
+    return total
+
+
+@variant(AC, "perdida_del_ultimo_micro_lote")
+def accumulate_gradients_returns_the_last_loss(model, loss_fn, x, y, accum):
+    model.zero_grad()
+    for xb, yb in zip(x.chunk(accum), y.chunk(accum)):
+        loss = loss_fn(model(xb), yb)
+        (loss / accum).backward()
+    return loss.item()
+
+
+@variant(AC, "dividido_por_filas")
+def accumulate_gradients_divides_by_the_micro_batch_size(model, loss_fn, x, y, accum):
+    model.zero_grad()
+    m = x.shape[0] // accum
+    total = 0.0
+    for xb, yb in zip(x.split(m), y.split(m)):
+        loss = loss_fn(model(xb), yb)
+        (loss / m).backward()  # m rows, not accum micro-batches
+        total += loss.item()
+    return total / accum
+
+
+@variant(AC, "efecto_secundario")
+def accumulate_gradients_sums_with_the_callers_loss(model, loss_fn, x, y, accum):
+    # Switches the caller's loss to a sum and divides by N by hand; never switches it back.
+    loss_fn.reduction = "sum"
+    model.zero_grad()
+    total = 0.0
+    for xb, yb in zip(x.chunk(accum), y.chunk(accum)):
+        loss = loss_fn(model(xb), yb) / y.numel()  # a sum over every element of y
+        loss.backward()
+        total += loss.item()
+    return total
+
+
+@variant(AC, "efecto_secundario")
+def accumulate_gradients_sets_training_mode(model, loss_fn, x, y, accum):
+    # Puts the model in training mode "to be safe"; the caller's eval mode is lost.
+    model.train()
+    model.zero_grad()
+    total = 0.0
+    for xb, yb in zip(x.chunk(accum), y.chunk(accum)):
+        loss = loss_fn(model(xb), yb) / accum
+        loss.backward()
+        total += loss.item()
+    return total
+
+
+@variant(AC, "micro_lotes_incorrectos")
+def accumulate_gradients_skips_the_last_micro_batch(model, loss_fn, x, y, accum):
+    # Off by one: range(accum - 1) never reaches the last micro-batch (nor any, if accum = 1).
+    model.zero_grad()
+    m = x.shape[0] // accum
+    total = 0.0
+    for i in range(accum - 1):
+        loss = loss_fn(model(x[i * m:(i + 1) * m]), y[i * m:(i + 1) * m]) / accum
+        loss.backward()
+        total += loss.item()
     return total
 
 
@@ -270,6 +362,117 @@ def train_with_accumulation_logs_tensors(model, loss_fn, optimizer, batches, acc
     return _train(model, loss_fn, optimizer, batches, accum, log=None)
 
 
+@variant(PC, "efecto_secundario")
+def train_with_accumulation_pops_the_batches(model, loss_fn, optimizer, batches, accum):
+    # Treats the caller's list as a queue: it is empty when the function returns.
+    losses = []
+    while batches:
+        cycle = [batches.pop(0) for _ in range(min(accum, len(batches)))]
+        optimizer.zero_grad()
+        total = 0.0
+        for xb, yb in cycle:
+            loss = loss_fn(model(xb), yb)
+            (loss / len(cycle)).backward()
+            total += loss.item()
+        optimizer.step()
+        losses.append(total / len(cycle))
+    return losses
+
+
+@variant(PC, "registro_dividido")
+def train_with_accumulation_logs_the_divided_losses(model, loss_fn, optimizer, batches, accum):
+    losses = []
+    for start in range(0, len(batches), accum):
+        cycle = batches[start:start + accum]
+        optimizer.zero_grad()
+        divided = []
+        for xb, yb in cycle:
+            loss = loss_fn(model(xb), yb) / len(cycle)
+            loss.backward()
+            divided.append(loss.item())
+        optimizer.step()
+        losses.append(sum(divided) / len(divided))  # divided twice
+    return losses
+
+
+@variant(PC, "grad_previo_sin_borrar")
+def train_with_accumulation_zero_grad_only_after_steps(model, loss_fn, optimizer, batches,
+                                                       accum):
+    # Clears after each step, never before the first: leftovers reach the first step.
+    n = len(batches)
+    losses, running = [], 0.0
+    for i, (xb, yb) in enumerate(batches):
+        cycle_len = min(accum, n - (i // accum) * accum)
+        loss = loss_fn(model(xb), yb) / cycle_len
+        loss.backward()
+        running += loss.item()
+        if (i + 1) % accum == 0 or i + 1 == n:
+            optimizer.step()
+            optimizer.zero_grad()
+            losses.append(running)
+            running = 0.0
+    return losses
+
+
+@variant(PC, "efecto_secundario")
+def train_with_accumulation_sets_training_mode(model, loss_fn, optimizer, batches, accum):
+    # The usual first line of a training loop, here against the contract: the caller's
+    # eval mode is not restored.
+    model.train()
+    n, losses, running = len(batches), [], 0.0
+    optimizer.zero_grad()
+    for i, (xb, yb) in enumerate(batches):
+        cycle_len = min(accum, n - (i // accum) * accum)
+        loss = loss_fn(model(xb), yb)
+        (loss / cycle_len).backward()
+        running += loss.item() / cycle_len
+        if (i + 1) % accum == 0 or i + 1 == n:
+            optimizer.step()
+            optimizer.zero_grad()
+            losses.append(running)
+            running = 0.0
+    return losses
+
+
+@variant(PC, "micro_lote_mal_pesado")
+def train_with_accumulation_partial_divisor_one_too_early(model, loss_fn, optimizer, batches,
+                                                         accum):
+    # Off by one: the last micro-batch of the last full cycle already gets the partial
+    # cycle's divisor.
+    n = len(batches)
+    full, rest = divmod(n, accum)
+    losses, running, seen = [], 0.0, 0
+    optimizer.zero_grad()
+    for i, (xb, yb) in enumerate(batches):
+        divisor = rest if rest and i >= full * accum - 1 else accum
+        loss = loss_fn(model(xb), yb)
+        (loss / divisor).backward()
+        running += loss.item()
+        seen += 1
+        if (i + 1) % accum == 0 or i + 1 == n:
+            optimizer.step()
+            optimizer.zero_grad()
+            losses.append(running / seen)
+            running, seen = 0.0, 0
+    return losses
+
+
+@variant(PC, "numero_de_perdidas")
+def train_with_accumulation_logs_every_micro_batch(model, loss_fn, optimizer, batches, accum):
+    # The steps are right, but the log has one loss per micro-batch, not one per step.
+    n, losses = len(batches), []
+    optimizer.zero_grad()
+    for i, (xb, yb) in enumerate(batches):
+        cycle_len = min(accum, n - (i // accum) * accum)
+        loss = loss_fn(model(xb), yb)
+        (loss / cycle_len).backward()
+        losses.append(loss.item())
+        if (i + 1) % accum == 0 or i + 1 == n:
+            optimizer.step()
+            optimizer.zero_grad()
+    return losses
+
+
 @variant(PC, "sin_implementar")
 def train_with_accumulation_stub(model, loss_fn, optimizer, batches, accum):
     raise NotImplementedError()
@@ -286,7 +489,7 @@ def train_with_accumulation_hardcoded(model, loss_fn, optimizer, batches, accum)
 def clipped_step_by_hand(model, loss_fn, optimizer, x, y, max_norm):
     model.zero_grad()
     loss_fn(model(x), y).backward()
-    grads = [p.grad for p in model.parameters()]
+    grads = [p.grad for p in model.parameters() if p.grad is not None]  # frozen: None
     total = torch.linalg.vector_norm(torch.stack([torch.linalg.vector_norm(g) for g in grads]))
     scale = torch.clamp(max_norm / (total + 1e-6), max=1.0)
     with torch.no_grad():
@@ -334,6 +537,31 @@ def clipped_step_clips_before_backward(model, loss_fn, optimizer, x, y, max_norm
     return norm.item()  # always 0.0: not a typed-in answer, the clip came too early
 
 
+@variant(CS, "efecto_secundario")
+def clipped_step_sets_training_mode(model, loss_fn, optimizer, x, y, max_norm):
+    # A training step "should" run in training mode: switches it and never switches back.
+    model.train()
+    optimizer.zero_grad()
+    loss_fn(model(x), y).backward()
+    norm = torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm)
+    optimizer.step()
+    return norm.item()
+
+
+@variant(CS, "norma_l1")
+def clipped_step_with_the_l1_norm(model, loss_fn, optimizer, x, y, max_norm):
+    # Clips by hand, measuring the gradients with the L1 norm instead of the L2 one.
+    optimizer.zero_grad()
+    loss_fn(model(x), y).backward()
+    grads = [p.grad for p in model.parameters() if p.grad is not None]
+    norm = sum(g.abs().sum() for g in grads).item()
+    with torch.no_grad():
+        for g in grads:
+            g.mul_(min(1.0, max_norm / (norm + 1e-6)))
+    optimizer.step()
+    return norm
+
+
 @variant(CS, "grad_previo_sin_borrar")
 def clipped_step_without_zero_grad(model, loss_fn, optimizer, x, y, max_norm):
     loss_fn(model(x), y).backward()  # adds to whatever .grad held from the previous step
@@ -355,7 +583,8 @@ def clipped_step_per_parameter(model, loss_fn, optimizer, x, y, max_norm):
 def clipped_step_by_value(model, loss_fn, optimizer, x, y, max_norm):
     optimizer.zero_grad()
     loss_fn(model(x), y).backward()
-    norm = torch.linalg.vector_norm(torch.cat([p.grad.flatten() for p in model.parameters()]))
+    norm = torch.linalg.vector_norm(torch.cat([p.grad.flatten() for p in model.parameters()
+                                               if p.grad is not None]))
     torch.nn.utils.clip_grad_value_(model.parameters(), max_norm)
     optimizer.step()
     return norm.item()
@@ -367,8 +596,59 @@ def clipped_step_returns_the_clipped_norm(model, loss_fn, optimizer, x, y, max_n
     loss_fn(model(x), y).backward()
     torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm)
     optimizer.step()
-    grads = [p.grad.flatten() for p in model.parameters()]
+    grads = [p.grad.flatten() for p in model.parameters() if p.grad is not None]
     return torch.linalg.vector_norm(torch.cat(grads)).item()  # measured after clipping
+
+
+@variant(CS, "recorte_a_otra_norma")
+def clipped_step_with_the_chapters_max_norm(model, loss_fn, optimizer, x, y, max_norm):
+    optimizer.zero_grad()
+    loss_fn(model(x), y).backward()
+    norm = torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)  # the demo's value
+    optimizer.step()
+    return norm.item()
+
+
+@variant(CS, "recorte_siempre")
+def clipped_step_always_rescales(model, loss_fn, optimizer, x, y, max_norm):
+    optimizer.zero_grad()
+    loss_fn(model(x), y).backward()
+    grads = [p.grad for p in model.parameters() if p.grad is not None]
+    norm = torch.sqrt(sum((g ** 2).sum() for g in grads))
+    with torch.no_grad():
+        for g in grads:
+            g.mul_(max_norm / norm)  # also scales small gradients up
+    optimizer.step()
+    return norm.item()
+
+
+@variant(CS, "paso_sin_gradientes")
+def clipped_step_zero_grad_before_step(model, loss_fn, optimizer, x, y, max_norm):
+    loss_fn(model(x), y).backward()
+    norm = torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm)
+    optimizer.zero_grad()  # between backward and step
+    optimizer.step()
+    return norm.item()
+
+
+@variant(CS, "devuelve_la_perdida")
+def clipped_step_returns_the_loss(model, loss_fn, optimizer, x, y, max_norm):
+    optimizer.zero_grad()
+    loss = loss_fn(model(x), y)
+    loss.backward()
+    torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm)
+    optimizer.step()
+    return loss.item()
+
+
+@variant(CS, "pasos_del_optimizador")
+def clipped_step_steps_twice(model, loss_fn, optimizer, x, y, max_norm):
+    optimizer.zero_grad()
+    loss_fn(model(x), y).backward()
+    optimizer.step()
+    norm = torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm)
+    optimizer.step()
+    return norm.item()
 
 
 @variant(CS, "sin_implementar")
@@ -412,8 +692,8 @@ CLIPS_AFTER_THE_STEP = '''def clipped_step(model, loss_fn, optimizer, x, y, max_
 SAMPLE_STUDENTS = [
     SampleStudent("lucia", "acumula bien pero olvida el ciclo final incompleto",
                   {"train_with_accumulation": FORGETS_THE_PARTIAL_CYCLE},
-                  partial={"train_with_accumulation_test": 1.5}),
+                  partial={"train_with_accumulation_test": 2.25}),
     SampleStudent("mateo", "recorta los gradientes después de optimizer.step()",
                   {"clipped_step": CLIPS_AFTER_THE_STEP},
-                  partial={"clipped_step_test": 1.0}),
+                  partial={"clipped_step_test": 1.5}),
 ]
