@@ -134,8 +134,12 @@ def cmd_chapter(args):
 def cmd_publish(args):
     from autograder.publish import publish
 
-    written, leaks = publish(args.folder, repository=args.repository, branch=args.branch,
-                             course_dir=args.course_dir)
+    try:
+        written, leaks = publish(args.folder, repository=args.repository, branch=args.branch,
+                                 course_dir=args.course_dir)
+    except ValueError as error:
+        print(error, file=sys.stderr)
+        return 2
     for path in written:
         print(f"wrote {path}")
     if leaks:

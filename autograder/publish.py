@@ -193,6 +193,11 @@ def publish(out, repository=None, branch=None, course_dir=COURSE_DIR):
     ``autograder/course.py`` (the notebooks' Colab badges are rewritten in the copies)."""
     repository, branch = repository or REPOSITORY, branch or BRANCH
     out = Path(out)
+    resolved = out.resolve()
+    if resolved == ROOT or resolved in ROOT.parents or (resolved / "solutions").exists() \
+            or (resolved / "autograder").exists():
+        raise ValueError(f"{out} is (or holds) the private course repository: publish into "
+                         "a folder of its own, e.g. a clone of the public repository")
     out.mkdir(parents=True, exist_ok=True)
     notebooks = out / NOTEBOOKS_PATH
     if notebooks.exists():

@@ -104,12 +104,12 @@ def test_the_scanner_catches_what_is_planted(distribution, course_dir, tmp_path)
     variants = (ROOT / "autograder" / "chapters" / chapters()[-1].key / "variants.py").read_text()
     nb.cells.append(nbformat.v4.new_markdown_cell("```python\n" + variants + "\n```"))
     nbformat.write(nb, other)
-    # the course secret in the README, the gradebook and the solutions folder copied in
+    # the course secret in the README, the gradebook and nbgrader's source folder copied in
     readme = out / "README.md"
     readme.write_text(readme.read_text() + (course_dir / "course_secret.txt").read_text())
     shutil.copy(course_dir / "gradebook.db", out / "gradebook.db")
-    (out / "solutions").mkdir()
-    (out / "solutions" / "notas.txt").write_text("x")
+    (out / "source").mkdir()
+    (out / "source" / "notas.txt").write_text("x")
     (out / ".git").mkdir()
     (out / ".git" / "gradebook.db").write_text("a clone's own history is not scanned")
 
@@ -120,7 +120,7 @@ def test_the_scanner_catches_what_is_planted(distribution, course_dir, tmp_path)
     assert f"from autograder/chapters/{chapters()[-1].key}/variants.py" in found
     assert "README.md: the course secret" in found
     assert "gradebook.db: a private file by its name" in found
-    assert "solutions/notas.txt: a private file by its name" in found
+    assert "source/notas.txt: a private file by its name" in found
     assert ".git/" not in found
     assert cli.main(["publish", str(out), "--course-dir", str(course_dir)]) == 1
 
@@ -155,3 +155,14 @@ def test_the_student_readme_is_in_spanish_and_says_how_to_open_and_submit(distri
     for chapter in chapters():
         assert chapter.colab_url in readme
         assert f"({NOTEBOOKS_PATH}/{chapter.name}.ipynb)" in readme
+
+
+def test_publish_refuses_the_private_repository_itself(tmp_path):
+    for folder in (ROOT, ROOT.parent):
+        with pytest.raises(ValueError, match="private course repository"):
+            publish(folder)
+    assert cli.main(["publish", str(ROOT)]) == 2
+    (tmp_path / "solutions").mkdir()
+    with pytest.raises(ValueError):
+        publish(tmp_path)
+    assert not (tmp_path / "README.md").exists()
