@@ -3,7 +3,7 @@
 #   make check   the inner loop: lint + every test not marked slow (CH=03: one chapter)
 #   make test    lint, stale-notebook check, unit tests, nbval, end-to-end grading (CI)
 #   make build   rebuild notebooks/ from solutions/
-#   make lab     JupyterLab on the course, with the nbgrader extension (formgrader)
+#   make lab     JupyterLab on the course (formgrader): prints URL and token; Ctrl+C stops it
 #   make fairness  grade the variant corpus through the hidden tests (table; fails if unfair)
 #   make canary  torch drift canary: the course under CANARY_TORCH (default 2.14.1)
 
@@ -64,9 +64,11 @@ check: lint
 test: sandbox lint check-build nbval
 	$(TIMED) pytest $(PY) -m pytest --durations=15
 
-# As root (containers, CI) Jupyter needs --allow-root.
-lab: build
-	cd build/course && ../../$(VENV)/bin/jupyter lab $(if $(filter 0,$(shell id -u)),--allow-root)
+# JupyterLab on build/course (autograder/lab.py): prints the URL, the token and how to stop it;
+# Ctrl+C stops the server and its kernels (nothing is left running). notebooks/ is untouched.
+lab: env
+	$(PY) -m autograder build --course-only
+	$(PY) -m autograder lab
 
 clean:
 	rm -rf build

@@ -9,6 +9,8 @@
 - ``fairness``: the variant corpus and the mutants of every reference through the hidden tests
 - ``probe``: blind submissions, labelled correct or wrong, through the hidden tests
 - ``chapter``: build one chapter alone, run it, report its errors, slowest cells and fairness
+- ``publish``: the public student distribution (notebooks, Spanish README, licence) in a folder
+- ``lab``: JupyterLab on the course, printing its URL and token; Ctrl+C stops it
 """
 
 import argparse
@@ -129,6 +131,34 @@ def cmd_chapter(args):
     return check_chapter(args.name, timeout=args.timeout)
 
 
+def cmd_publish(args):
+    from autograder.publish import publish
+
+    try:
+        written, leaks = publish(args.folder, repository=args.repository, branch=args.branch,
+                                 course_dir=args.course_dir)
+    except ValueError as error:
+        print(error, file=sys.stderr)
+        return 2
+    for path in written:
+        print(f"wrote {path}")
+    if leaks:
+        print(f"\nNOT SAFE TO PUBLISH: {args.folder} holds private material:", file=sys.stderr)
+        for leak in leaks:
+            print(f"  {leak}", file=sys.stderr)
+        return 1
+    print(f"\n{args.folder} holds the student distribution, checked for solutions, hidden "
+          "tests, variants, the course secret and gradebooks: none. Push it to the public "
+          "repository its Colab badges name.")
+    return 0
+
+
+def cmd_lab(args):
+    from autograder.lab import lab
+
+    return lab(args.course_dir, port=args.port)
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(prog="python -m autograder")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -195,6 +225,27 @@ def main(argv=None):
     chapter.add_argument("name", help="e.g. 03 or 03_acumulacion")
     chapter.add_argument("--timeout", type=int, default=300, help="per-cell limit, seconds")
     chapter.set_defaults(run=cmd_chapter)
+
+    publish = sub.add_parser("publish", help="write the public student distribution (student "
+                             "notebooks, README in Spanish, LICENSE) into FOLDER and check "
+                             "that nothing private is in it")
+    publish.add_argument("folder", type=Path, help="an empty folder or a clone of the public "
+                         "repository (its .git and other files are left alone)")
+    publish.add_argument("--repository", default=None, metavar="OWNER/NAME",
+                         help="the public GitHub repository, when not REPOSITORY of "
+                              "autograder/course.py: the Colab badges of the copies point there")
+    publish.add_argument("--branch", default=None, help="its branch (default: BRANCH of "
+                         "autograder/course.py)")
+    publish.add_argument("--course-dir", type=Path, default=COURSE_DIR,
+                         help="the course whose secret must not leak (default: build/course)")
+    publish.set_defaults(run=cmd_publish)
+
+    lab = sub.add_parser("lab", help="JupyterLab on the course with nbgrader's extensions: "
+                         "prints its URL and token; Ctrl+C stops it with its kernels")
+    lab.add_argument("--course-dir", type=Path, default=COURSE_DIR)
+    lab.add_argument("--port", type=int, default=8888,
+                     help="first port to try (default 8888; the next free one is used)")
+    lab.set_defaults(run=cmd_lab)
 
     args = parser.parse_args(argv)
     return args.run(args)

@@ -16,9 +16,13 @@ BUILD_DIR = (ROOT / os.environ.get("AUTOGRADER_BUILD_DIR", "build")).resolve()
 COURSE_DIR = BUILD_DIR / "course"
 CONFIG_FILE = Path(__file__).resolve().parent / "nbgrader_config.py"
 
-# The public repository, set here once: Colab badges and the README link to it.
+# The PUBLIC student repository (what `python -m autograder publish DIR` writes, pushed to
+# GitHub), set here once: the build bakes its Colab badge into every notebook and the README
+# links to it. This repository, with the solutions and hidden tests, stays private.
+# NOTEBOOKS_PATH is the notebooks' folder inside that repository (the same as here).
 REPOSITORY = "autograd-curso/autograd-y-el-loop-de-optimizacion"
 BRANCH = "main"
+NOTEBOOKS_PATH = "notebooks"
 
 CHAPTER_FILE_RE = re.compile(r"^(?P<number>\d\d)_(?P<slug>[a-z0-9_]+)\.py$")
 
@@ -51,8 +55,14 @@ class Chapter:
 
     @property
     def colab_url(self):
-        return (f"https://colab.research.google.com/github/{REPOSITORY}/blob/{BRANCH}/"
-                f"notebooks/{self.name}.ipynb")
+        return colab_url(self.name)
+
+
+def colab_url(name, repository=None, branch=None):
+    """The Colab link of notebook ``name`` in the public repository (default: REPOSITORY at
+    BRANCH, the one the build bakes into the notebooks)."""
+    return (f"https://colab.research.google.com/github/{repository or REPOSITORY}/blob/"
+            f"{branch or BRANCH}/{NOTEBOOKS_PATH}/{name}.ipynb")
 
 
 def chapters(solutions_dir=SOLUTIONS_DIR):

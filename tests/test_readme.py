@@ -83,3 +83,42 @@ def test_every_command_line_the_readme_shows_is_a_subcommand_with_those_options(
 def test_the_command_line_docstring_lists_every_subcommand(capsys):
     for command in subcommands(capsys):
         assert f"``{command}``" in cli.__doc__, command
+
+
+BARE_CLI_RE = re.compile(r"(?<![\w/.])(python -m autograder [a-z]|nbgrader [a-z_]+|jupyter lab)")
+VENV_RE = re.compile(r"^VENV \?= (\S+)$", re.MULTILINE)
+
+
+def test_the_readme_says_to_activate_the_environment_before_its_first_bare_command():
+    """``python -m autograder …`` works as written only in the course's environment: the
+    README says how to activate it before it first shows such a command."""
+    venv = VENV_RE.search(MAKEFILE).group(1)
+    activate = f". {venv}/bin/activate"
+    commands = shown_commands()
+    assert activate in commands
+    first_bare = BARE_CLI_RE.search(README)
+    assert README.index(activate) < first_bare.start(), first_bare.group(0)
+    # the alternative it offers, without activating, names the same interpreter
+    assert f"{venv}/bin/python -m autograder grade" in commands
+
+
+def test_make_lab_runs_the_lab_command_that_prints_its_url_and_stops_cleanly(capsys):
+    recipe = re.search(r"^lab:.*\n((?:\t.*\n)+)", MAKEFILE, re.MULTILINE).group(1)
+    assert "-m autograder lab" in recipe and "build --course-only" in recipe
+    assert "lab" in subcommands(capsys)  # tests/test_lab.py runs it: URL, token, Ctrl+C
+
+
+def test_the_readme_explains_the_two_repositories_and_the_licence():
+    assert (ROOT / "LICENSE").is_file()
+    section = README.split("## Two repositories", 1)[1].split("\n## ", 1)[0]
+    for words in ("private", "public", "python -m autograder publish", "solutions/",
+                  "hidden.py", "variants.py", "course_secret.txt", "gradebook", "REPOSITORY",
+                  "--repository", "LICENSE"):
+        assert words in section, words
+
+
+def test_the_student_section_says_how_to_submit_from_colab_and_from_jupyterlab():
+    section = README.split("## Para estudiantes", 1)[1]
+    for words in ("Desde Colab", "Archivo → Descargar → Descargar .ipynb", "Desde JupyterLab",
+                  "File → Download", "Nbgrader → Assignment List", "Submit"):
+        assert words in section, words
