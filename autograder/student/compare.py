@@ -170,9 +170,13 @@ def estado(entradas):
                 for clave, v in grupo.items():
                     if clave != "params":
                         foto[f"{nombre}.param_groups[{i}].{clave}"] = _escalar(v)
-            foto[f"{nombre}.state"] = repr(sorted(
-                (k, v.detach().clone().tolist() if isinstance(v, torch.Tensor) else _escalar(v))
-                for s in valor.state.values() for k, v in s.items()))
+            # In parameter order, each parameter's entries sorted by their (unique) names:
+            # sorting across parameters would compare tensors of different ranks.
+            foto[f"{nombre}.state"] = repr([
+                sorted((k, v.detach().clone().tolist() if isinstance(v, torch.Tensor)
+                        else _escalar(v)) for k, v in valor.state[p].items())
+                if p in valor.state else None
+                for grupo in valor.param_groups for p in grupo["params"]])
         elif hasattr(valor, "state_dict") and hasattr(valor, "last_epoch"):  # a scheduler
             foto[f"{nombre}.state_dict"] = repr(sorted(
                 (k, _escalar(v)) for k, v in valor.state_dict().items()))
