@@ -4,6 +4,9 @@ import torch
 import torch.nn.functional as F
 
 from autograder.chapters.ch07.student import (
+    FORMA_PUBLICA_CUANTIZADOR,
+    FORMA_PUBLICA_SOFTPLUS,
+    FORMAS_PUBLICAS_LINEAL,
     construir_cuantizador,
     construir_lineal_tanh,
     construir_softplus,
@@ -90,12 +93,12 @@ def softplus_forgets_grad_output(x, beta):
     return _softplus_function(_stable, lambda g, x, out, b: torch.sigmoid(b * x)).apply(x, beta)
 
 
-@variant(SP, "gradcheck_falla")
+@variant(SP, "sigmoide_sin_beta")
 def softplus_derivative_ignores_beta(x, beta):
     return _softplus_function(_stable, lambda g, x, out, b: g * torch.sigmoid(x)).apply(x, beta)
 
 
-@variant(SP, "gradcheck_falla")
+@variant(SP, "gradiente_por_beta")
 def softplus_derivative_with_extra_beta(x, beta):
     return _softplus_function(_stable,
                               lambda g, x, out, b: g * b * torch.sigmoid(b * x)).apply(x, beta)
@@ -136,7 +139,7 @@ def softplus_stub(x, beta):
 
 @variant(SP, "resultado_fijo")
 def softplus_hardcoded(x, beta):
-    ejemplo = construir_softplus(torch.Generator().manual_seed(1), (6, 20, "float64"))
+    ejemplo = construir_softplus(torch.Generator().manual_seed(1), FORMA_PUBLICA_SOFTPLUS)
     return reference.stable_softplus(ejemplo["x"], ejemplo["beta"])
 
 
@@ -235,7 +238,7 @@ def linear_tanh_always_all_gradients(x, weight, bias):
         x, weight, bias)
 
 
-@variant(LT, "gradcheck_falla")
+@variant(LT, "derivada_tanh")
 def linear_tanh_derivative_of_z(x, weight, bias):
     def backward(ctx, g, x, weight, z):
         grad_z = g * (1 - z**2)  # 1 - z² instead of 1 - tanh(z)²
@@ -277,7 +280,8 @@ def linear_tanh_stub(x, weight, bias):
 
 @variant(LT, "resultado_fijo")
 def linear_tanh_hardcoded(x, weight, bias):
-    ejemplo = construir_lineal_tanh(torch.Generator().manual_seed(2), (5, 4, 3, "float64"))
+    ejemplo = construir_lineal_tanh(torch.Generator().manual_seed(2),
+                                    FORMAS_PUBLICAS_LINEAL[0])
     return reference.linear_tanh(ejemplo["x"], ejemplo["weight"], ejemplo["bias"])
 
 
@@ -394,7 +398,8 @@ def quantize_stub(x, step, levels):
 
 @variant(QS, "resultado_fijo")
 def quantize_hardcoded(x, step, levels):
-    ejemplo = construir_cuantizador(torch.Generator().manual_seed(3), (12, 2, 4, "float64"))
+    ejemplo = construir_cuantizador(torch.Generator().manual_seed(3),
+                                    FORMA_PUBLICA_CUANTIZADOR)
     return reference.quantize_ste(ejemplo["x"], ejemplo["step"], ejemplo["levels"])
 
 
