@@ -267,7 +267,7 @@ QUANTIZER_SPACE = Space(dimensions=(
     Dimension("x a menos de medio step fuera, por los dos lados",
               lambda i: _beyond(i, 0, 0.5), must_include=(True,)),
     Dimension("x a más de medio step fuera, por los dos lados",
-              lambda i: _beyond(i, 0.5, 100), must_include=(True,)),
+              lambda i: _beyond(i, 0.5, float("inf")), must_include=(True,)),
     Dimension("step", lambda i: i["step"]),
     Dimension("step.tipo", lambda i: _step_kind(i["step"]),
               must_include=("exacto", "inexacto")),

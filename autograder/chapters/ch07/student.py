@@ -978,9 +978,11 @@ def lineal_tanh_por_autograd(x, weight, bias, grad_output, *resto):
             "candidatos": candidatos_lineal_tanh(x, weight, bias, grad_output)}
 
 
-# The same inputs twice: everything requires grad, then x does not (it is the data).
+# The same inputs three times: everything requires grad, then x does not (it is the data),
+# then only x does (a frozen layer).
 FORMAS_PUBLICAS_LINEAL = ((5, 4, 3, "float64", (True, True, True), True, False),
-                          (5, 4, 3, "float64", (False, True, True), True, False))
+                          (5, 4, 3, "float64", (False, True, True), True, False),
+                          (5, 4, 3, "float64", (True, False, False), True, False))
 
 
 def comprobar_linear_tanh(linear_tanh):
@@ -1020,8 +1022,8 @@ def construir_cuantizador(generador, forma):
     x.grad). Unless x is 0-dim: about a fifth of the first values fall outside the range,
     one sits exactly on each end when that end is exact in binary, and four more lie
     beyond the ends, one on each side within half a step of it (where a mask on the rounded
-    value still passes the gradient) and one further out. None is on a rounding tie, nor,
-    when the boundary is not exact, within rounding of it.
+    value still passes the gradient) and one further out, beyond ±levels too. None is on a
+    rounding tie, nor, when the boundary is not exact, within rounding of it.
     """
     forma_x, paso, niveles, nombre_dtype, con_grad, requiere, grad_vieja = forma
     dtype = getattr(torch, nombre_dtype)
@@ -1042,10 +1044,11 @@ def construir_cuantizador(generador, forma):
             x[arriba], x[abajo] = limite, -limite
         peso = torch.randn(n, generator=generador, dtype=dtype)
         u = torch.rand(4, generator=generador, dtype=torch.float64)
+        lejos = max(limite, niveles)  # beyond ±levels too, where a range of ±levels shows
         fuera = torch.tensor([limite + (0.15 + 0.7 * u[0].item()) * paso / 2,
                               -limite - (0.15 + 0.7 * u[1].item()) * paso / 2,
-                              limite + (0.6 + 2.4 * u[2].item()) * paso,
-                              -limite - (0.6 + 2.4 * u[3].item()) * paso], dtype=dtype)
+                              lejos + (0.6 + 2.4 * u[2].item()) * paso,
+                              -lejos - (0.6 + 2.4 * u[3].item()) * paso], dtype=dtype)
         x = torch.cat([x, fuera]).reshape(forma_x)
         peso = torch.cat([peso, torch.randn(4, generator=generador, dtype=dtype)])
         peso = peso.reshape(forma_x)
