@@ -141,6 +141,14 @@ MENSAJES = {
         "dice: {mensaje}",
         "Cada gradiente tiene la forma de su entrada: ¿falta o sobra una traspuesta?",
         "backward returned a gradient whose shape differs from its input's."),
+    "backward_formas_incompatibles": (
+        "Producto de matrices que no encaja",
+        "Tu `backward` multiplica matrices de formas incompatibles. PyTorch dice: {mensaje}",
+        "Con N, D y H distintos, una traspuesta de más o de menos no encaja: escribe la forma "
+        "de cada factor (grad_output es (N, H), weight (H, D), x (N, D)) y la del gradiente "
+        "que quieres obtener.",
+        "backward multiplies matrices whose shapes do not match (a transpose too many or "
+        "missing)."),
     "grad_output_modificado": (
         "grad_output modificado en el sitio",
         "Tu `backward` modificó `grad_output` en el sitio. Ese tensor no es tuyo: puede ser "
@@ -296,6 +304,7 @@ ERRORES_DE_BACKWARD = {
     "incorrect number of gradients": "gradientes_por_entrada",
     "invalid gradient at index": "forma_gradiente_function",
     "corresponding forward input was not a Variable": "gradiente_de_no_tensor",
+    "cannot be multiplied": "backward_formas_incompatibles",
 }
 
 

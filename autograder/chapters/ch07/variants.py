@@ -450,6 +450,17 @@ def linear_tanh_one_minus_y(x, weight, bias):
         x, weight, bias)
 
 
+
+@variant(LT, "backward_formas_incompatibles")
+def linear_tanh_grad_x_with_weight_transposed(x, weight, bias):
+    def backward(ctx, g, x, weight, out):
+        grad_z = g * (1 - out**2)
+        grads = (grad_z @ weight.T, grad_z.T @ x, grad_z.sum(0))  # weight.T as in forward
+        return tuple(gr if need else None for gr, need in zip(grads, ctx.needs_input_grad))
+
+    return _linear_tanh_function(lambda x, w, b, z, out: (x, w, out), backward).apply(
+        x, weight, bias)
+
 @variant(LT, "sin_implementar")
 def linear_tanh_stub(x, weight, bias):
     raise NotImplementedError()
