@@ -513,13 +513,24 @@ print("exp(88), exp(89) en float32:", torch.exp(torch.tensor([88.0, 89.0])).toli
 
 # %% exercise="stable_softplus"
 def stable_softplus(x, beta):
-    """log(1 + exp(beta * x)) / beta through a custom torch.autograd.Function.
+    """Softplus estable, log(1 + e^(beta·x)) / beta, con una `torch.autograd.Function` tuya.
 
-    ``x`` is a float tensor of any shape and dtype; ``beta`` is a positive Python float.
-    Returns a tensor like ``x``, finite for any finite ``x`` (no overflow), whose
-    ``grad_fn`` is your Function's node; its backward returns
-    ``grad_output * sigmoid(beta * x)`` for ``x`` and ``None`` for ``beta``.
-    Leaves ``x`` unchanged.
+    Recibe:
+      - ``x``: un tensor float32 o float64 de cualquier forma (también 0-dim), requiera
+        gradiente o no, quizá con un ``.grad`` anterior;
+      - ``beta``: un ``float`` de Python positivo (distinto de 1 en general; no tiene
+        gradiente).
+    Devuelve un tensor con la forma y el dtype de ``x``, finito para todo ``x`` con
+    ``beta·x`` finito (por enorme que sea |beta·x|), que sale de ``TuFunction.apply``.
+    Funciona también bajo ``torch.no_grad()`` (entonces solo calcula el valor).
+
+    El ``backward`` es analítico (sin autograd dentro): devuelve
+    ``grad_output * sigmoid(beta·x)`` para ``x`` y ``None`` para ``beta``, y saca los
+    tensores que necesita de ``ctx.saved_tensors`` (lo que guardó esa misma llamada con
+    ``ctx.save_for_backward``), no de variables de fuera de la Function.
+
+    No cambia nada de lo que recibe: ni los valores de ``x``, ni su ``requires_grad`` ni
+    su ``.grad``, ni ``grad_output``, ni el modo de autograd de quien llama.
     """
     ### BEGIN SOLUTION
     class Softplus(torch.autograd.Function):
@@ -567,14 +578,25 @@ def stable_softplus(x, beta):
 
 # %% exercise="linear_tanh"
 def linear_tanh(x, weight, bias):
-    """tanh(x @ weight.T + bias) through a custom torch.autograd.Function.
+    """Capa densa con tanh, tanh(x · weightᵀ + bias), con una `torch.autograd.Function` tuya.
 
-    Shapes: x (N, D), weight (H, D), bias (H,); returns (N, H) with the inputs' dtype.
-    The Function saves, with ``ctx.save_for_backward``, no more numbers than x, weight
-    and the output together (no bias, no pre-activation on top) and no tensor as a
-    ``ctx`` attribute. Its backward returns (grad_x, grad_weight, grad_bias), with
-    ``None`` for every input whose ``ctx.needs_input_grad`` is False. Leaves the
-    inputs unchanged.
+    Recibe ``x`` de forma (N, D), ``weight`` de forma (H, D) y ``bias`` de forma (H,), con
+    N, D, H ≥ 1 cualesquiera (también 1, y distintos entre sí), los tres float32 o los tres
+    float64. Cualquiera de ellos puede requerir gradiente o no, y traer un ``.grad``
+    anterior. Devuelve un tensor (N, H) con su dtype, que sale de ``TuFunction.apply``;
+    funciona también bajo ``torch.no_grad()``.
+
+    La Function guarda con ``ctx.save_for_backward`` como mucho tantos números como
+    ``x``, ``weight`` y la salida juntos (puede guardar la preactivación en lugar de la
+    salida, o ``None`` en lugar de lo que no vaya a usar; no el sesgo ni la preactivación
+    además de la salida) y ningún tensor como atributo de ``ctx`` ni fuera de la Function
+    (una variable global): su ``backward`` lee de ``ctx.saved_tensors`` lo que guardó esa
+    misma llamada. El ``backward`` es analítico (sin autograd dentro) y devuelve
+    ``(grad_x, grad_weight, grad_bias)``, con ``None`` (sin calcular nada) para cada
+    entrada cuyo ``ctx.needs_input_grad`` sea ``False``.
+
+    No cambia nada de lo que recibe: valores, ``requires_grad`` y ``.grad`` de ``x``,
+    ``weight`` y ``bias``, ni ``grad_output``, ni el modo de autograd de quien llama.
     """
     ### BEGIN SOLUTION
     class LinearTanh(torch.autograd.Function):
@@ -755,13 +777,30 @@ display(widgets.VBox([widgets.HBox([deslizador_paso, deslizador_niveles]), salid
 
 # %% exercise="quantize_ste"
 def quantize_ste(x, step, levels):
-    """Fake quantization with a straight-through gradient.
+    """Cuantización simulada con gradiente de paso directo (*straight-through*).
 
-    ``x`` is a float tensor (any shape, any float dtype); ``step`` a positive float;
-    ``levels`` a positive int. Forward: clamp ``x`` to [-levels*step, levels*step],
-    then round to the nearest multiple of ``step``. Backward: ``grad_output`` where
-    ``|x| <= levels*step``, 0 elsewhere. Returns a tensor like ``x`` that is
-    differentiable w.r.t. ``x``; leaves ``x`` and ``grad_output`` unchanged.
+    Recibe:
+      - ``x``: un tensor float32 o float64 de cualquier forma (también 0-dim), requiera
+        gradiente o no, quizá con un ``.grad`` anterior;
+      - ``step``: un ``float`` positivo cualquiera (no necesariamente una potencia de 2:
+        0.1, 0.375...);
+      - ``levels``: un ``int`` ≥ 1, los niveles a cada lado del cero.
+    Ninguno de los dos últimos tiene gradiente. Con L = levels·step (calculado en Python):
+
+      - pase hacia adelante: recorta ``x`` a [−L, L] y lo lleva al múltiplo de ``step``
+        más cercano (``torch.round(x / step) * step``); devuelve un tensor con la forma y
+        el dtype de ``x``; funciona también bajo ``torch.no_grad()``;
+      - pase hacia atrás: ``grad_output`` donde |x| ≤ L (el borde |x| = L incluido, con el
+        gradiente entero) y 0 donde |x| > L, mirando la ``x`` original, no la redondeada.
+
+    Cuando L no es exacto en el dtype de ``x`` (0.1 no tiene expresión binaria finita),
+    los valores a menos de un redondeo del borde pueden caer de cualquier lado: la
+    comprobación no los usa; tampoco usa empates del redondeo (x/step a mitad entre dos
+    enteros). Vale una `torch.autograd.Function` (cuyo ``backward`` lee de
+    ``ctx.saved_tensors`` lo que guardó esa llamada) o el truco de ``.detach()``.
+
+    No cambia nada de lo que recibe: ni ``x`` (valores, ``requires_grad``, ``.grad``) ni
+    ``grad_output``, ni el modo de autograd de quien llama.
     """
     ### BEGIN SOLUTION
     class QuantizeSTE(torch.autograd.Function):

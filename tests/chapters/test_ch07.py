@@ -1,6 +1,7 @@
 """Chapter 7 specifics: what the observation of a custom Function records, and what the
 hidden cases hold (the shared contract is in test_contract.py)."""
 
+import pytest
 import torch
 
 from autograder.chapters.ch07 import hidden
@@ -8,10 +9,14 @@ from autograder.chapters.ch07 import student as public
 from autograder.chapters.ch07 import variants as corpus
 from autograder.hidden.reference import load_reference
 from autograder.hidden.runner import plan
+from autograder.hidden.space import coverage
 
 reference = load_reference("ch07")
 
 VARIANTS = {v.name: v for v in corpus.registry.variants}
+
+LINEAR = (5, 4, 3, "float64", (True, True, True), True, False)
+QUANTIZER = ((12,), 0.25, 4, "float64", True, True, False)
 
 
 def observe(exercise, function, shape, seed=0):
@@ -21,28 +26,31 @@ def observe(exercise, function, shape, seed=0):
 
 
 def test_the_observation_names_what_ctx_saved():
-    shape = (5, 4, 3, "float64")
-    minimal = observe("linear_tanh", reference.linear_tanh, shape)
+    minimal = observe("linear_tanh", reference.linear_tanh, LINEAR)
     assert minimal["guardados"] == ["x", "weight", "la salida"]
     assert minimal["elementos_guardados"] == 5 * 4 + 3 * 4 + 5 * 3
     everything = observe("linear_tanh", VARIANTS["linear_tanh_saves_everything"].function,
-                         shape)
+                         LINEAR)
     assert everything["guardados"] == ["x", "weight", "la salida", "bias", "la preactivación"]
     attributes = observe("linear_tanh",
-                         VARIANTS["linear_tanh_tensors_as_ctx_attributes"].function, shape)
+                         VARIANTS["linear_tanh_tensors_as_ctx_attributes"].function, LINEAR)
     assert attributes["atributos_tensor"] == ["ctx.out", "ctx.weight", "ctx.x"]
 
 
-def test_needs_input_grad_is_read_from_what_backward_returns():
-    shape = (5, 4, 3, "float64")
-    returned = observe("linear_tanh", reference.linear_tanh, shape)["sin_x"]["devuelto"]
-    assert returned[0] is None and returned[1].shape == (3, 4) and returned[2].shape == (3,)
+@pytest.mark.parametrize("without", range(3))
+def test_needs_input_grad_is_read_from_what_backward_returns(without):
+    requires = [True, True, True]
+    requires[without] = False
+    shape = (*LINEAR[:4], tuple(requires), True, False)
+    returned = observe("linear_tanh", reference.linear_tanh, shape)["devuelto"]
+    assert returned[without] is None
+    assert all(r is not None for i, r in enumerate(returned) if i != without)
     always = VARIANTS["linear_tanh_always_all_gradients"].function
-    assert observe("linear_tanh", always, shape)["sin_x"]["devuelto"][0] is not None
+    assert observe("linear_tanh", always, shape)["devuelto"][without] is not None
 
 
 def test_gradcheck_runs_in_float64_and_catches_a_wrong_backward():
-    shape = (6, 20, "float32")
+    shape = ((6,), 2.0, "float32", True, True, False, 0)
     assert observe("stable_softplus", reference.stable_softplus, shape)["gradcheck"] is True
     wrong = VARIANTS["softplus_derivative_ignores_beta"].function
     assert observe("stable_softplus", wrong, shape)["gradcheck"] is False
@@ -50,14 +58,19 @@ def test_gradcheck_runs_in_float64_and_catches_a_wrong_backward():
 
 def test_a_backward_that_writes_into_grad_output_is_seen():
     wrong = VARIANTS["quantize_masks_grad_output_in_place"].function
-    observation = observe("quantize_ste", wrong, (12, 2, 4, "float64"))
-    assert observation["grad_output_modificado"]
+    assert observe("quantize_ste", wrong, QUANTIZER)["grad_output_modificado"]
     assert not observe("quantize_ste", reference.quantize_ste,
-                       (12, 2, 4, "float64"))["grad_output_modificado"]
+                       QUANTIZER)["grad_output_modificado"]
 
 
 def test_hidden_inputs_include_overflowing_values_and_beta_other_than_one():
     for shape, _ in plan("stable_softplus", hidden.HIDDEN, "alumna", "pruebas"):
-        assert shape[1] != 10
+        assert shape[1] != 1
         x = public.construir_softplus(torch.Generator().manual_seed(0), shape)["x"]
-        assert torch.isinf(torch.exp(shape[1] / 10 * x.detach())).any()
+        if x.dim():
+            assert torch.isinf(torch.exp(shape[1] * x.detach())).any()
+
+
+@pytest.mark.parametrize("name", list(hidden.HIDDEN))
+def test_the_draws_cover_the_contract(name):
+    assert coverage(hidden.HIDDEN[name], getattr(reference, name), students=5) == []

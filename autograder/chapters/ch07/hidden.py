@@ -1,12 +1,31 @@
-"""Chapter 7 hidden tests: fresh random shapes and values per student, vs the reference."""
+"""Chapter 7 hidden tests: fresh random shapes and values per student, vs the reference.
+
+Every student meets, in each exercise, both dtypes (float32 and float64), a call under
+``torch.no_grad()`` and one where the inputs do not (all) require grad, stale ``.grad``
+on the inputs, sizes of 1 and unequal sizes; in ``linear_tanh`` each of x, weight and
+bias not requiring grad in turn; in ``stable_softplus`` beta on both sides of 1 and huge
+|beta·x|; in ``quantize_ste`` steps that are not powers of two, exact in binary (the
+boundary |x| = levels·step is drawn) and not (it is kept away), and levels = 1.
+"""
 
 import torch
 
-from autograder.chapters.ch07.student import LINEAR_TANH, QUANTIZE_STE, STABLE_SOFTPLUS
+from autograder.chapters.ch07.student import (
+    LINEAR_TANH,
+    QUANTIZE_STE,
+    STABLE_SOFTPLUS,
+    candidatos_cuantizador,
+    candidatos_lineal_tanh,
+    candidatos_softplus,
+    paso_exacto,
+)
 from autograder.hidden.reference import load_reference
 from autograder.hidden.runner import HiddenExercise, case_seed, checker, hidden_table, integer
+from autograder.hidden.space import Dimension, Space
 
 reference = load_reference("ch07")  # the solution cells of solutions/07_*.py
+
+DTYPES = ("float32", "float64")
 
 
 def _gradients(function, inputs, grad_output, *others):
@@ -18,58 +37,255 @@ def _gradients(function, inputs, grad_output, *others):
     return output.detach(), list(grads)
 
 
+def _choice(generator, options):
+    return options[integer(generator, 0, len(options) - 1)]
+
+
+def _order(generator, items):
+    """``items`` in a random order."""
+    return [items[i] for i in torch.randperm(len(items), generator=generator).tolist()]
+
+
+def _dtypes(generator, count):
+    """``count`` dtypes, both of them among the first two (in a random order)."""
+    return _order(generator, list(DTYPES)) + [_choice(generator, DTYPES)
+                                              for _ in range(count - 2)]
+
+
+def _numel(shape):
+    total = 1
+    for n in shape:
+        total *= n
+    return total
+
+
+def _shape(generator, rank, with_one=False, at_least=1):
+    """A shape of ``rank`` with sizes in 2..6 (one of them 1 if ``with_one``), its first
+    other size grown until it holds at least ``at_least`` elements."""
+    shape = [integer(generator, 2, 6) for _ in range(rank)]
+    if with_one:
+        shape[integer(generator, 0, rank - 1)] = 1
+    grow = next(i for i, n in enumerate(shape) if n != 1)
+    while _numel(shape) < at_least:
+        shape[grow] += 1
+    return tuple(shape)
+
+
+def _has_one(inputs):
+    return 1 in tuple(inputs["x"].shape)
+
+
+def _stale(inputs, names=("x",)):
+    return any(inputs[n].grad is not None for n in names)
+
+
+def _grad_mode(inputs):
+    return inputs["con_grad"]
+
+
 # ---------------------------------------------------------------- stable_softplus
+def _beta(generator, side):
+    """A beta below or above 1, at least 5 % away from 1/2, 1 and 2 (where a factor of beta
+    would read as a factor of 2, or vanish)."""
+    while True:
+        beta = (integer(generator, 100, 900) if side == "<1"
+                else integer(generator, 1100, 8000)) / 1000
+        if all(abs(beta / v - 1) > 0.05 for v in (0.5, 1.0, 2.0)):
+            return beta
+
+
 def _softplus_shapes(generator):
-    """Two float64 cases and one float32; beta ≠ 1 so that ignoring it shows."""
+    """Three cases with gradients (a rank-1 x, a rank-2 one, one with a size-1 dimension;
+    each with the extremes), one under no_grad, one 0-dim x without requires_grad."""
+    sides = _order(generator, ["<1", ">1"]) + [_choice(generator, ["<1", ">1"])
+                                              for _ in range(3)]
+    dtypes = _dtypes(generator, 5)
+    stale = _order(generator, [True, False]) + [_choice(generator, [True, False])]
+    shapes = [(integer(generator, 10, 16),), _shape(generator, 2, at_least=10),
+              _shape(generator, integer(generator, 2, 3), with_one=True, at_least=10),
+              _shape(generator, integer(generator, 1, 3), at_least=8), ()]
     cases = []
-    for dtype in ("float64", "float64", "float32"):
-        tenths = 10
-        while tenths == 10:
-            tenths = integer(generator, 4, 30)
-        cases.append(((integer(generator, 5, 12), tenths, dtype), case_seed(generator)))
+    for i, shape in enumerate(shapes):
+        huge = integer(generator, 4, 30) if i < 4 else 0
+        grad_mode, requires = (False, True) if i == 3 else (True, i != 4)
+        cases.append(((shape, _beta(generator, sides[i]), dtypes[i], grad_mode, requires,
+                       stale[i] if i < 3 else False, huge), case_seed(generator)))
     return cases
 
 
-def _expected_softplus(x, beta, grad_output):
-    output, (grad,) = _gradients(reference.stable_softplus, [x], grad_output, beta)
-    _, (derivative,) = _gradients(reference.stable_softplus, [x], torch.ones_like(x), beta)
-    return {"salida": output, "grads": [grad], "derivada": derivative}
+def _expected_softplus(x, beta, grad_output, *rest):
+    output, grads = _gradients(reference.stable_softplus, [x], grad_output, beta)
+    return {"salida": output, "grads": grads,
+            "candidatos": candidatos_softplus(x, beta, grad_output)}
+
+
+SOFTPLUS_SPACE = Space(dimensions=(
+    Dimension("x.dtype", lambda i: str(i["x"].dtype).split(".")[1], must_include=DTYPES),
+    Dimension("x.ndim", lambda i: i["x"].dim(), must_include=(0, 1, 2)),
+    Dimension("x.shape con un 1", _has_one, must_include=(True, False)),
+    Dimension("x.requires_grad", lambda i: i["x"].requires_grad, must_include=(True, False)),
+    Dimension("x.grad vieja", _stale, must_include=(True, False)),
+    Dimension("x extremos |beta·x| ≥ 1000",
+              lambda i: bool((i["x"].detach().double().abs() * i["beta"] >= 1000).any()),
+              must_include=(True,)),
+    Dimension("x enorme |beta·x| ≥ 10⁴",
+              lambda i: bool((i["x"].detach().double().abs() * i["beta"] >= 1e4).any()),
+              must_include=(True,)),
+    Dimension("beta", lambda i: i["beta"]),
+    Dimension("beta respecto de 1", lambda i: "<1" if i["beta"] < 1 else ">1",
+              must_include=("<1", ">1")),
+    Dimension("modo de autograd del llamador", _grad_mode, must_include=(True, False)),
+))
 
 
 # ---------------------------------------------------------------- linear_tanh
+def _distinct_sizes(generator, one=None):
+    """N, D, H all different (a transposed gradient cannot have the right shape); the
+    one named by ``one`` is 1."""
+    while True:
+        sizes = {"N": integer(generator, 2, 9), "D": integer(generator, 2, 7),
+                 "H": integer(generator, 2, 7)}
+        if one is not None:
+            sizes[one] = 1
+        if len(set(sizes.values())) == 3:
+            return sizes["N"], sizes["D"], sizes["H"]
+
+
 def _linear_shapes(generator):
-    """N, D, H all different (a transposed gradient cannot have the right shape)."""
-    cases = []
-    for dtype in ("float64", "float32"):
-        N, D, H = 0, 0, 0
-        while len({N, D, H}) < 3:
-            N, D, H = (integer(generator, 3, 9), integer(generator, 3, 7),
-                       integer(generator, 3, 7))
-        cases.append(((N, D, H, dtype), case_seed(generator)))
+    """Five cases: everything requires grad (no size 1); then x, weight and bias
+    each without requires_grad in one case (sometimes a second input too), with N, D and H
+    each 1 in one of them; last, a call under no_grad."""
+    dtypes = _dtypes(generator, 5)
+    without = _order(generator, [0, 1, 2])
+    ones = _order(generator, ["N", "D", "H"])
+    stale = _order(generator, [True, False]) + [_choice(generator, [True, False])
+                                                for _ in range(2)]
+    cases = [((*_distinct_sizes(generator), dtypes[0], (True, True, True), True, stale[0]),
+              case_seed(generator))]
+    for k in range(3):
+        requires = [True, True, True]
+        requires[without[k]] = False
+        if integer(generator, 0, 2) == 0:  # a second input without requires_grad
+            requires[without[(k + 1) % 3]] = False
+        cases.append(((*_distinct_sizes(generator, ones[k]), dtypes[k + 1], tuple(requires),
+                       True, stale[k + 1]), case_seed(generator)))
+    cases.append(((*_distinct_sizes(generator), dtypes[4], (True, True, True), False, False),
+                  case_seed(generator)))
     return cases
 
 
-def _expected_linear(x, weight, bias, grad_output):
+def _expected_linear(x, weight, bias, grad_output, *rest):
     output, grads = _gradients(reference.linear_tanh, [x, weight, bias], grad_output)
-    return {"salida": output, "grads": grads}
+    return {"salida": output, "grads": grads,
+            "candidatos": candidatos_lineal_tanh(x, weight, bias, grad_output)}
+
+
+LINEAR_SPACE = Space(dimensions=(
+    Dimension("x.shape[0] = N", lambda i: i["x"].shape[0], must_include=(1,)),
+    Dimension("x.shape[1] = D", lambda i: i["x"].shape[1], must_include=(1,)),
+    Dimension("weight.shape[0] = H", lambda i: i["weight"].shape[0], must_include=(1,)),
+    Dimension("x N, D, H distintos", lambda i: len({*i["x"].shape, i["weight"].shape[0]}) == 3,
+              must_include=(True,), varies=False),
+    Dimension("x.dtype", lambda i: str(i["x"].dtype).split(".")[1], must_include=DTYPES),
+    Dimension("x.requires_grad", lambda i: i["x"].requires_grad, must_include=(True, False)),
+    Dimension("weight.requires_grad", lambda i: i["weight"].requires_grad,
+              must_include=(True, False)),
+    Dimension("bias.requires_grad", lambda i: i["bias"].requires_grad,
+              must_include=(True, False)),
+    Dimension("x.grad vieja", lambda i: _stale(i, ("x", "weight", "bias")),
+              must_include=(True, False)),
+    Dimension("modo de autograd del llamador", _grad_mode, must_include=(True, False)),
+))
 
 
 # ---------------------------------------------------------------- quantize_ste
+# Steps by kind: exact in binary but not powers of two, powers of two, and not exact in
+# binary (0.1 has no finite binary expansion: levels·step is then rounded).
+EXACT_STEPS = (0.375, 0.75, 1.5, 0.625, 0.1875, 1.25, 0.3125)
+POWERS_OF_TWO = (0.125, 0.25, 0.5, 1.0, 2.0)
+INEXACT_STEPS = (0.1, 0.2, 0.3, 0.05, 0.15, 0.7, 1.1)
+
+
+def _step_kind(step):
+    if step in POWERS_OF_TWO:
+        return "potencia de 2"
+    return "exacto" if step in EXACT_STEPS else "inexacto"
+
+
 def _quantizer_shapes(generator):
-    """step = 2^-k with k in 2..4 (so 1/step is 4, 8 or 16), levels in 3..8."""
-    return [((integer(generator, 10, 24), integer(generator, 2, 4), integer(generator, 3, 8),
-              dtype), case_seed(generator)) for dtype in ("float64", "float32")]
+    """Three cases with gradients (an exact step that is not a power of two, so the two
+    ends of the range are drawn, in float64; an inexact one in float32; any, with
+    levels = 1), one under
+    no_grad, one 0-dim x without requires_grad."""
+    steps = [_choice(generator, EXACT_STEPS), _choice(generator, INEXACT_STEPS),
+             _choice(generator, EXACT_STEPS + POWERS_OF_TWO + INEXACT_STEPS),
+             _choice(generator, EXACT_STEPS + POWERS_OF_TWO + INEXACT_STEPS),
+             _choice(generator, POWERS_OF_TWO + INEXACT_STEPS)]
+    levels = [integer(generator, 2, 10), integer(generator, 2, 10), 1,
+              integer(generator, 1, 10), integer(generator, 1, 10)]
+    dtypes = _dtypes(generator, 5)
+    if dtypes[1] != "float32":  # an inexact step is inexact only below float64
+        dtypes[0], dtypes[1] = dtypes[1], dtypes[0]
+    stale = _order(generator, [True, False]) + [_choice(generator, [True, False])]
+    shapes = [(integer(generator, 12, 24),), _shape(generator, 2, at_least=12),
+              _shape(generator, integer(generator, 2, 3), with_one=True, at_least=12),
+              _shape(generator, integer(generator, 1, 3), at_least=8), ()]
+    cases = []
+    for i, shape in enumerate(shapes):
+        grad_mode, requires = (False, True) if i == 3 else (True, i != 4)
+        cases.append(((shape, steps[i], levels[i], dtypes[i], grad_mode, requires,
+                       stale[i] if i < 3 else False), case_seed(generator)))
+    return cases
 
 
-def _expected_quantizer(x, step, levels, grad_output):
+def _expected_quantizer(x, step, levels, grad_output, *rest):
     output, grads = _gradients(reference.quantize_ste, [x], grad_output, step, levels)
-    return {"salida": output, "grads": grads, "arriba": grad_output,
-            "sin_recorte": torch.round(x.detach() / step) * step}
+    return {"salida": output, "grads": grads,
+            "candidatos": candidatos_cuantizador(x, step, levels, grad_output)}
+
+
+def _on_the_boundary(inputs):
+    x, limit = inputs["x"].detach().double().abs(), inputs["levels"] * inputs["step"]
+    return bool((x == limit).any())
+
+
+def _beyond(inputs, low, high):
+    """Elements beyond both ends, between ``low`` and ``high`` steps past them."""
+    x, step = inputs["x"].detach().double(), inputs["step"]
+    limit = inputs["levels"] * step
+    return all(bool(((side * x > limit + low * step) & (side * x < limit + high * step)).any())
+               for side in (1, -1))
+
+
+QUANTIZER_SPACE = Space(dimensions=(
+    Dimension("x.dtype", lambda i: str(i["x"].dtype).split(".")[1], must_include=DTYPES),
+    Dimension("x.ndim", lambda i: i["x"].dim(), must_include=(0, 1, 2)),
+    Dimension("x.shape con un 1", _has_one, must_include=(True, False)),
+    Dimension("x.requires_grad", lambda i: i["x"].requires_grad, must_include=(True, False)),
+    Dimension("x.grad vieja", _stale, must_include=(True, False)),
+    Dimension("x en ±levels·step exactamente", _on_the_boundary, must_include=(True,)),
+    Dimension("x a menos de medio step fuera, por los dos lados",
+              lambda i: _beyond(i, 0, 0.5), must_include=(True,)),
+    Dimension("x a más de medio step fuera, por los dos lados",
+              lambda i: _beyond(i, 0.5, float("inf")), must_include=(True,)),
+    Dimension("step", lambda i: i["step"]),
+    Dimension("step.tipo", lambda i: _step_kind(i["step"]),
+              must_include=("exacto", "inexacto")),
+    Dimension("step exacto en binario en el dtype de x",
+              lambda i: paso_exacto(i["step"], i["levels"], i["x"].dtype),
+              must_include=(True, False)),
+    Dimension("levels", lambda i: i["levels"], must_include=(1,)),
+    Dimension("modo de autograd del llamador", _grad_mode, must_include=(True, False)),
+))
 
 
 HIDDEN = hidden_table(
-    HiddenExercise(STABLE_SOFTPLUS, _softplus_shapes, _expected_softplus),
-    HiddenExercise(LINEAR_TANH, _linear_shapes, _expected_linear),
-    HiddenExercise(QUANTIZE_STE, _quantizer_shapes, _expected_quantizer),
+    HiddenExercise(STABLE_SOFTPLUS, _softplus_shapes, _expected_softplus, SOFTPLUS_SPACE),
+    HiddenExercise(LINEAR_TANH, _linear_shapes, _expected_linear, LINEAR_SPACE),
+    HiddenExercise(QUANTIZE_STE, _quantizer_shapes, _expected_quantizer, QUANTIZER_SPACE),
 )
 check = checker(HIDDEN)  # what the graded cells of the instructor notebook call
+
+# Mutants of the references that compute exactly what the reference does (see
+# autograder/mutation.py); each with the reason, in one line.
+EQUIVALENT_MUTANTS = {}

@@ -1,32 +1,50 @@
 """Chapter 7: custom autograd Functions, how each exercise is built, observed and scored.
 
 Injected into the chapter 7 student notebook by the build; the hidden tests use the
-same exercises on other inputs against the reference. What a student's Function does
-is observed in the student's kernel as plain data: its output, the gradients the
-engine gets from its ``backward``, whether ``gradcheck`` (float64) passes, what its
-``ctx`` saved and what ``backward`` returns for an input that needs no gradient. The
-public oracles are plain autograd on PyTorch's own operations, never the reference.
+same exercises on other inputs against the reference. What a student's function does
+is observed in the student's kernel as plain data:
+
+- its output, called in the caller's grad mode (``no_grad`` or not), and the state of
+  everything it was given before and after (``estado``: values, ``requires_grad`` and
+  ``.grad`` of the inputs, the grad mode);
+- the gradients the engine gets from its ``backward``, what that ``backward`` returned
+  for each input (a hook on its node, so a Function with several outputs is read as the
+  engine calls it), and whether autograd was used inside it (a ``TorchFunctionMode``
+  active only while it runs);
+- what its ``ctx`` saved and which tensors it keeps as attributes;
+- where ``backward`` reads its tensors from: two more calls, A (the same inputs) and B
+  (others), with every saved tensor recorded by ``saved_tensors_hooks``. A's gradients
+  after B's forward must be A's (nothing shared between calls), and A's gradients
+  computed with B's saved tensors in place of its own must be B's (``backward`` uses
+  what was saved, not ``ctx`` attributes, globals or the enclosing function's variables);
+- ``gradcheck`` in float64 on a few points.
+
+The public oracles are plain autograd on PyTorch's own operations (or a search over the
+grid), never the reference.
 """
 
 import torch
+from torch.overrides import TorchFunctionMode
 
 from autograder.student.compare import (
     ComprobacionFallida,
     Ejercicio,
     Parte,
+    _verificar,
+    calificando,
+    cambios,
     caso_en_proceso,
     comparar,
-    comprobar,
     datos_a_error,
     ejercicios,
     error_a_datos,
+    estado,
     exigir,
     fallar,
-    fotografiar,
     llamar,
     observar_llamada,
     sanear,
-    verificar_intactas,
+    verificar_sin_efectos,
 )
 from autograder.student.diagnosis import (
     Diagnostico,
@@ -47,6 +65,13 @@ MENSAJES = {
         "Reescribe la fórmula para no exponenciar nada positivo: "
         "log(1 + e^z) = max(z, 0) + log1p(e^(−|z|)).",
         "`{nombre}` overflows for large inputs: exp(beta·x) overflows before the log."),
+    "softplus_sin_dividir_por_beta": (
+        "Falta dividir por beta",
+        "`{nombre}` es beta veces la correcta: calculaste log(1 + e^(beta·x)) sin el 1/beta "
+        "de delante.",
+        "Compara tu fórmula con la del enunciado término a término: ¿qué factor falta fuera "
+        "del logaritmo?",
+        "`{nombre}` is beta times too large: the 1/beta in front is missing."),
     "sin_grad_output": (
         "backward sin grad_output",
         "`{nombre}` es la derivada local de tu función, sin multiplicar por el gradiente que "
@@ -54,6 +79,41 @@ MENSAJES = {
         "`backward` recibe `grad_output` (∂L/∂salida) y devuelve ∂L/∂entrada = grad_output × "
         "derivada local: la regla de la cadena.",
         "`{nombre}` is the local derivative, not multiplied by grad_output."),
+    "sigmoide_sin_beta": (
+        "Sigmoide sin beta",
+        "`{nombre}` es grad_output · σ(x): a la sigmoide le falta beta (la derivada es "
+        "σ(beta·x)).",
+        "Deriva log(1 + e^(beta·x)) / beta con la regla de la cadena: ¿qué queda dentro de "
+        "la sigmoide?",
+        "`{nombre}` is grad_output·sigmoid(x): the derivative is sigmoid(beta·x)."),
+    "gradiente_por_beta": (
+        "Beta de más en la derivada",
+        "`{nombre}` es beta veces el correcto: multiplicaste por beta (la derivada de beta·x) "
+        "y olvidaste que el 1/beta de delante lo cancela.",
+        "Escribe la derivada completa, con el 1/beta de fuera y el beta de dentro, antes de "
+        "simplificar.",
+        "`{nombre}` is beta times too large: the 1/beta in front cancels d(beta·x)/dx."),
+    "gradiente_entre_beta": (
+        "Beta de menos en la derivada",
+        "`{nombre}` es 1/beta del correcto: dividiste por beta, pero el beta de dentro "
+        "(la derivada de beta·x) lo cancela.",
+        "Escribe la derivada completa, con el 1/beta de fuera y el beta de dentro, antes de "
+        "simplificar.",
+        "`{nombre}` is 1/beta of the expected value: the inner beta cancels the 1/beta."),
+    "sigmoide_invertida": (
+        "Sigmoide con el signo cambiado",
+        "`{nombre}` es grad_output · σ(−beta·x) = grad_output · (1 − σ(beta·x)): el signo "
+        "del argumento está cambiado.",
+        "σ(z) = 1 / (1 + e^(−z)) crece con z: comprueba en x grande y positivo que la "
+        "derivada tiende a 1, no a 0.",
+        "`{nombre}` is grad_output·sigmoid(−beta·x): the sign inside the sigmoid is flipped."),
+    "sigmoide_desborda": (
+        "Sigmoide que desborda",
+        "`{nombre}` tiene NaN o infinitos donde |beta·x| es grande: tu sigmoide desborda "
+        "(e^z / (1 + e^z) da inf/inf).",
+        "Escribe la sigmoide sin exponenciar nada positivo, o usa `torch.sigmoid`, que ya es "
+        "estable.",
+        "`{nombre}` has NaN or inf where |beta·x| is large: the sigmoid overflows."),
     "gradcheck_falla": (
         "gradcheck no pasa",
         "`torch.autograd.gradcheck` (en float64) no pasa: tu `backward` no es la derivada de tu "
@@ -68,12 +128,27 @@ MENSAJES = {
         "Devuelve un valor por cada argumento de `forward` (sin contar `ctx`), en el mismo "
         "orden; `None` para los que no son tensores (un float, un int).",
         "backward returned a different number of gradients than forward has inputs."),
+    "gradiente_de_no_tensor": (
+        "Gradiente para algo que no es un tensor",
+        "`backward` devolvió un gradiente en la posición de un argumento que no es un tensor "
+        "(un float o un int). PyTorch dice: {mensaje}",
+        "Los gradientes van en el orden de los argumentos de `forward`; en la posición de un "
+        "número de Python va `None`.",
+        "backward returned a gradient for an input that is not a tensor."),
     "forma_gradiente_function": (
         "Gradiente con otra forma",
         "`backward` devolvió un gradiente con una forma distinta de la de su entrada. PyTorch "
         "dice: {mensaje}",
         "Cada gradiente tiene la forma de su entrada: ¿falta o sobra una traspuesta?",
         "backward returned a gradient whose shape differs from its input's."),
+    "backward_formas_incompatibles": (
+        "Producto de matrices que no encaja",
+        "Tu `backward` multiplica matrices de formas incompatibles. PyTorch dice: {mensaje}",
+        "Con N, D y H distintos, una traspuesta de más o de menos no encaja: escribe la forma "
+        "de cada factor (grad_output es (N, H), weight (H, D), x (N, D)) y la del gradiente "
+        "que quieres obtener.",
+        "backward multiplies matrices whose shapes do not match (a transpose too many or "
+        "missing)."),
     "grad_output_modificado": (
         "grad_output modificado en el sitio",
         "Tu `backward` modificó `grad_output` en el sitio. Ese tensor no es tuyo: puede ser "
@@ -90,11 +165,11 @@ MENSAJES = {
         "The result does not come from a custom autograd Function (grad_fn {nodo})."),
     "salida_sin_grafo": (
         "Salida sin grafo",
-        "La salida no tiene `grad_fn` aunque la entrada requiere gradiente: ningún gradiente "
-        "puede volver a la entrada.",
+        "La salida no tiene `grad_fn` aunque una entrada requiere gradiente: ningún gradiente "
+        "puede volver a las entradas.",
         "No devuelvas `.detach()` ni calcules bajo `torch.no_grad()`; con una Function, "
         "devuelve el resultado de `.apply`.",
-        "The output has no grad_fn: no gradient can flow back to the input."),
+        "The output has no grad_fn: no gradient can flow back to the inputs."),
     "tensores_en_ctx": (
         "Tensores guardados como atributos de ctx",
         "Guardaste tensores como atributos de `ctx` ({atributos}) en lugar de usar "
@@ -103,6 +178,29 @@ MENSAJES = {
         "modifica en el sitio y los libera tras el backward. Como atributo solo van valores "
         "que no son tensores (un float, una forma).",
         "Tensors were stored as ctx attributes ({atributos}) instead of save_for_backward."),
+    "function_estado_compartido": (
+        "Lo guardado se comparte entre llamadas",
+        "Tras una segunda llamada a tu función, el `backward` de la primera dio otros "
+        "gradientes: usa lo que dejó la última llamada (una variable global, un atributo de "
+        "la clase), no lo suyo.",
+        "Cada llamada tiene su propio `ctx`: guarda ahí, con `ctx.save_for_backward`, lo que "
+        "su `backward` necesita. En una red, la misma capa se llama muchas veces antes del "
+        "pase hacia atrás.",
+        "After a second call, the first call's backward changed: state shared between calls."),
+    "function_lee_fuera_de_ctx": (
+        "backward no lee lo que guardó",
+        "Tu `backward` no usa lo que guardaste con `ctx.save_for_backward`: toma sus tensores "
+        "de otro sitio (una variable de la función que rodea a la clase, por ejemplo).",
+        "Dentro de `backward`, saca cada tensor de `ctx.saved_tensors`; no uses los "
+        "argumentos ni las variables de fuera de la Function.",
+        "backward does not read its tensors from ctx.saved_tensors."),
+    "function_autograd_en_backward": (
+        "Autograd dentro de backward",
+        "Tu `backward` usa autograd ({usos}): el gradiente no es analítico, lo deriva "
+        "PyTorch por ti.",
+        "Escribe la derivada con operaciones de tensores sobre lo guardado; sin "
+        "`torch.autograd.grad`, `.backward()` ni `torch.enable_grad()` dentro de `backward`.",
+        "backward uses autograd ({usos}) instead of an analytic gradient."),
     "guarda_de_mas": (
         "Guarda más de lo necesario",
         "Tu `forward` guarda {elementos} números para el backward ({guardados}); basta con "
@@ -112,10 +210,24 @@ MENSAJES = {
         "forward saves {elementos} numbers for backward ({guardados}); {maximo} are enough."),
     "ignora_needs_input_grad": (
         "Ignora needs_input_grad",
-        "Con `x` sin `requires_grad`, tu `backward` calculó igualmente su gradiente.",
-        "Consulta `ctx.needs_input_grad[i]` y devuelve `None` (sin calcular nada) para las "
-        "entradas que no lo necesitan, como los datos de entrada.",
-        "backward computed the gradient of x although x does not require grad."),
+        "Con `{nombre}` sin `requires_grad`, tu `backward` calculó igualmente su gradiente.",
+        "Consulta `ctx.needs_input_grad[i]` para cada entrada y devuelve `None` (sin calcular "
+        "nada) para las que no lo necesitan: los datos de entrada, una capa congelada...",
+        "backward computed the gradient of {nombre} although it does not require grad."),
+    "derivada_tanh": (
+        "Derivada de tanh equivocada",
+        "Tus gradientes son los de ∂L/∂z = grad_output · ({formula}), pero la derivada de "
+        "tanh es otra.",
+        "Con y = tanh(z), dy/dz = 1 − tanh(z)²: escríbela con lo que guardaste (la salida o "
+        "la preactivación) sin aplicar tanh dos veces.",
+        "The gradients use grad_output·({formula}) as dL/dz: not the derivative of tanh."),
+    "grad_bias_media": (
+        "Gradiente del sesgo promediado",
+        "`{nombre}` es el correcto dividido por N, el tamaño del lote: promediaste sobre las "
+        "filas.",
+        "El sesgo se suma a cada fila: su gradiente es la suma de ∂L/∂z sobre el lote, no la "
+        "media.",
+        "`{nombre}` is the batch mean of dL/dz: the bias gradient is the sum over the batch."),
     "redondeo_sin_ste": (
         "Gradiente del redondeo: cero",
         "`{nombre}` es todo ceros: derivaste a través de `torch.round`, cuya derivada es 0 en "
@@ -127,19 +239,48 @@ MENSAJES = {
         "Paso directo sin recorte",
         "`{nombre}` deja pasar el gradiente también donde la entrada cae fuera del rango "
         "[−levels·step, levels·step].",
-        "Fuera del rango la salida está recortada (constante): ahí el gradiente es 0. Multiplica "
-        "por la máscara |x| ≤ levels·step.",
+        "Fuera del rango la salida está recortada (constante): ahí el gradiente es 0. ¿Qué "
+        "condición sobre x (no sobre la x ya recortada) marca los elementos de dentro?",
         "`{nombre}` also passes the gradient where the input is outside the clipping range."),
+    "ste_recorte_un_lado": (
+        "Recorte solo por un lado",
+        "`{nombre}` deja pasar el gradiente por debajo de {lado}: tu máscara solo mira un "
+        "extremo del rango.",
+        "El rango tiene dos extremos, −levels·step y levels·step: la máscara debe excluir lo "
+        "que queda fuera de cualquiera de los dos.",
+        "`{nombre}` passes the gradient beyond one end of the range: a one-sided mask."),
+    "ste_mascara_redondeada": (
+        "Máscara sobre el valor redondeado",
+        "`{nombre}` deja pasar el gradiente hasta medio paso más allá de ±levels·step: tu "
+        "máscara mira x/step ya redondeado (es lo que hace "
+        "`torch.fake_quantize_per_tensor_affine`), no x.",
+        "La condición es |x| ≤ levels·step sobre la x original, sin redondear.",
+        "`{nombre}` passes the gradient up to half a step beyond the range (mask on the "
+        "rounded value)."),
     "ste_borde_excluido": (
         "Borde del rango excluido",
         "`{nombre}` es 0 donde |x| = levels·step exactamente: el borde del rango también pasa "
         "el gradiente.",
-        "La máscara es |x| ≤ levels·step (con igual), no |x| < levels·step.",
+        "La máscara es |x| ≤ levels·step (con igual). Ojo: `F.hardtanh` deja el gradiente a 0 "
+        "en los bordes; `torch.clamp` no.",
         "`{nombre}` is 0 where |x| equals levels·step: the mask must be <=, not <."),
+    "ste_borde_a_medias": (
+        "Borde del rango a medias",
+        "`{nombre}` es grad_output/2 donde |x| = levels·step exactamente: en un empate, "
+        "`torch.minimum`/`torch.maximum` reparten el gradiente entre sus dos argumentos.",
+        "En el borde pasa el gradiente entero: usa `torch.clamp` con límites numéricos o una "
+        "máscara |x| ≤ levels·step.",
+        "`{nombre}` is grad_output/2 on the boundary: minimum/maximum split ties."),
+    "rango_sin_step": (
+        "Rango sin multiplicar por step",
+        "`{nombre}` usa el rango [−levels, levels] en lugar de [−levels·step, levels·step].",
+        "`levels` cuenta niveles a cada lado del cero; el valor del último nivel es "
+        "levels·step.",
+        "`{nombre}` uses [-levels, levels] as the range instead of [-levels·step, levels·step]."),
     "cuantiza_sin_escalar": (
         "Niveles sin escalar",
         "`{nombre}` devuelve el número de nivel (un entero) en lugar del valor cuantizado: es "
-        "{razon:.4g} veces el correcto, 1/step.",
+        "1/step veces el correcto.",
         "Tras redondear `x / step`, multiplica otra vez por `step`.",
         "`{nombre}` returns the level index, not the quantized value (1/step times)."),
     "cuantiza_sin_recorte": (
@@ -147,13 +288,23 @@ MENSAJES = {
         "`{nombre}` no recorta: hay valores fuera de [−levels·step, levels·step].",
         "Recorta con `clamp` al rango antes (o después) de redondear.",
         "`{nombre}` is not clipped to [-levels·step, levels·step]."),
+    "redondeo_equivocado": (
+        "Redondeo equivocado",
+        "`{nombre}` lleva x/step al entero de {como}, no al más cercano.",
+        "Cada x va al múltiplo de `step` más cercano: `torch.round`, no `trunc`, `floor` ni "
+        "`ceil`.",
+        "`{nombre}` rounds x/step {como}, not to the nearest integer."),
 }
 registrar(MENSAJES)
+
+DTYPES = ("float32", "float64")  # what every exercise of this chapter accepts
 
 # What an error from the autograd engine says about a custom backward.
 ERRORES_DE_BACKWARD = {
     "incorrect number of gradients": "gradientes_por_entrada",
     "invalid gradient at index": "forma_gradiente_function",
+    "corresponding forward input was not a Variable": "gradiente_de_no_tensor",
+    "cannot be multiplied": "backward_formas_incompatibles",
 }
 
 
@@ -166,6 +317,20 @@ def _error_de_backward(fallo):
             return error_a_datos(ComprobacionFallida(Diagnostico(diagnostico,
                                                                  {"mensaje": ultima})))
     return error_a_datos(fallo)
+
+
+def comprobar_casos(partes, casos, exito):
+    """Public check over several cases: the first failing part explains itself."""
+    if calificando():
+        return
+    for caso in casos:
+        if caso.error is not None:
+            raise caso.error
+        for parte in partes:
+            fallo = _verificar(parte, caso)
+            if fallo is not None:
+                raise fallo
+    print("✓ " + exito)
 
 
 def es_function_propia(tensor):
@@ -186,30 +351,224 @@ def _llamada(funcion, *args):
     return observacion, (guardado[0] if guardado else None)
 
 
+def _hoja(tensor, requiere):
+    """A fresh leaf with ``tensor``'s values."""
+    return tensor.detach().clone().requires_grad_(requiere)
+
+
+def _gradientes(salida, entradas, arriba, retener=False):
+    """Gradients of ``salida`` (upstream ``arriba``, handed to the engine as is) for each of
+    ``entradas``, None for those that do not require grad (or that the graph does not
+    reach), as plain data."""
+    hojas = [t for t in entradas if t.requires_grad]
+    if not hojas:
+        return [None] * len(entradas)
+    gradientes = iter(llamar(torch.autograd.grad, salida, hojas, grad_outputs=arriba,
+                             retain_graph=retener, allow_unused=True))
+    return sanear([next(gradientes) if t.requires_grad else None for t in entradas])
+
+
+# ---------------------------------------------------------------- what backward does
+class _Vigia(TorchFunctionMode):
+    """Active only while the student's ``backward`` runs: notes every use of autograd."""
+
+    def __init__(self):
+        super().__init__()
+        self.usos = []
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        resultado = func(*args, **(kwargs or {}))
+        nombre = getattr(func, "__name__", str(func))
+        if nombre in ("grad", "backward"):
+            self.usos.append(f"`{nombre}`")
+        elif any(isinstance(t, torch.Tensor) and t.grad_fn is not None
+                 for t in (resultado if isinstance(resultado, (tuple, list)) else (resultado,))):
+            self.usos.append(f"`{nombre}` con el grafo activo")
+        return resultado
+
+
+def _espiar_backward(nodo):
+    """Hooks on the student's node: what its backward returned, and autograd used in it.
+
+    The mode is pushed when the node starts and popped when it ends; if backward raises,
+    the engine restores the thread's state itself."""
+    vigia, visto = _Vigia(), {"activo": False, "devuelto": None}
+
+    def antes(grad_outputs):
+        vigia.__enter__()
+        visto["activo"] = True
+
+    def despues(grad_inputs, grad_outputs):
+        if visto["activo"]:
+            visto["activo"] = False
+            vigia.__exit__(None, None, None)
+        visto["devuelto"] = sanear(list(grad_inputs))
+
+    ganchos = [nodo.register_prehook(antes), nodo.register_hook(despues)]
+
+    def cerrar():
+        for gancho in ganchos:
+            gancho.remove()
+        return {"devuelto": visto["devuelto"], "autograd_en_backward": sorted(set(vigia.usos))}
+
+    return cerrar
+
+
 def observar_gradientes(salida, entradas, peso):
     """The gradients the engine gets for ``entradas`` from ``salida`` with upstream ``peso``.
 
-    Facts, as plain data: whether ``salida`` has a graph, the gradients (None where an
-    input is not reached), the error the engine raised, whether backward wrote into
-    ``grad_output`` in place, and the node type (a custom Function or not).
+    Facts, as plain data: whether ``salida`` has a graph, the gradients (None for an input
+    that does not require grad or is not reached), the error the engine raised, whether
+    backward wrote into ``grad_output`` in place, the node type (a custom Function or
+    not), and, for a Function, what its backward returned and whether it used autograd.
     """
+    propia = es_function_propia(salida)
     datos = {"con_grafo": False, "gradientes": None, "error_backward": None,
-             "grad_output_modificado": False, "funcion_propia": es_function_propia(salida),
-             "nodo": type(getattr(salida, "grad_fn", None)).__name__}
+             "grad_output_modificado": False, "funcion_propia": propia,
+             "nodo": type(getattr(salida, "grad_fn", None)).__name__,
+             "devuelto": None, "autograd_en_backward": []}
     if type(salida) is not torch.Tensor or salida.grad_fn is None:
         return datos
     datos["con_grafo"] = True
     if salida.shape != peso.shape:
         return datos
     arriba = peso.clone()
+    cerrar = _espiar_backward(salida.grad_fn) if propia else None
     try:
-        gradientes = llamar(torch.autograd.grad, salida, list(entradas), grad_outputs=arriba,
-                            allow_unused=True)
-        datos["gradientes"] = sanear(list(gradientes))
+        datos["gradientes"] = _gradientes(salida, entradas, arriba)
     except ComprobacionFallida as fallo:
         datos["error_backward"] = _error_de_backward(fallo)
+    finally:
+        if cerrar is not None:
+            datos.update(cerrar())
     datos["grad_output_modificado"] = not torch.equal(arriba, peso)
     return datos
+
+
+def _tensores_dentro(valor, profundidad=0):
+    """Whether ``valor`` holds a tensor (in a list, tuple, set, dict or plain object)."""
+    if isinstance(valor, torch.Tensor):
+        return True
+    if profundidad >= 3:
+        return False
+    if isinstance(valor, dict):
+        return any(_tensores_dentro(v, profundidad + 1) for v in valor.values())
+    if isinstance(valor, (list, tuple, set, frozenset)):
+        return any(_tensores_dentro(v, profundidad + 1) for v in valor)
+    if hasattr(valor, "__dict__") and not isinstance(valor, type) and not callable(valor):
+        return any(_tensores_dentro(v, profundidad + 1) for v in vars(valor).values())
+    return False
+
+
+def _tensores_en_atributos(ctx):
+    """The ``ctx`` attributes that hold tensors, directly or inside a container."""
+    try:
+        atributos = vars(ctx)
+    except TypeError:
+        return []
+    return sorted(f"ctx.{nombre}" for nombre, valor in atributos.items()
+                  if _tensores_dentro(valor))
+
+
+def _describir_guardados(guardados, conocidos):
+    """A name per saved tensor (which input or intermediate it equals) and their size;
+    a saved ``None`` (what a Function saves in place of what it will not need) is skipped."""
+    nombres, elementos = [], 0
+    for tensor in guardados:
+        if tensor is None:
+            continue
+        nombre = next((n for n, t in conocidos.items() if t.shape == tensor.shape
+                       and t.dtype == tensor.dtype
+                       and torch.equal(t.detach(), tensor.detach())), None)
+        nombres.append(nombre or f"un tensor de forma {tuple(tensor.shape)}")
+        elementos += int(tensor.numel())
+    return nombres, elementos
+
+
+def observar_ctx(salida, conocidos):
+    """What a Function's ``ctx`` holds: saved tensors (named) and tensor attributes."""
+    datos = {"guardados": None, "elementos_guardados": None, "atributos_tensor": []}
+    if not es_function_propia(salida):
+        return datos
+    try:
+        guardados = llamar(lambda: tuple(salida.grad_fn.saved_tensors))
+        datos["guardados"], datos["elementos_guardados"] = _describir_guardados(guardados,
+                                                                                conocidos)
+    except ComprobacionFallida:
+        pass
+    datos["atributos_tensor"] = _tensores_en_atributos(salida.grad_fn)
+    return datos
+
+
+def observar_lo_guardado(funcion, tensores, segunda, otros, peso):
+    """Where backward reads its tensors from (see the module docstring): plain data.
+
+    ``tensores``: the inputs of call A (copied); ``segunda``: those of call B, with the
+    same ``requires_grad``; ``otros``: the arguments that are not tensors."""
+    guardados = {"a": [], "b": []}
+    cambiar = [False]
+
+    def empaquetar(clave):
+        def guardar(tensor):
+            guardados[clave].append(tensor)
+            return clave, len(guardados[clave]) - 1
+        return guardar
+
+    def desempaquetar(etiqueta):
+        clave, i = etiqueta
+        return guardados["b" if cambiar[0] and clave == "a" else clave][i]
+
+    a = [_hoja(t, t.requires_grad) for t in tensores]
+    b = [_hoja(s, t.requires_grad) for s, t in zip(segunda, tensores)]
+    datos = {"tras_otro_forward": None, "de_la_otra": None, "con_lo_de_la_otra": None}
+    try:
+        salidas = []
+        for clave, hojas in (("a", a), ("b", b)):
+            with torch.autograd.graph.saved_tensors_hooks(empaquetar(clave), desempaquetar):
+                salidas.append(llamar(funcion, *hojas, *otros))
+        if not all(type(s) is torch.Tensor and s.grad_fn is not None
+                   and s.shape == peso.shape for s in salidas):
+            return datos
+        datos["tras_otro_forward"] = _gradientes(salidas[0], a, peso.clone(), retener=True)
+        datos["de_la_otra"] = _gradientes(salidas[1], b, peso.clone())
+        comparables = len(guardados["a"]) == len(guardados["b"]) and all(
+            x.shape == y.shape and x.dtype == y.dtype
+            for x, y in zip(guardados["a"], guardados["b"]))
+        if comparables:
+            cambiar[0] = True
+            datos["con_lo_de_la_otra"] = _gradientes(salidas[0], a, peso.clone())
+    except ComprobacionFallida:
+        pass  # what raises is the gradient part's to say; this part sees nothing to judge
+    return datos
+
+
+def observar_function(funcion, entradas, tensores, otros, conocidos=None):
+    """One call of an exercise of this chapter, observed as plain data.
+
+    ``tensores`` and ``otros``: the names of the tensor and of the other arguments, in the
+    order of the signature. ``conocidos(entradas, salida)``: named tensors to recognise
+    among those ctx saved."""
+    argumentos = [entradas[n] for n in (*tensores, *otros)]
+    propios = {n: entradas[n] for n in tensores}
+    peso = entradas["grad_output"]
+    with torch.set_grad_enabled(entradas["con_grad"]):
+        antes = estado(propios)
+        observacion, salida = _llamada(funcion, *argumentos)
+        modo = torch.is_grad_enabled()
+        observacion.update(observar_ctx(salida, conocidos(entradas, salida) if conocidos
+                                        else {}))
+    datos = observar_gradientes(salida, [entradas[n] for n in tensores], peso)
+    observacion.update(datos)
+    despues = estado(propios)
+    despues["modo de autograd"] = modo
+    observacion.update(estado_antes=antes, estado_despues=despues,
+                       lo_guardado=None, gradcheck=None)
+    if datos["gradientes"] is not None:
+        segunda = [entradas["segunda"][n] for n in tensores]
+        observacion["lo_guardado"] = observar_lo_guardado(
+            funcion, [entradas[n] for n in tensores], segunda, [entradas[n] for n in otros],
+            peso)
+    return observacion
 
 
 def pasa_gradcheck(funcion, entradas):
@@ -221,16 +580,59 @@ def pasa_gradcheck(funcion, entradas):
         return None
 
 
+# ---------------------------------------------------------------- common checks
+def _espera_grafo(caso):
+    return caso.datos["con_grad"] and any(caso.datos["requiere"])
+
+
 def _tensor_de_salida(caso, nombre="la salida"):
     """The forward result, which must be a tensor of the expected shape to go on."""
-    comparar_forma = caso.datos["esperado"]["salida"]
+    esperado = caso.datos["esperado"]["salida"]
     resultado = caso.resultado
-    if type(resultado) is not torch.Tensor or resultado.shape != comparar_forma.shape:
-        comparar(nombre, resultado, comparar_forma)  # None, type or shape: says which
+    if type(resultado) is not torch.Tensor or resultado.shape != esperado.shape:
+        comparar(nombre, resultado, esperado)  # None, type or shape: says which
     return resultado
 
 
-def _verificar_backward(caso, nombre, derivada_local=None):
+def _nombrar(nombre, obtenido, esperado, candidatos, requeridos=None):
+    """The named mistake whose result ``obtenido`` is, among ``candidatos``: a list of
+    (diagnosis id, facts, tensor or list of tensors). Only the items in ``requeridos``
+    (indices of a list) are compared; a candidate equal to the right answer is skipped."""
+    def lista(t):
+        return list(t) if isinstance(t, (list, tuple)) else [t]
+
+    obtenidos, esperados = lista(obtenido), lista(esperado)
+    indices = range(len(esperados)) if requeridos is None else requeridos
+
+    def igual(a, b):
+        return all(type(a[i]) is torch.Tensor and a[i].shape == b[i].shape
+                   and a[i].dtype == b[i].dtype and cerca(a[i], b[i]) for i in indices)
+
+    for diagnostico, hechos, candidato in candidatos:
+        candidato = lista(candidato)
+        if not igual(candidato, esperados) and igual(obtenidos, candidato):
+            fallar(diagnostico, **{"nombre": nombre, **hechos})
+
+
+def _cambio_lo_que_recibe(caso, obtenido, esperado, requeridos=None):
+    """A wrong gradient from a call that changed the values it was given (``x.mul_``...):
+    that change is the mistake to name (backward then works on other numbers)."""
+    def lista(t):
+        return list(t) if isinstance(t, (list, tuple)) else [t]
+
+    obtenidos, esperados = lista(obtenido), lista(esperado)
+    indices = range(len(esperados)) if requeridos is None else requeridos
+    if all(type(obtenidos[i]) is torch.Tensor and obtenidos[i].shape == esperados[i].shape
+           and obtenidos[i].dtype == esperados[i].dtype and cerca(obtenidos[i], esperados[i])
+           for i in indices):
+        return
+    antes, despues = caso.datos["estado_antes"], caso.datos["estado_despues"]
+    valores = [n for n in cambios(antes, despues) if "." not in n and n != "modo de autograd"]
+    if valores:
+        verificar_sin_efectos(caso)
+
+
+def _verificar_backward(caso, nombre):
     """The common checks on the engine's gradients before comparing their values."""
     datos = caso.datos
     if not datos["con_grafo"]:
@@ -243,12 +645,6 @@ def _verificar_backward(caso, nombre, derivada_local=None):
     if gradientes is None:
         fallar("tipo", nombre="la salida", esperado="un tensor de la forma de la entrada",
                tipo="otra forma")
-    if derivada_local is not None:
-        obtenido = gradientes[0]
-        if (type(obtenido) is torch.Tensor and obtenido.shape == derivada_local.shape
-                and cerca(obtenido, derivada_local)
-                and not cerca(obtenido, datos["esperado"]["grads"][0])):
-            fallar("sin_grad_output", nombre=nombre)
     return gradientes
 
 
@@ -257,166 +653,257 @@ def _function_propia(caso):
         fallar("sin_function_propia", nodo=caso.datos["nodo"])
 
 
+def _iguales(a, b):
+    """Two lists of gradients (None where not computed) equal within the dtype's tolerance."""
+    if a is None or b is None or len(a) != len(b):
+        return a == b
+    for x, y in zip(a, b):
+        if (x is None) != (y is None):
+            return False
+        if x is not None and not (type(x) is torch.Tensor and type(y) is torch.Tensor
+                                  and x.shape == y.shape and x.dtype == y.dtype
+                                  and torch.allclose(x, y, equal_nan=True,
+                                                     rtol=1e-5, atol=1e-7)):
+            return False
+    return True
+
+
+def _lee_de_ctx(caso):
+    """backward reads what this call saved: not a shared global, not an attribute or a
+    variable outside the Function (see ``observar_lo_guardado``)."""
+    datos = caso.datos
+    if datos["atributos_tensor"]:
+        fallar("tensores_en_ctx", atributos=", ".join(datos["atributos_tensor"]))
+    lo_guardado = datos["lo_guardado"]
+    if lo_guardado is None or lo_guardado["tras_otro_forward"] is None:
+        return  # no backward ran: the gradient part says why
+    if not _iguales(lo_guardado["tras_otro_forward"], datos["gradientes"]):
+        fallar("function_estado_compartido")
+    otra, cambiada = lo_guardado["de_la_otra"], lo_guardado["con_lo_de_la_otra"]
+    if cambiada is not None and not _iguales(cambiada, otra):
+        fallar("function_lee_fuera_de_ctx")
+
+
+def _backward_analitico(caso):
+    if caso.datos["autograd_en_backward"]:
+        fallar("function_autograd_en_backward",
+               usos=", ".join(caso.datos["autograd_en_backward"][:3]))
+
+
+def _sin_efectos(caso):
+    verificar_sin_efectos(caso)
+
+
+def _en_casos_con_grafo(verificar):
+    """A check that applies only where a backward is expected (grad mode on, and some
+    input requires grad); elsewhere there is nothing for it to judge."""
+    def parte(caso):
+        if _espera_grafo(caso):
+            verificar(caso)
+    return parte
+
+
+def _marcar(requiere, grad_vieja, generador, *tensores):
+    """requires_grad as drawn, and a stale ``.grad`` that the function must leave alone."""
+    for tensor, pide in zip(tensores, requiere):
+        tensor.requires_grad_(pide)
+        if grad_vieja and pide:
+            tensor.grad = torch.randn(tensor.shape, generator=generador, dtype=tensor.dtype)
+
+
 # ---------------------------------------------------------------- exercise 1: stable_softplus
 def construir_softplus(generador, forma):
-    """x (requires grad), beta and an upstream gradient for ``forma`` = (n, 10·beta, dtype).
+    """x, beta, an upstream gradient, the inputs of a second call and the caller's grad mode.
 
-    x has n normal values and four extremes (beta·x = ±60, ±1000) where exp overflows.
+    ``forma`` = (shape of x, beta, dtype, grad mode on, x requires grad, stale x.grad,
+    exponent k of two huge extremes or 0). Unless x is 0-dim, it holds four extremes,
+    beta·x = ±60 and ±1000 (exp overflows in float32 and float64), and two more,
+    beta·x = ±10^k, when k > 0; the rest are normal values of scale 3/beta.
     """
-    n, decimas, nombre_dtype = forma
+    forma_x, beta, nombre_dtype, con_grad, requiere, grad_vieja, k = forma
     dtype = getattr(torch, nombre_dtype)
-    beta = decimas / 10
-    extremos = torch.tensor([-1000.0, -60.0, 60.0, 1000.0], dtype=dtype) / beta
-    x = torch.cat([3 * torch.randn(n, generator=generador, dtype=dtype) / beta, extremos])
+    numel = 1
+    for n in forma_x:
+        numel *= n
+    if len(forma_x) == 0:
+        x = 3 * torch.randn((), generator=generador, dtype=dtype) / beta
+    else:
+        extremos = [-1000.0, -60.0, 60.0, 1000.0] + ([-10.0 ** k, 10.0 ** k] if k else [])
+        normales = 3 * torch.randn(numel - len(extremos), generator=generador, dtype=dtype)
+        x = torch.cat([normales / beta, torch.tensor(extremos, dtype=dtype) / beta])
+        x = x.reshape(forma_x)
     peso = torch.randn(x.shape, generator=generador, dtype=dtype)
-    return {"x": x.requires_grad_(True), "beta": beta, "grad_output": peso}
+    segunda = {"x": 3 * torch.randn(x.shape, generator=generador, dtype=dtype) / beta}
+    _marcar([requiere], grad_vieja, generador, x)
+    return {"x": x, "beta": beta, "grad_output": peso, "segunda": segunda,
+            "con_grad": con_grad}
+
+
+def contexto_softplus(forma):
+    return {"con_grad": forma[3], "requiere": (forma[4],), "beta": forma[1]}
+
+
+def candidatos_softplus(x, beta, grad_output):
+    """What the usual slips give, computed in float64 (then in x's dtype), as (id, facts,
+    value): for the output and for the gradient of x."""
+    xd, g = x.detach().double(), grad_output.double()
+    salida = torch.logaddexp(beta * xd, torch.zeros_like(xd)) / beta
+    s = torch.sigmoid(beta * xd)
+    grad = [("sin_grad_output", {}, s), ("sigmoide_sin_beta", {}, g * torch.sigmoid(xd)),
+            ("gradiente_por_beta", {}, g * beta * s), ("gradiente_entre_beta", {}, g * s / beta),
+            ("sigmoide_invertida", {}, g * torch.sigmoid(-beta * xd))]
+    return {"salida": [("softplus_sin_dividir_por_beta", {}, (salida * beta).to(x.dtype))],
+            "grad": [(d, h, v.to(x.dtype)) for d, h, v in grad]}
 
 
 def observar_softplus(stable_softplus, entradas):
-    x, beta = entradas["x"], entradas["beta"]
-    observacion, salida = _llamada(stable_softplus, x, beta)
-    observacion["despues"] = fotografiar(entradas)
-    observacion.update(observar_gradientes(salida, [x], entradas["grad_output"]))
-    puntos = (torch.linspace(-3, 3, 7, dtype=torch.float64) / beta + 0.05).requires_grad_(True)
-    observacion["gradcheck"] = pasa_gradcheck(lambda t: stable_softplus(t, beta), [puntos])
+    observacion = observar_function(stable_softplus, entradas, ("x",), ("beta",))
+    if observacion["gradientes"] is not None:
+        beta = entradas["beta"]
+        puntos = (torch.linspace(-3, 3, 7, dtype=torch.float64) / beta + 0.05).requires_grad_(True)
+        observacion["gradcheck"] = pasa_gradcheck(lambda t: stable_softplus(t, beta), [puntos])
     return observacion
 
 
 def _salida_softplus(caso):
     resultado = _tensor_de_salida(caso)
-    esperado = caso.datos["esperado"]["salida"]
-    if torch.isfinite(esperado).all() and not torch.isfinite(resultado).all():
+    esperado = caso.datos["esperado"]
+    if (type(resultado) is torch.Tensor and resultado.dtype == esperado["salida"].dtype
+            and torch.isfinite(esperado["salida"]).all() and not torch.isfinite(resultado).all()):
         fallar("softplus_desborda", nombre="la salida")
-    comparar("la salida", resultado, esperado)
+    _nombrar("la salida", resultado, esperado["salida"], esperado["candidatos"]["salida"])
+    comparar("la salida", resultado, esperado["salida"])
 
 
 def _gradiente_softplus(caso):
     esperado = caso.datos["esperado"]
-    gradientes = _verificar_backward(caso, "el gradiente de x", esperado["derivada"])
+    (obtenido,) = _verificar_backward(caso, "el gradiente de x")
+    correcto = esperado["grads"][0]
+    if (type(obtenido) is torch.Tensor and obtenido.shape == correcto.shape
+            and obtenido.dtype == correcto.dtype and not torch.isfinite(obtenido).all()):
+        x = caso.datos["originales"]["x"]["valores"]
+        grandes = x.double().abs() * caso.datos["beta"] > 80
+        fallar("no_finito" if not torch.isfinite(obtenido[~grandes]).all()
+               else "sigmoide_desborda", nombre="el gradiente de x")
+    _cambio_lo_que_recibe(caso, obtenido, correcto)
+    _nombrar("el gradiente de x", obtenido, correcto, esperado["candidatos"]["grad"])
     if caso.datos["gradcheck"] is False:
         fallar("gradcheck_falla")
-    comparar("el gradiente de x", gradientes[0], esperado["grads"][0])
+    comparar("el gradiente de x", obtenido, correcto)
 
 
-def _softplus_propia_e_intacta(caso):
+def _function_softplus(caso):
     _function_propia(caso)
-    verificar_intactas(caso)
+    _lee_de_ctx(caso)
+    _backward_analitico(caso)
 
 
 STABLE_SOFTPLUS = Ejercicio(
     funcion="stable_softplus",
     partes=[
-        Parte("forward estable (también con |beta·x| grande)", 1.0, _salida_softplus),
-        Parte("backward analítico: gradcheck y valores", 1.5, _gradiente_softplus),
-        Parte("una Function propia (.apply); entradas intactas", 0.5,
-              _softplus_propia_e_intacta, requisito=True),
+        Parte("forward estable (también con |beta·x| enorme) y bajo no_grad", 1.0,
+              _salida_softplus),
+        Parte("backward analítico: grad_output · σ(beta·x) (gradcheck)", 1.25,
+              _en_casos_con_grafo(_gradiente_softplus)),
+        Parte("una Function propia cuyo backward lee lo guardado con save_for_backward", 0.5,
+              _en_casos_con_grafo(_function_softplus)),
+        Parte("no cambia nada de lo que recibe", 0.25, _sin_efectos, requisito=True),
     ],
-    construir=construir_softplus, observar=observar_softplus)
+    construir=construir_softplus, observar=observar_softplus, contexto=contexto_softplus)
 
 
-def softplus_por_autograd(x, beta, grad_output):
+def softplus_por_autograd(x, beta, grad_output, *resto):
     """The public oracle: logaddexp(beta·x, 0) / beta, differentiated by autograd."""
     with torch.enable_grad():
         t = x.detach().clone().requires_grad_(True)
         salida = torch.logaddexp(beta * t, torch.zeros_like(t)) / beta
-        (grad,) = torch.autograd.grad(salida, t, grad_output, retain_graph=True)
-        (derivada,) = torch.autograd.grad(salida, t, torch.ones_like(t))
-    return {"salida": salida.detach(), "grads": [grad], "derivada": derivada}
+        (grad,) = torch.autograd.grad(salida, t, grad_output)
+    return {"salida": salida.detach(), "grads": [grad],
+            "candidatos": candidatos_softplus(x, beta, grad_output)}
+
+
+FORMA_PUBLICA_SOFTPLUS = ((10,), 2.0, "float64", True, True, False, 0)
 
 
 def comprobar_stable_softplus(stable_softplus):
     """Public check: output, gradient and gradcheck against autograd on logaddexp."""
-    caso = caso_en_proceso(STABLE_SOFTPLUS, stable_softplus, 1, (6, 20, "float64"),
+    caso = caso_en_proceso(STABLE_SOFTPLUS, stable_softplus, 1, FORMA_PUBLICA_SOFTPLUS,
                            softplus_por_autograd)
-    comprobar(STABLE_SOFTPLUS.partes, caso,
-              "Forward estable, backward correcto (gradcheck incluido) y una Function propia.")
+    comprobar_casos(STABLE_SOFTPLUS.partes, [caso],
+                    "Forward estable, backward correcto (gradcheck incluido) y una Function "
+                    "propia que lee lo que guardó.")
 
 
 # ---------------------------------------------------------------- exercise 2: linear_tanh
+TENSORES_LINEAL = ("x", "weight", "bias")
+
+
 def construir_lineal_tanh(generador, forma):
-    """x (N, D), weight (H, D), bias (H,) requiring grad and an upstream gradient (N, H)."""
-    N, D, H, nombre_dtype = forma
+    """x (N, D), weight (H, D), bias (H,), an upstream gradient (N, H), the inputs of a
+    second call and the caller's grad mode.
+
+    ``forma`` = (N, D, H, dtype, which of x, weight, bias require grad, grad mode on,
+    stale ``.grad`` on those that require grad)."""
+    N, D, H, nombre_dtype, requiere, con_grad, grad_vieja = forma
     dtype = getattr(torch, nombre_dtype)
 
     def normal(*dimensiones, escala=1.0):
         return escala * torch.randn(*dimensiones, generator=generador, dtype=dtype)
 
-    return {"x": normal(N, D).requires_grad_(True),
-            "weight": normal(H, D, escala=D ** -0.5).requires_grad_(True),
-            "bias": normal(H, escala=0.5).requires_grad_(True),
-            "grad_output": normal(N, H)}
+    x, weight, bias = normal(N, D), normal(H, D, escala=D ** -0.5), normal(H, escala=0.5)
+    peso = normal(N, H)
+    segunda = {"x": normal(N, D), "weight": normal(H, D, escala=D ** -0.5),
+               "bias": normal(H, escala=0.5)}
+    _marcar(requiere, grad_vieja, generador, x, weight, bias)
+    return {"x": x, "weight": weight, "bias": bias, "grad_output": peso, "segunda": segunda,
+            "con_grad": con_grad}
 
 
-def _describir_guardados(guardados, conocidos):
-    """A name per saved tensor (which input or intermediate it equals) and their size."""
-    nombres = []
-    for tensor in guardados:
-        nombre = next((n for n, t in conocidos.items() if t.shape == tensor.shape
-                       and t.dtype == tensor.dtype
-                       and torch.equal(t.detach(), tensor.detach())), None)
-        nombres.append(nombre or f"un tensor de forma {tuple(tensor.shape)}")
-    return nombres, sum(int(t.numel()) for t in guardados)
-
-
-def _tensores_en_atributos(ctx):
-    encontrados = []
-    for nombre, valor in vars(ctx).items():
-        valores = valor if type(valor) in (list, tuple) else (valor,)
-        if any(isinstance(v, torch.Tensor) for v in valores):
-            encontrados.append(f"ctx.{nombre}")
-    return sorted(encontrados)
+def _conocidos_lineal(entradas, salida):
+    x, weight, bias = (entradas[n] for n in TENSORES_LINEAL)
+    with torch.no_grad():
+        preactivacion = x @ weight.T + bias
+    return {"x": x, "weight": weight, "bias": bias, "la salida": salida,
+            "la preactivación": preactivacion}
 
 
 def observar_lineal_tanh(linear_tanh, entradas):
-    x, weight, bias, peso = (entradas[k] for k in ("x", "weight", "bias", "grad_output"))
-    observacion, salida = _llamada(linear_tanh, x, weight, bias)
-    observacion["despues"] = fotografiar(entradas)
-    observacion.update(guardados=None, elementos_guardados=None, atributos_tensor=[],
-                       sin_x=None)
-    if es_function_propia(salida):
-        with torch.no_grad():
-            preactivacion = x @ weight.T + bias
-        conocidos = {"x": x, "weight": weight, "bias": bias, "la salida": salida,
-                     "la preactivación": preactivacion}
-        try:
-            guardados = llamar(lambda: tuple(salida.grad_fn.saved_tensors))
-            observacion["guardados"], observacion["elementos_guardados"] = (
-                _describir_guardados(guardados, conocidos))
-        except ComprobacionFallida:
-            observacion["guardados"] = None
-        observacion["atributos_tensor"] = _tensores_en_atributos(salida.grad_fn)
-    observacion.update(observar_gradientes(salida, [x, weight, bias], peso))
-    observacion["sin_x"] = _backward_sin_x(linear_tanh, x, weight, bias, peso)
-    pequenas = [t.detach()[:3, :3].double().clone().requires_grad_(True) if t.dim() == 2
-                else t.detach()[:3].double().clone().requires_grad_(True)
-                for t in (x, weight, bias)]
-    observacion["gradcheck"] = pasa_gradcheck(linear_tanh, pequenas)
+    observacion = observar_function(linear_tanh, entradas, TENSORES_LINEAL, (),
+                                    _conocidos_lineal)
+    if observacion["gradientes"] is not None:
+        pequenas = [entradas[n].detach()[:3, :3] if entradas[n].dim() == 2
+                    else entradas[n].detach()[:3] for n in TENSORES_LINEAL]
+        observacion["gradcheck"] = pasa_gradcheck(
+            linear_tanh, [t.double().clone().requires_grad_(True) for t in pequenas])
     return observacion
-
-
-def _backward_sin_x(linear_tanh, x, weight, bias, peso):
-    """What backward itself returns when x (the data) does not require grad."""
-    datos = {"error": None, "devuelto": None}
-    try:
-        salida = llamar(linear_tanh, x.detach().clone(), weight, bias)
-    except ComprobacionFallida as fallo:
-        datos["error"] = error_a_datos(fallo)
-        return datos
-    if not es_function_propia(salida) or salida.shape != peso.shape:
-        return datos
-    try:
-        devuelto = llamar(salida.grad_fn.apply, peso.clone())
-    except ComprobacionFallida as fallo:
-        datos["error"] = _error_de_backward(fallo)
-        return datos
-    devuelto = devuelto if type(devuelto) in (tuple, list) else (devuelto,)
-    datos["devuelto"] = sanear(list(devuelto))
-    return datos
 
 
 def contexto_lineal_tanh(forma):
     N, D, H = forma[:3]
-    return {"maximo_guardado": N * D + H * D + N * H}
+    return {"maximo_guardado": N * D + H * D + N * H, "requiere": tuple(forma[4]),
+            "con_grad": forma[5], "N": N}
+
+
+def candidatos_lineal_tanh(x, weight, bias, grad_output):
+    """What the usual slips in the derivative of tanh give, as (id, facts, [grad_x,
+    grad_weight, grad_bias]), computed in float64 and returned in x's dtype."""
+    xd, wd, bd, g = (t.detach().double() for t in (x, weight, bias, grad_output))
+    z = xd @ wd.T + bd
+    y = torch.tanh(z)
+
+    def gradientes(dz):
+        return [v.to(x.dtype) for v in (dz @ wd, dz.T @ xd, dz.sum(0))]
+
+    formulas = {"1 − y": 1 - y, "1 − z²": 1 - z**2, "1 − tanh(y)²": 1 - torch.tanh(y) ** 2,
+                "1, sin la derivada de tanh": torch.ones_like(y), "y²": y**2,
+                "1 + y²": 1 + y**2}
+    candidatos = [("derivada_tanh", {"formula": f}, gradientes(g * d))
+                  for f, d in formulas.items()]
+    candidatos.append(("sin_grad_output", {}, gradientes(1 - y**2)))
+    correctos = gradientes(g * (1 - y**2))
+    candidatos.append(("grad_bias_media", {"nombre": "el gradiente de bias"},
+                       [*correctos[:2], correctos[2] / x.shape[0]]))
+    return candidatos
 
 
 def _salida_lineal_tanh(caso):
@@ -425,9 +912,19 @@ def _salida_lineal_tanh(caso):
 
 def _gradientes_lineal_tanh(caso):
     gradientes = _verificar_backward(caso, "los gradientes")
+    esperados = caso.datos["esperado"]["grads"]
+    requeridos = [i for i, pide in enumerate(caso.datos["requiere"]) if pide]
+    nombres = [f"el gradiente de {n}" for n in TENSORES_LINEAL]
+    for i in requeridos:
+        if gradientes[i] is None:
+            fallar("es_none", nombre=nombres[i])
+    _cambio_lo_que_recibe(caso, gradientes, esperados, requeridos)
+    _nombrar("los gradientes", gradientes, esperados, caso.datos["esperado"]["candidatos"],
+             requeridos)
     if caso.datos["gradcheck"] is False:
         fallar("gradcheck_falla")
-    exigir(diagnosticar_lista("grads", gradientes, caso.datos["esperado"]["grads"]))
+    exigir(diagnosticar_lista("grads", [gradientes[i] for i in requeridos],
+                              [esperados[i] for i in requeridos]))
 
 
 def _guarda_lo_justo(caso):
@@ -440,143 +937,224 @@ def _guarda_lo_justo(caso):
     if datos["elementos_guardados"] > datos["maximo_guardado"]:
         fallar("guarda_de_mas", elementos=datos["elementos_guardados"],
                maximo=datos["maximo_guardado"], guardados=", ".join(datos["guardados"]))
+    _lee_de_ctx(caso)
+    _backward_analitico(caso)
 
 
 def _respeta_needs_input_grad(caso):
     _function_propia(caso)
-    sin_x = caso.datos["sin_x"]
-    if sin_x["error"] is not None:
-        raise datos_a_error(sin_x["error"])
-    devuelto = sin_x["devuelto"]
+    datos = caso.datos
+    if datos["error_backward"] is not None:
+        raise datos_a_error(datos["error_backward"])
+    devuelto = datos["devuelto"]
     if devuelto is None:
-        fallar("sin_function_propia", nodo=caso.datos["nodo"])
-    if len(devuelto) != 3:
-        fallar("gradientes_por_entrada",
-               mensaje=f"se esperaban 3 gradientes (x, weight, bias) y hay {len(devuelto)}")
-    if devuelto[0] is not None:
-        fallar("ignora_needs_input_grad")
+        return  # the engine never ran this backward (nothing required grad)
+    for nombre, pide, valor in zip(TENSORES_LINEAL, datos["requiere"], devuelto):
+        if not pide and valor is not None:
+            fallar("ignora_needs_input_grad", nombre=nombre)
     # Only presence and shape here: the values are the gradient part's (no double penalty).
-    for nombre, obtenido, esperado in zip(("weight", "bias"), devuelto[1:],
-                                          caso.datos["esperado"]["grads"][1:]):
-        if not isinstance(obtenido, torch.Tensor) or obtenido.shape != esperado.shape:
-            exigir(diagnosticar_tensor(f"el gradiente de {nombre} (con x sin requires_grad)",
-                                       obtenido, esperado))
+    for nombre, pide, obtenido, esperado in zip(TENSORES_LINEAL, datos["requiere"], devuelto,
+                                                datos["esperado"]["grads"]):
+        if pide and (not isinstance(obtenido, torch.Tensor) or obtenido.shape != esperado.shape):
+            diagnostico = diagnosticar_tensor(f"el gradiente de {nombre}", obtenido, esperado)
+            if diagnostico is not None:
+                raise ComprobacionFallida(diagnostico)
 
 
 LINEAR_TANH = Ejercicio(
     funcion="linear_tanh",
     partes=[
-        Parte("forward: tanh(x·Wᵀ + b)", 0.5, _salida_lineal_tanh),
-        Parte("backward: gradientes de x, weight y bias (gradcheck)", 1.25,
-              _gradientes_lineal_tanh),
-        Parte("guarda solo lo necesario, con save_for_backward", 0.75, _guarda_lo_justo),
-        Parte("needs_input_grad: None para x si x no requiere gradiente", 0.5,
-              _respeta_needs_input_grad),
+        Parte("forward: tanh(x·Wᵀ + b), también bajo no_grad", 0.5, _salida_lineal_tanh),
+        Parte("backward: gradientes de x, weight y bias (gradcheck)", 1.0,
+              _en_casos_con_grafo(_gradientes_lineal_tanh)),
+        Parte("guarda solo lo necesario con save_for_backward y backward lo lee de ahí", 0.75,
+              _en_casos_con_grafo(_guarda_lo_justo)),
+        Parte("needs_input_grad: None para cada entrada que no requiere gradiente", 0.5,
+              _en_casos_con_grafo(_respeta_needs_input_grad)),
+        Parte("no cambia nada de lo que recibe", 0.25, _sin_efectos, requisito=True),
     ],
     construir=construir_lineal_tanh, observar=observar_lineal_tanh,
     contexto=contexto_lineal_tanh)
 
 
-def lineal_tanh_por_autograd(x, weight, bias, grad_output):
+def lineal_tanh_por_autograd(x, weight, bias, grad_output, *resto):
     """The public oracle: autograd through torch.nn.functional.linear and torch.tanh."""
     with torch.enable_grad():
         hojas = [t.detach().clone().requires_grad_(True) for t in (x, weight, bias)]
         salida = torch.tanh(torch.nn.functional.linear(*hojas))
         grads = torch.autograd.grad(salida, hojas, grad_output)
-    return {"salida": salida.detach(), "grads": list(grads)}
+    return {"salida": salida.detach(), "grads": list(grads),
+            "candidatos": candidatos_lineal_tanh(x, weight, bias, grad_output)}
+
+
+# The same inputs three times: everything requires grad, then x does not (it is the data),
+# then only x does (a frozen layer).
+FORMAS_PUBLICAS_LINEAL = ((5, 4, 3, "float64", (True, True, True), True, False),
+                          (5, 4, 3, "float64", (False, True, True), True, False),
+                          (5, 4, 3, "float64", (True, False, False), True, False))
 
 
 def comprobar_linear_tanh(linear_tanh):
     """Public check: values and gradients against autograd, what ctx saved, needs_input_grad."""
-    caso = caso_en_proceso(LINEAR_TANH, linear_tanh, 2, (5, 4, 3, "float64"),
-                           lineal_tanh_por_autograd)
-    comprobar(LINEAR_TANH.partes, caso,
-              "Gradientes correctos, solo lo necesario guardado y needs_input_grad respetado.")
+    casos = [caso_en_proceso(LINEAR_TANH, linear_tanh, 2, forma, lineal_tanh_por_autograd)
+             for forma in FORMAS_PUBLICAS_LINEAL]
+    comprobar_casos(LINEAR_TANH.partes, casos,
+                    "Gradientes correctos, solo lo necesario guardado (y leído de ctx) y "
+                    "needs_input_grad respetado.")
 
 
 # ---------------------------------------------------------------- exercise 3: quantize_ste
-def construir_cuantizador(generador, forma):
-    """x (requires grad), step = 2^-k, levels and an upstream gradient.
+def paso_exacto(step, levels, dtype):
+    """Whether step and levels·step are exact in ``dtype`` (then |x| = levels·step is
+    drawn and judged; otherwise no x is drawn within rounding of the boundary)."""
+    return all(float(torch.tensor(v, dtype=dtype)) == v for v in (step, levels * step))
 
-    ``forma`` = (n, k, levels, dtype); about a fifth of x falls outside the range, and one
-    element sits exactly on each end of it (exact in binary: the mask is ``<=``, not ``<``).
-    None is placed on a rounding tie: the statement does not say which way those go.
+
+def _lejos_de_ambiguedades(x, step, levels, exacto):
+    """Values moved away from rounding ties (x/step halfway between two integers) and,
+    unless they sit on it exactly and it is exact, from the boundary |x| = levels·step."""
+    limite = levels * step
+    t = x.double() / step
+    fraccion = t - torch.floor(t)
+    x = torch.where((fraccion - 0.5).abs() < 0.02, x + 0.1 * step, x)
+    distancia = x.double().abs() - limite
+    en_el_borde = distancia == 0 if exacto else torch.zeros_like(distancia, dtype=torch.bool)
+    cerca_del_borde = (distancia.abs() < 0.02 * step) & ~en_el_borde
+    lejos = torch.sign(x) * (limite + torch.where(distancia > 0, 0.1, -0.1) * step)
+    return torch.where(cerca_del_borde, lejos.to(x.dtype), x)
+
+
+def construir_cuantizador(generador, forma):
+    """x, step, levels, an upstream gradient, a second call's x and the caller's grad mode.
+
+    ``forma`` = (shape of x, step, levels, dtype, grad mode on, x requires grad, stale
+    x.grad). Unless x is 0-dim: about a fifth of the first values fall outside the range,
+    one sits exactly on each end when that end is exact in binary, and four more lie
+    beyond the ends, one on each side within half a step of it (where a mask on the rounded
+    value still passes the gradient) and one further out, beyond ±levels too. None is on a
+    rounding tie, nor, when the boundary is not exact, within rounding of it.
     """
-    n, k, niveles, nombre_dtype = forma
+    forma_x, paso, niveles, nombre_dtype, con_grad, requiere, grad_vieja = forma
     dtype = getattr(torch, nombre_dtype)
-    paso = 2.0 ** -k
-    x = 0.8 * niveles * paso * torch.randn(n, generator=generador, dtype=dtype)
-    arriba, abajo = torch.randperm(n, generator=generador)[:2].tolist()
-    x[arriba], x[abajo] = niveles * paso, -niveles * paso
-    peso = torch.randn(n, generator=generador, dtype=dtype)
-    return {"x": x.requires_grad_(True), "step": paso, "levels": niveles, "grad_output": peso}
+    limite = niveles * paso
+    exacto = paso_exacto(paso, niveles, dtype)
+    numel = 1
+    for n in forma_x:
+        numel *= n
+    if len(forma_x) == 0:
+        x = 1.5 * limite * torch.randn((), generator=generador, dtype=dtype)
+        peso = torch.randn((), generator=generador, dtype=dtype)
+        otra = 1.5 * limite * torch.randn((), generator=generador, dtype=dtype)
+    else:
+        n = numel - 4
+        x = 0.8 * limite * torch.randn(n, generator=generador, dtype=dtype)
+        arriba, abajo = torch.randperm(n, generator=generador)[:2].tolist()
+        if exacto:
+            x[arriba], x[abajo] = limite, -limite
+        peso = torch.randn(n, generator=generador, dtype=dtype)
+        u = torch.rand(4, generator=generador, dtype=torch.float64)
+        lejos = max(limite, niveles)  # beyond ±levels too, where a range of ±levels shows
+        fuera = torch.tensor([limite + (0.15 + 0.7 * u[0].item()) * paso / 2,
+                              -limite - (0.15 + 0.7 * u[1].item()) * paso / 2,
+                              lejos + (0.6 + 2.4 * u[2].item()) * paso,
+                              -lejos - (0.6 + 2.4 * u[3].item()) * paso], dtype=dtype)
+        x = torch.cat([x, fuera]).reshape(forma_x)
+        peso = torch.cat([peso, torch.randn(4, generator=generador, dtype=dtype)])
+        peso = peso.reshape(forma_x)
+        otra = 1.2 * limite * torch.randn(forma_x, generator=generador, dtype=dtype)
+    x = _lejos_de_ambiguedades(x, paso, niveles, exacto)
+    otra = _lejos_de_ambiguedades(otra, paso, niveles, False)
+    _marcar([requiere], grad_vieja, generador, x)
+    return {"x": x, "step": paso, "levels": niveles, "grad_output": peso,
+            "segunda": {"x": otra}, "con_grad": con_grad}
 
 
 def observar_cuantizador(quantize_ste, entradas):
-    x = entradas["x"]
-    observacion, salida = _llamada(quantize_ste, x, entradas["step"], entradas["levels"])
-    observacion["despues"] = fotografiar(entradas)
-    observacion.update(observar_gradientes(salida, [x], entradas["grad_output"]))
-    return observacion
+    return observar_function(quantize_ste, entradas, ("x",), ("step", "levels"))
 
 
 def contexto_cuantizador(forma):
-    return {"factores": {"cuantiza_sin_escalar": 2.0 ** forma[1]},
-            "limite": forma[2] * 2.0 ** -forma[1]}
+    return {"con_grad": forma[4], "requiere": (forma[5],)}
+
+
+def candidatos_cuantizador(x, step, levels, grad_output):
+    """What the usual slips give, as (id, facts, value): for the output and the gradient."""
+    xd, g = x.detach(), grad_output
+    limite = levels * step
+    recortado = xd.clamp(-limite, limite)
+    dentro = xd.abs() <= limite
+    borde = xd.abs() == limite
+    salida = [("cuantiza_sin_recorte", {}, torch.round(xd / step) * step),
+              ("cuantiza_sin_escalar", {}, torch.round(recortado / step)),
+              ("rango_sin_step", {}, torch.round(xd.clamp(-levels, levels) / step) * step)]
+    salida += [("redondeo_equivocado", {"como": como}, getattr(torch, f)(recortado / step) * step)
+               for f, como in (("trunc", "hacia el cero (trunc)"), ("floor", "abajo (floor)"),
+                               ("ceil", "arriba (ceil)"))]
+    grad = [("redondeo_sin_ste", {}, torch.zeros_like(g)), ("ste_sin_recorte", {}, g),
+            ("ste_recorte_un_lado", {"lado": "−levels·step"}, g * (xd <= limite)),
+            ("ste_recorte_un_lado", {"lado": "levels·step"}, g * (xd >= -limite)),
+            ("ste_mascara_redondeada", {}, g * (torch.round(xd / step).abs() <= levels)),
+            ("ste_borde_excluido", {}, g * (xd.abs() < limite)),
+            ("ste_borde_a_medias", {}, g * dentro - 0.5 * g * borde),
+            ("rango_sin_step", {}, g * (xd.abs() <= levels))]
+    return {"salida": salida, "grad": grad}
 
 
 def _salida_cuantizada(caso):
     resultado = _tensor_de_salida(caso)
-    sin_recorte = caso.datos["esperado"]["sin_recorte"]
-    if (cerca(resultado, sin_recorte)
-            and not cerca(resultado, caso.datos["esperado"]["salida"])):
-        fallar("cuantiza_sin_recorte", nombre="la salida")
-    comparar("la salida", resultado, caso.datos["esperado"]["salida"], caso.datos["factores"])
+    esperado = caso.datos["esperado"]
+    _nombrar("la salida", resultado, esperado["salida"], esperado["candidatos"]["salida"])
+    comparar("la salida", resultado, esperado["salida"])
 
 
 def _gradiente_ste(caso):
-    gradientes = _verificar_backward(caso, "el gradiente de x")
-    obtenido, esperado = gradientes[0], caso.datos["esperado"]["grads"][0]
-    if type(obtenido) is torch.Tensor and obtenido.shape == esperado.shape:
-        if not obtenido.any() and esperado.any():
-            fallar("redondeo_sin_ste", nombre="el gradiente de x")
-        if cerca(obtenido, caso.datos["esperado"]["arriba"]) and not cerca(obtenido, esperado):
-            fallar("ste_sin_recorte", nombre="el gradiente de x")
-        borde = caso.datos["originales"]["x"]["valores"].abs() == caso.datos["limite"]
-        if (borde.any() and cerca(obtenido, esperado * ~borde)
-                and not cerca(obtenido, esperado)):
-            fallar("ste_borde_excluido", nombre="el gradiente de x")
-    comparar("el gradiente de x", obtenido, esperado)
+    (obtenido,) = _verificar_backward(caso, "el gradiente de x")
+    esperado = caso.datos["esperado"]
+    _cambio_lo_que_recibe(caso, obtenido, esperado["grads"][0])
+    _nombrar("el gradiente de x", obtenido, esperado["grads"][0], esperado["candidatos"]["grad"])
+    comparar("el gradiente de x", obtenido, esperado["grads"][0])
+
+
+def _cuantizador_sin_efectos(caso):
+    verificar_sin_efectos(caso)
+    if _espera_grafo(caso):
+        _lee_de_ctx(caso)
 
 
 QUANTIZE_STE = Ejercicio(
     funcion="quantize_ste",
     partes=[
-        Parte("forward: redondeo a la rejilla y recorte", 0.75, _salida_cuantizada),
-        Parte("backward: paso directo dentro del rango, 0 fuera", 1.0, _gradiente_ste),
-        Parte("entradas intactas", 0.25, verificar_intactas, requisito=True),
+        Parte("forward: redondeo a la rejilla y recorte, también bajo no_grad", 0.75,
+              _salida_cuantizada),
+        Parte("backward: paso directo donde |x| ≤ levels·step, 0 fuera", 1.0,
+              _en_casos_con_grafo(_gradiente_ste)),
+        Parte("no cambia nada de lo que recibe; backward lee lo guardado", 0.25,
+              _cuantizador_sin_efectos, requisito=True),
     ],
     construir=construir_cuantizador, observar=observar_cuantizador,
     contexto=contexto_cuantizador)
 
 
-def cuantizador_por_busqueda(x, step, levels, grad_output):
+def cuantizador_por_busqueda(x, step, levels, grad_output, *resto):
     """The public oracle: the nearest point of the grid, found by search; a mask for the grad."""
     with torch.no_grad():
         rejilla = step * torch.arange(-levels, levels + 1, dtype=x.dtype)
-        cerca_de = (x.detach()[:, None] - rejilla[None, :]).abs().argmin(dim=1)
+        plano = x.detach().reshape(-1)
+        cerca_de = (plano[:, None] - rejilla[None, :]).abs().argmin(dim=1)
         dentro = (x.detach().abs() <= levels * step).to(x.dtype)
-        sin_recorte = torch.round(x.detach() / step) * step
-    return {"salida": rejilla[cerca_de], "grads": [grad_output * dentro],
-            "sin_recorte": sin_recorte, "arriba": grad_output}
+    return {"salida": rejilla[cerca_de].reshape(x.shape), "grads": [grad_output * dentro],
+            "candidatos": candidatos_cuantizador(x, step, levels, grad_output)}
+
+
+FORMA_PUBLICA_CUANTIZADOR = ((16,), 0.25, 4, "float64", True, True, False)
 
 
 def comprobar_quantize_ste(quantize_ste):
     """Public check: the quantized values and the straight-through gradient on one example."""
-    caso = caso_en_proceso(QUANTIZE_STE, quantize_ste, 3, (12, 2, 4, "float64"),
+    caso = caso_en_proceso(QUANTIZE_STE, quantize_ste, 3, FORMA_PUBLICA_CUANTIZADOR,
                            cuantizador_por_busqueda)
-    comprobar(QUANTIZE_STE.partes, caso,
-              "Valores cuantizados y gradiente de paso directo (con recorte) correctos.")
+    comprobar_casos(QUANTIZE_STE.partes, [caso],
+                    "Valores cuantizados y gradiente de paso directo (con recorte) correctos.")
 
 
 # In notebook order.

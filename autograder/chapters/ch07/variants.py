@@ -4,6 +4,9 @@ import torch
 import torch.nn.functional as F
 
 from autograder.chapters.ch07.student import (
+    FORMA_PUBLICA_CUANTIZADOR,
+    FORMA_PUBLICA_SOFTPLUS,
+    FORMAS_PUBLICAS_LINEAL,
     construir_cuantizador,
     construir_lineal_tanh,
     construir_softplus,
@@ -90,12 +93,12 @@ def softplus_forgets_grad_output(x, beta):
     return _softplus_function(_stable, lambda g, x, out, b: torch.sigmoid(b * x)).apply(x, beta)
 
 
-@variant(SP, "gradcheck_falla")
+@variant(SP, "sigmoide_sin_beta")
 def softplus_derivative_ignores_beta(x, beta):
     return _softplus_function(_stable, lambda g, x, out, b: g * torch.sigmoid(x)).apply(x, beta)
 
 
-@variant(SP, "gradcheck_falla")
+@variant(SP, "gradiente_por_beta")
 def softplus_derivative_with_extra_beta(x, beta):
     return _softplus_function(_stable,
                               lambda g, x, out, b: g * b * torch.sigmoid(b * x)).apply(x, beta)
@@ -129,6 +132,109 @@ def softplus_under_no_grad(x, beta):
         return _stable(x, beta)
 
 
+@variant(SP, CORRECT)
+def softplus_with_a_second_output(x, beta):
+    # PyTorch's docs: an intermediate returned as a second, non-differentiable output.
+    class Softplus(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, beta):
+            s = torch.sigmoid(beta * x)
+            ctx.mark_non_differentiable(s)
+            ctx.save_for_backward(s)
+            return _stable(x, beta), s
+
+        @staticmethod
+        def backward(ctx, grad_output, grad_s):
+            (s,) = ctx.saved_tensors
+            return grad_output * s, None
+
+    out, _ = Softplus.apply(x, beta)
+    return out
+
+
+@variant(SP, "softplus_sin_dividir_por_beta")
+def softplus_forgets_divide_by_beta(x, beta):
+    return _softplus_function(lambda x, b: _stable(x, b) * b,
+                              lambda g, x, out, b: g * torch.sigmoid(b * x)).apply(x, beta)
+
+
+@variant(SP, "gradiente_entre_beta")
+def softplus_derivative_over_beta(x, beta):
+    return _softplus_function(_stable,
+                              lambda g, x, out, b: g * torch.sigmoid(b * x) / b).apply(x, beta)
+
+
+@variant(SP, "sigmoide_invertida")
+def softplus_sigmoid_of_minus_x(x, beta):
+    return _softplus_function(_stable,
+                              lambda g, x, out, b: g * torch.sigmoid(-b * x)).apply(x, beta)
+
+
+@variant(SP, "sigmoide_desborda")
+def softplus_naive_sigmoid(x, beta):
+    return _softplus_function(
+        _stable, lambda g, x, out, b: g * torch.exp(b * x) / (1 + torch.exp(b * x))).apply(x, beta)
+
+
+@variant(SP, "gradcheck_falla")
+def softplus_derivative_of_the_wrong_function(x, beta):
+    return _softplus_function(_stable,
+                              lambda g, x, out, b: g * torch.tanh(b * x)).apply(x, beta)
+
+
+@variant(SP, "function_lee_fuera_de_ctx")
+def softplus_backward_reads_the_closure(x, beta):
+    class Softplus(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, t, b):
+            ctx.save_for_backward(t)
+            return _stable(t, b)
+
+        @staticmethod
+        def backward(ctx, grad_output):
+            return grad_output * torch.sigmoid(beta * x.detach()), None  # x of the closure
+
+    return Softplus.apply(x, beta)
+
+
+@variant(SP, "function_autograd_en_backward")
+def softplus_backward_through_autograd(x, beta):
+    class Softplus(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, beta):
+            ctx.save_for_backward(x)
+            ctx.beta = beta
+            return _stable(x, beta)
+
+        @staticmethod
+        def backward(ctx, grad_output):
+            (x,) = ctx.saved_tensors
+            with torch.enable_grad():
+                t = x.detach().requires_grad_(True)
+                (grad,) = torch.autograd.grad(_stable(t, ctx.beta), t, grad_output)
+            return grad, None
+
+    return Softplus.apply(x, beta)
+
+
+@variant(SP, "efecto_secundario")
+def softplus_scales_x_in_place(x, beta):
+    class Softplus(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, beta):
+            z = x.mul_(beta)  # the caller's x now holds beta·x
+            ctx.save_for_backward(x)
+            ctx.beta = beta
+            return _stable(z, 1.0) / beta
+
+        @staticmethod
+        def backward(ctx, grad_output):
+            (x,) = ctx.saved_tensors
+            return grad_output * torch.sigmoid(ctx.beta * x), None
+
+    return Softplus.apply(x, beta)
+
+
 @variant(SP, "sin_implementar")
 def softplus_stub(x, beta):
     raise NotImplementedError()
@@ -136,7 +242,7 @@ def softplus_stub(x, beta):
 
 @variant(SP, "resultado_fijo")
 def softplus_hardcoded(x, beta):
-    ejemplo = construir_softplus(torch.Generator().manual_seed(1), (6, 20, "float64"))
+    ejemplo = construir_softplus(torch.Generator().manual_seed(1), FORMA_PUBLICA_SOFTPLUS)
     return reference.stable_softplus(ejemplo["x"], ejemplo["beta"])
 
 
@@ -235,7 +341,7 @@ def linear_tanh_always_all_gradients(x, weight, bias):
         x, weight, bias)
 
 
-@variant(LT, "gradcheck_falla")
+@variant(LT, "derivada_tanh")
 def linear_tanh_derivative_of_z(x, weight, bias):
     def backward(ctx, g, x, weight, z):
         grad_z = g * (1 - z**2)  # 1 - z² instead of 1 - tanh(z)²
@@ -270,6 +376,91 @@ def linear_tanh_plain_autograd(x, weight, bias):
     return torch.tanh(F.linear(x, weight, bias))
 
 
+@variant(LT, CORRECT)
+def linear_tanh_saves_none_for_what_it_skips(x, weight, bias):
+    # Saves None in place of what backward will not need (x when weight needs no grad...).
+    class LinearTanh(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, weight, bias):
+            out = torch.tanh(F.linear(x, weight, bias))
+            need_x, need_w = ctx.needs_input_grad[:2]
+            ctx.save_for_backward(x if need_w else None, weight if need_x else None, out)
+            return out
+
+        @staticmethod
+        def backward(ctx, grad_output):
+            x, weight, out = ctx.saved_tensors
+            grad_z = grad_output * (1 - out * out)
+            return (grad_z @ weight if ctx.needs_input_grad[0] else None,
+                    grad_z.T @ x if ctx.needs_input_grad[1] else None,
+                    grad_z.sum(0) if ctx.needs_input_grad[2] else None)
+
+    return LinearTanh.apply(x, weight, bias)
+
+
+_LAST = {}
+
+
+@variant(LT, "function_estado_compartido")
+def linear_tanh_global_storage(x, weight, bias):
+    class LinearTanh(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, weight, bias):
+            out = torch.tanh(x @ weight.T + bias)
+            _LAST.update(x=x, weight=weight, out=out)  # a module-level dict, not ctx
+            return out
+
+        @staticmethod
+        def backward(ctx, grad_output):
+            return _needed_grads(ctx, grad_output, _LAST["x"], _LAST["weight"], _LAST["out"])
+
+    return LinearTanh.apply(x, weight, bias)
+
+
+@variant(LT, "ignora_needs_input_grad")
+def linear_tanh_needs_input_grad_for_x_only(x, weight, bias):
+    def backward(ctx, g, x, weight, out):
+        grads = _all_grads(ctx, g, x, weight, out)
+        return (grads[0] if ctx.needs_input_grad[0] else None, *grads[1:])
+
+    return _linear_tanh_function(lambda x, w, b, z, out: (x, w, out), backward).apply(
+        x, weight, bias)
+
+
+@variant(LT, "grad_bias_media")
+def linear_tanh_bias_gradient_mean(x, weight, bias):
+    def backward(ctx, g, x, weight, out):
+        grads = list(_needed_grads(ctx, g, x, weight, out))
+        if grads[2] is not None:
+            grads[2] = (g * (1 - out**2)).mean(0)
+        return tuple(grads)
+
+    return _linear_tanh_function(lambda x, w, b, z, out: (x, w, out), backward).apply(
+        x, weight, bias)
+
+
+@variant(LT, "derivada_tanh")
+def linear_tanh_one_minus_y(x, weight, bias):
+    def backward(ctx, g, x, weight, out):
+        grad_z = g * (1 - out)  # 1 − y for 1 − y²
+        grads = (grad_z @ weight, grad_z.T @ x, grad_z.sum(0))
+        return tuple(gr if need else None for gr, need in zip(grads, ctx.needs_input_grad))
+
+    return _linear_tanh_function(lambda x, w, b, z, out: (x, w, out), backward).apply(
+        x, weight, bias)
+
+
+
+@variant(LT, "backward_formas_incompatibles")
+def linear_tanh_grad_x_with_weight_transposed(x, weight, bias):
+    def backward(ctx, g, x, weight, out):
+        grad_z = g * (1 - out**2)
+        grads = (grad_z @ weight.T, grad_z.T @ x, grad_z.sum(0))  # weight.T as in forward
+        return tuple(gr if need else None for gr, need in zip(grads, ctx.needs_input_grad))
+
+    return _linear_tanh_function(lambda x, w, b, z, out: (x, w, out), backward).apply(
+        x, weight, bias)
+
 @variant(LT, "sin_implementar")
 def linear_tanh_stub(x, weight, bias):
     raise NotImplementedError()
@@ -277,7 +468,8 @@ def linear_tanh_stub(x, weight, bias):
 
 @variant(LT, "resultado_fijo")
 def linear_tanh_hardcoded(x, weight, bias):
-    ejemplo = construir_lineal_tanh(torch.Generator().manual_seed(2), (5, 4, 3, "float64"))
+    ejemplo = construir_lineal_tanh(torch.Generator().manual_seed(2),
+                                    FORMAS_PUBLICAS_LINEAL[0])
     return reference.linear_tanh(ejemplo["x"], ejemplo["weight"], ejemplo["bias"])
 
 
@@ -387,6 +579,55 @@ def quantize_forgets_the_nones(x, step, levels):
     return Quantize.apply(x, step, levels)
 
 
+@variant(QS, CORRECT)
+def quantize_ste_saves_the_mask(x, step, levels):
+    # A boolean mask is all backward needs; torch.where keeps grad_output's dtype.
+    class Quantize(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, step, levels):
+            limit = levels * step
+            ctx.save_for_backward((x >= -limit) & (x <= limit))
+            return torch.round(torch.clamp(x, min=-limit, max=limit) / step) * step
+
+        @staticmethod
+        def backward(ctx, grad_output):
+            (inside,) = ctx.saved_tensors
+            return torch.where(inside, grad_output, torch.zeros_like(grad_output)), None, None
+
+    return Quantize.apply(x, step, levels)
+
+
+@variant(QS, "ste_recorte_un_lado")
+def quantize_one_sided_mask(x, step, levels):
+    return _quantize_function(_quantized, lambda g, x, limit: g * (x <= limit)).apply(
+        x, step, levels)
+
+
+@variant(QS, "ste_mascara_redondeada")
+def quantize_fake_quantize_builtin(x, step, levels):
+    return torch.fake_quantize_per_tensor_affine(x, step, 0, -levels, levels)
+
+
+@variant(QS, "ste_borde_a_medias")
+def quantize_min_max_clamp(x, step, levels):
+    limit = levels * step
+    xc = torch.minimum(torch.maximum(x, torch.full_like(x, -limit)), torch.full_like(x, limit))
+    return xc + (torch.round(xc / step) * step - xc).detach()
+
+
+@variant(QS, "rango_sin_step")
+def quantize_range_ignores_step(x, step, levels):
+    xc = x.clamp(-levels, levels)  # ±levels, not ±levels·step
+    return xc + (torch.round(xc / step) * step - xc).detach()
+
+
+@variant(QS, "redondeo_equivocado")
+def quantize_truncates(x, step, levels):
+    return _quantize_function(
+        lambda x, s, n: torch.trunc(x.clamp(-n * s, n * s) / s) * s, _masked).apply(
+        x, step, levels)
+
+
 @variant(QS, "sin_implementar")
 def quantize_stub(x, step, levels):
     raise NotImplementedError()
@@ -394,7 +635,8 @@ def quantize_stub(x, step, levels):
 
 @variant(QS, "resultado_fijo")
 def quantize_hardcoded(x, step, levels):
-    ejemplo = construir_cuantizador(torch.Generator().manual_seed(3), (12, 2, 4, "float64"))
+    ejemplo = construir_cuantizador(torch.Generator().manual_seed(3),
+                                    FORMA_PUBLICA_CUANTIZADOR)
     return reference.quantize_ste(ejemplo["x"], ejemplo["step"], ejemplo["levels"])
 
 
