@@ -4,9 +4,8 @@ shared contract is in test_contract.py)."""
 import pytest
 import torch
 
-from autograder.chapters.ch02 import hidden
+from autograder.chapters.ch02 import hidden, variants
 from autograder.chapters.ch02 import student as public
-from autograder.chapters.ch02 import variants
 from autograder.hidden.reference import load_reference
 from autograder.hidden.runner import grade_hidden
 from autograder.hidden.space import coverage

@@ -71,6 +71,13 @@ MENSAJES = {
         "Calcula los logits con `model(x)` dentro de `torch.inference_mode()` (o "
         "`torch.no_grad()`) y aplica softmax sobre las clases.",
         "The output is {que}, not a prediction computed with the model."),
+    "tensores_guardados": (
+        "Tensores guardados para backward",
+        "Durante la llamada se guardaron {n} tensores ({kib:.1f} KiB) para un pase hacia "
+        "atrás: el pase hacia adelante se registró en un grafo, y la salida lo mantiene vivo.",
+        "Envuelve el pase hacia adelante en `torch.inference_mode()` o `torch.no_grad()` (como "
+        "bloque `with`): así no se registra ni se guarda nada.",
+        "{n} tensors were saved for backward during the call: the forward pass was recorded."),
     "grafo_construido_y_descartado": (
         "Grafo construido y descartado",
         "La salida no tiene grafo, pero durante la llamada se guardaron {n} tensores "
@@ -530,7 +537,8 @@ def _salida_sin_grafo(caso):
 def _nada_guardado(caso):
     _salida_del_modelo(caso)
     if caso.datos["n_guardados"] > 0:
-        fallar("grafo_construido_y_descartado", n=caso.datos["n_guardados"],
+        fallar("tensores_guardados" if caso.datos["salida_con_grafo"] else
+               "grafo_construido_y_descartado", n=caso.datos["n_guardados"],
                kib=caso.datos["bytes_guardados"] / 1024)
     if caso.datos["nodos"] > 0:
         fallar("grafo_construido", n=caso.datos["nodos"])
