@@ -120,12 +120,13 @@ def _freeze_shapes(generator):
     both their trainable and their frozen names differ. The first, plain, one names the
     mistakes a plain model shows; the second sets traps for shortcuts (a head that arrives
     frozen and in eval mode, modules named like it, one registered after it); the third
-    has a parameter on the model itself and a head that arrives partly frozen."""
+    has a parameter on the model itself, a head that arrives partly frozen and an embed
+    that arrives frozen already."""
     heads = ["lineal", "mlp", "norma"]  # the kinds construir_congelar knows
     order = torch.randperm(3, generator=generator).tolist()
     depths = torch.randperm(3, generator=generator).tolist()
     extras = [(), ("trampas", *_flags(generator, maybe=("grad_viejo", "directo"))),
-              ("directo", "cabeza_parcial", "grad_viejo")]
+              ("directo", "cabeza_parcial", "grad_viejo", "embed_congelado")]
     return [((integer(generator, 2, 5), integer(generator, 3, 6), depths[i] + 1,
               integer(generator, 1, 4), heads[order[i]], *extra), case_seed(generator))
             for i, extra in enumerate(extras)]
@@ -147,6 +148,9 @@ SPACE_FREEZE = Space(dimensions=(
     Dimension("model.K", lambda e: [p for p in e["model"].head.parameters()][-1].shape[0]),
     Dimension("model.head_frozen", lambda e: not all(p.requires_grad
                                                      for p in e["model"].head.parameters()),
+              must_include=(True, False)),
+    Dimension("model.frozen_outside_the_head",
+              lambda e: not all(p.requires_grad for p in e["model"].embed.parameters()),
               must_include=(True, False)),
     Dimension("model.head_training", lambda e: e["model"].head.training,
               must_include=(True, False)),

@@ -628,7 +628,8 @@ def construir_congelar(generador, forma):
     Flags: "trampas" (what a shortcut gets wrong: a head that arrives frozen and in eval
     mode, an ``encoder.head_proj`` and a ``pool`` that are not the head, and a
     ``heads_aux`` registered after the head, so that the head is not the last child),
-    "cabeza_parcial" (only the head's first parameter arrives frozen), "directo" (a
+    "cabeza_parcial" (only the head's first parameter arrives frozen), "embed_congelado"
+    (``embed`` arrives frozen already), "directo" (a
     parameter ``escala`` registered on the model itself, in no submodule), "grad_viejo"
     (a stale ``.grad`` on every parameter).
     """
@@ -656,6 +657,8 @@ def construir_congelar(generador, forma):
         modelo.head.eval()
     if "cabeza_parcial" in extra:
         next(modelo.head.parameters()).requires_grad_(False)
+    if "embed_congelado" in extra:
+        modelo.embed.requires_grad_(False)
     return {"model": modelo}
 
 
