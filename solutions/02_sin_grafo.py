@@ -429,8 +429,9 @@ else:
 # Escribe `predict(model, x)`: devuelve las probabilidades de cada clase,
 # `softmax(model(x), dim=1)`, para un lote `x` de forma `(N, D)`. Es código para servir: no
 # debe registrar **nada** para el pase hacia atrás. La comprobación lo mide como en la
-# sección 4: cuenta los tensores que autograd guarda durante tu llamada (deben ser cero) y
-# mira que la salida no tenga `grad_fn`. Usa el modelo tal como llega, en su modo: no hace
+# sección 4: cuenta los tensores que autograd guarda durante tu llamada (deben ser cero), mira
+# que ninguna operación de tu llamada deje un `grad_fn` (ni siquiera la salida) y que la
+# salida no requiera gradiente. Usa el modelo tal como llega, en su modo: no hace
 # falta `model.eval()`, porque este modelo no tiene Dropout ni BatchNorm y `no_grad` e
 # `inference_mode` no dependen de `train()`/`eval()`. No cambies nada del modelo ni de `x`, y
 # deja el cálculo de gradientes como lo tenía quien llama (que puede estar dentro de
