@@ -119,15 +119,29 @@ print("¿w.grad cambió?", not torch.equal(w.grad, w_grad_antes))
 # `(N, H)`.
 #
 # Puedes usar `retain_grad()` o `torch.autograd.grad`; puedes dejar gradientes en el `.grad`
-# de los parámetros, pero no cambies `x`, `y` ni los valores de los parámetros.
+# de los parámetros, pero no cambies `x`, `y` ni los valores de los parámetros. El resultado
+# tiene la forma `(N, H)` también cuando `N`, `H` o `K` valen 1. El docstring dice todo lo que
+# puede llegar.
 
 # %% exercise="hidden_grad"
 def hidden_grad(model, x, y):
-    """Gradient of F.mse_loss(model(x), y) w.r.t. h = model[1](model[0](x)).
+    """Gradiente de la pérdida F.mse_loss(model(x), y) respecto de la activación oculta
+    h = model[1](model[0](x)), la salida de la Tanh.
 
-    ``model`` is Sequential(Linear(D, H), Tanh(), Linear(H, K)); x (N, D), y (N, K).
-    Returns a tensor with the shape (N, H) and dtype of h. May write the parameters'
-    ``.grad``; leaves x, y and the parameter values unchanged.
+    Recibe ``model`` = nn.Sequential(nn.Linear(D, H), nn.Tanh(), nn.Linear(H, K)) (las dos
+    capas lineales con sesgo, o las dos sin él), ``x`` de forma (N, D) e ``y`` de forma
+    (N, K), con el dtype del modelo (float32 o float64). Cualquier tamaño vale, también 1
+    (N, D, H o K iguales a 1). Se llama con el cálculo de gradientes activado (fuera de
+    ``torch.no_grad()``), con todos los parámetros entrenables y con ``x`` e ``y`` sin
+    ``requires_grad``; el modelo puede llegar en modo ``train()`` o ``eval()``, y sus
+    parámetros con un ``.grad`` de antes.
+
+    Devuelve un tensor de forma exactamente (N, H) (sin quitar dimensiones de tamaño 1) y
+    del dtype de ``x``.
+
+    Puede escribir en el ``.grad`` de los parámetros. Todo lo demás queda como estaba:
+    ``x`` e ``y``, los valores y el ``requires_grad`` de los parámetros, el modo
+    train/eval de cada módulo y el modo de gradientes.
     """
     ### BEGIN SOLUTION
     h = model[1](model[0](x))
@@ -415,17 +429,35 @@ else:
 # Escribe `predict(model, x)`: devuelve las probabilidades de cada clase,
 # `softmax(model(x), dim=1)`, para un lote `x` de forma `(N, D)`. Es código para servir: no
 # debe registrar **nada** para el pase hacia atrás. La comprobación lo mide como en la
-# sección 4: cuenta los tensores que autograd guarda durante tu llamada (deben ser cero) y
-# mira que la salida no tenga `grad_fn`. Tampoco cambies el modelo ni dejes apagado el
-# cálculo de gradientes para el código que venga después.
+# sección 4: cuenta los tensores que autograd guarda durante tu llamada (deben ser cero), mira
+# que ninguna operación de tu llamada deje un `grad_fn` (ni siquiera la salida) y que la
+# salida no requiera gradiente. Usa el modelo tal como llega, en su modo: no hace
+# falta `model.eval()`, porque este modelo no tiene Dropout ni BatchNorm y `no_grad` e
+# `inference_mode` no dependen de `train()`/`eval()`. No cambies nada del modelo ni de `x`, y
+# deja el cálculo de gradientes como lo tenía quien llama (que puede estar dentro de
+# `torch.no_grad()`).
 
 # %% exercise="predict"
 def predict(model, x):
-    """Class probabilities softmax(model(x), dim=1) for a batch x of shape (N, D).
+    """Probabilidades de cada clase, softmax(model(x), dim=1), sin registrar nada para el
+    pase hacia atrás.
 
-    Returns an (N, K) tensor with x's dtype, without grad_fn. Saves no tensor for
-    backward while it runs, leaves the model unchanged (values, requires_grad and
-    train/eval mode) and leaves grad mode as it found it.
+    Recibe ``model``, una red de capas lineales y ReLU (plana o con submódulos anidados,
+    sin Dropout ni BatchNorm) que lleva un lote (N, D) a logits (N, K), y ``x`` de forma
+    (N, D) con el dtype del modelo (float32 o float64). Cualquier tamaño vale, también
+    N = 1 y K = 1. Cada submódulo puede llegar en modo ``train()`` o ``eval()`` (no
+    necesariamente todos en el mismo), algunos parámetros congelados y con un ``.grad`` de
+    antes; ``x`` puede requerir gradiente, y quien llama puede estar dentro de
+    ``torch.no_grad()`` o no.
+
+    Devuelve un tensor de forma exactamente (N, K) y del dtype de ``x``, sin ``grad_fn`` y
+    con ``requires_grad=False``, calculado con el modelo en el modo en que llega. Durante
+    la llamada ninguna operación se registra en un grafo ni se guarda ningún tensor para
+    backward.
+
+    Todo queda como estaba: los valores, el ``requires_grad`` y el ``.grad`` de los
+    parámetros y de ``x``, el modo train/eval de cada submódulo y el modo de gradientes de
+    quien llama.
     """
     ### BEGIN SOLUTION
     with torch.inference_mode():
@@ -550,19 +582,33 @@ print("¿embed congelado tras no_grad?", not modelo.embed.weight.requires_grad)
 # ## Ejercicio 3 · Congelar todo menos la cabeza (2 puntos)
 #
 # `model` tiene varios submódulos (por ejemplo `embed`, `encoder`) y uno llamado `head`.
-# Congela **todos** los parámetros que no son de `model.head` y deja la cabeza entera
-# entrenable, aunque llegue congelada.
-# Devuelve la lista de nombres completos (como los da `model.named_parameters()`, por ejemplo
-# `"head.weight"`) de los parámetros que siguen entrenables. No cambies los valores de los
-# parámetros ni el modo `train()`/`eval()` de ningún módulo.
+# Congela **todos** los parámetros que no son de `model.head` (también los que el modelo
+# registra él mismo, fuera de cualquier submódulo) y deja la cabeza entera entrenable,
+# aunque llegue congelada.
+# Devuelve los nombres completos (como los da `model.named_parameters()`, por ejemplo
+# `"head.weight"`) de los parámetros que siguen entrenables, en una lista, una tupla o un
+# conjunto, en cualquier orden. No cambies los valores de los parámetros, su `.grad` ni el
+# modo `train()`/`eval()` de ningún módulo.
 
 # %% exercise="freeze_all_but_head"
 def freeze_all_but_head(model):
-    """Freeze every parameter outside ``model.head``; make the whole head trainable.
+    """Congela todos los parámetros que no son de ``model.head`` y deja entrenable la
+    cabeza entera.
 
-    Returns the full names (as in ``model.named_parameters()``) of the parameters that
-    still require grad, in any order. Changes only ``requires_grad``: parameter values
-    and every module's train/eval mode stay as they were.
+    Recibe un ``nn.Module`` con un submódulo llamado ``head`` (una capa o un bloque de
+    varias) y parámetros fuera de él: en otros submódulos anidados a cualquier
+    profundidad, en módulos de nombre parecido (``heads_aux``, ``encoder.head_proj``), en
+    módulos registrados después de la cabeza o en el propio modelo (no en un submódulo).
+    Cualquier parámetro puede llegar congelado o no (también los de la cabeza), cada
+    módulo en modo ``train()`` o ``eval()``, y con un ``.grad`` de antes.
+
+    Al terminar, ``requires_grad`` es True en cada parámetro de ``model.head`` y False en
+    todos los demás. Devuelve los nombres completos de los parámetros entrenables, como
+    los da ``model.named_parameters()`` (``"head.weight"``, no ``"weight"``), en una lista,
+    una tupla o un conjunto, en cualquier orden.
+
+    Cambia solo ``requires_grad``: los valores y el ``.grad`` de los parámetros, el modo
+    train/eval de cada módulo y el modo de gradientes quedan como estaban.
     """
     ### BEGIN SOLUTION
     for name, p in model.named_parameters():

@@ -1,26 +1,45 @@
 """Chapter 2 specifics: what the observations measure and what the hidden cases vary (the
 shared contract is in test_contract.py)."""
 
+import pytest
 import torch
 
-from autograder.chapters.ch02 import hidden
+from autograder.chapters.ch02 import hidden, variants
 from autograder.chapters.ch02 import student as public
 from autograder.hidden.reference import load_reference
+from autograder.hidden.runner import grade_hidden
+from autograder.hidden.space import coverage
 
 reference = load_reference("ch02")
 
 
-def observe_predict(function, seed=0):
-    inputs = public.construir_prediccion(torch.Generator().manual_seed(seed), (4, 3, 5, 2))
+def observe_predict(function, seed=0, shape=(4, 3, 5, 2)):
+    inputs = public.construir_prediccion(torch.Generator().manual_seed(seed), shape)
     return public.observar_prediccion(function, inputs)
 
 
+def grade(name, function, student="alumna"):
+    return grade_hidden(name, hidden.HIDDEN, function, student, secret="pruebas")
+
+
+@pytest.mark.parametrize("name", list(hidden.HIDDEN))
+def test_the_draws_cover_the_whole_contract(name):
+    assert coverage(hidden.HIDDEN[name], getattr(reference, name)) == []
+
+
 def test_predict_observation_counts_what_autograd_saves():
-    assert observe_predict(reference.predict)["n_guardados"] == 0
+    observed = observe_predict(reference.predict)
+    assert observed["n_guardados"] == 0 and observed["nodos"] == 0
     detached = observe_predict(lambda model, x: torch.softmax(model(x), dim=1).detach())
     assert detached["n_guardados"] > 0 and not detached["salida_con_grafo"]
     tracked = observe_predict(lambda model, x: torch.softmax(model(x), dim=1))
     assert tracked["salida_con_grafo"]
+
+
+def test_predict_graph_is_seen_through_the_students_own_saved_tensors_hooks():
+    hooked = observe_predict(variants.predict_own_hooks_then_detach)
+    assert hooked["n_guardados"] == 0 and hooked["nodos"] > 0
+    assert grade("predict", variants.predict_own_hooks_then_detach).puntos < 3
 
 
 def test_predict_observation_restores_grad_mode():
@@ -28,8 +47,41 @@ def test_predict_observation_restores_grad_mode():
         torch.set_grad_enabled(False)
         return torch.softmax(model(x), dim=1)
 
-    assert observe_predict(switch_off)["grad_desactivado"]
+    observed = observe_predict(switch_off)
+    assert observed["estado_antes"]["modo de autograd"]
+    assert not observed["estado_despues"]["modo de autograd"]
     assert torch.is_grad_enabled()
+
+
+def test_predict_called_inside_no_grad_must_leave_it_off():
+    shape = (3, 3, 4, 2, "sin_grad")
+    observed = observe_predict(variants.predict_switch_off_then_on, shape=shape)
+    assert not observed["estado_antes"]["modo de autograd"]
+    assert observed["estado_despues"]["modo de autograd"]
+    assert observe_predict(reference.predict, shape=shape)["estado_despues"][
+        "modo de autograd"] is False
+
+
+def test_predict_with_one_class_is_all_ones_and_still_a_prediction():
+    """softmax over K == 1 classes is a constant 1: the right answer, not a placeholder."""
+    inputs = public.construir_prediccion(torch.Generator().manual_seed(2), (4, 3, 5, 1))
+    expected = hidden._expected_prediction(*inputs.values())
+    assert torch.equal(expected["probs"], torch.ones(4, 1, dtype=torch.float64))
+    case = public.caso_en_proceso(public.PREDICT, reference.predict, 2, (4, 3, 5, 1),
+                                  hidden._expected_prediction)
+    for part in public.PREDICT.partes:
+        part.verificar(case)
+
+
+def test_predict_every_submodule_must_keep_its_own_mode():
+    result = grade("predict", variants.predict_restores_only_the_outer_mode)
+    assert result.puntos == 2.5 and result.diagnostico == "modo_del_modelo_cambiado"
+
+
+def test_size_one_dimensions_are_kept():
+    assert grade("hidden_grad", variants.hidden_grad_squeezed).diagnostico == (
+        "dimension_suprimida")
+    assert grade("predict", variants.predict_squeezed).diagnostico == "dimension_suprimida"
 
 
 def test_expected_names_leave_the_hidden_model_untouched():
@@ -39,7 +91,20 @@ def test_expected_names_leave_the_hidden_model_untouched():
     assert all(p.requires_grad for p in inputs["model"].parameters())
 
 
+def test_a_parameter_on_the_model_itself_must_be_frozen_too():
+    inputs = public.construir_congelar(torch.Generator().manual_seed(1),
+                                       (3, 4, 1, 2, "lineal", "directo"))
+    assert "escala" in dict(inputs["model"].named_parameters())
+    result = grade("freeze_all_but_head", variants.freeze_by_children)
+    assert result.diagnostico == "parametro_del_modelo_sin_congelar"
+
+
+def test_names_may_come_in_a_list_a_tuple_or_a_set():
+    assert grade("freeze_all_but_head", variants.freeze_by_identity_returning_a_set).puntos == 2
+    assert grade("freeze_all_but_head", variants.freeze_module_then_unfreeze_head).puntos == 2
+
+
 def test_hidden_freeze_cases_differ_in_head_and_depth():
     generator = torch.Generator().manual_seed(3)
-    (a, _), (b, _) = hidden._freeze_shapes(generator)
-    assert a[2] != b[2] and a[4] != b[4]
+    shapes = [shape for shape, _ in hidden._freeze_shapes(generator)]
+    assert len({s[2] for s in shapes}) == 3 and len({s[4] for s in shapes}) == 3

@@ -1,4 +1,11 @@
-"""Chapter 2 hidden tests: fresh random shapes and values per student, vs the reference."""
+"""Chapter 2 hidden tests: fresh random shapes and values per student, vs the reference.
+
+Each exercise's draws sample its whole contract (``SPACE_*``): sizes including 1, both
+dtypes, models with and without bias, flat and nested, the modes they arrive in, frozen
+parameters and stale ``.grad``, the caller's grad mode. The first case of each exercise is
+a plain one, so that a mistake is named where its fingerprint is clearest; the edge cases
+follow.
+"""
 
 import copy
 
@@ -8,60 +15,159 @@ import torch.nn.functional as F
 from autograder.chapters.ch02.student import FREEZE_ALL_BUT_HEAD, HIDDEN_GRAD, PREDICT
 from autograder.hidden.reference import load_reference
 from autograder.hidden.runner import HiddenExercise, case_seed, checker, hidden_table, integer
+from autograder.hidden.space import Dimension, Space
 
 reference = load_reference("ch02")  # the solution cells of solutions/02_*.py
 
 
+def _coin(generator):
+    return bool(integer(generator, 0, 1))
+
+
+def _flags(generator, always=(), maybe=()):
+    """``always`` plus each of ``maybe`` with probability ½."""
+    return (*always, *(flag for flag in maybe if _coin(generator)))
+
+
+# ---------------------------------------------------------------- hidden_grad
 def _hidden_grad_shapes(generator):
-    """N, K, N·K distinct and ≠ 2 (each wrong mean has one name); D < H so that dL/dx
-    and dL/dh never share a shape."""
-    cases = []
-    for _ in range(2):
-        N, K = integer(generator, 5, 9), integer(generator, 3, 4)
-        shape = (N, integer(generator, 2, 4), integer(generator, 5, 8), K)
-        cases.append((shape, case_seed(generator)))
-    return cases
-
-
-def _predict_shapes(generator):
-    return [((integer(generator, 3, 9), integer(generator, 2, 6), integer(generator, 3, 8),
-              integer(generator, 2, 5)), case_seed(generator)) for _ in range(2)]
-
-
-def _freeze_shapes(generator):
-    """Two models whose heads differ in kind and whose encoders differ in depth, so that
-    both their trainable and their frozen names differ. The second one sets traps for
-    shortcuts (a head that arrives frozen and in eval mode, modules named like it, one
-    registered after it); the first, plain, one names the mistakes a plain model shows."""
-    heads = ["lineal", "mlp", "norma"]  # the kinds construir_congelar knows
-    order = torch.randperm(3, generator=generator).tolist()
-    depths = torch.randperm(3, generator=generator).tolist()
-    return [((integer(generator, 2, 5), integer(generator, 3, 6), depths[i] + 1,
-              integer(generator, 2, 4), heads[order[i]], *extra), case_seed(generator))
-            for i, extra in enumerate([(), ("trampas",)])]
+    """A plain case first: N, K, N·K distinct and ≠ 2 (each wrong mean has one name), D < H
+    (dL/dx and dL/dh never share a shape). Then a batch of one sample in float32, in eval
+    mode, with stale .grad; then D = H = K = 1 without bias."""
+    N, K = integer(generator, 5, 9), integer(generator, 3, 4)
+    plain = (N, integer(generator, 2, 4), integer(generator, 5, 8), K)
+    one_sample = (1, integer(generator, 1, 4), integer(generator, 2, 6), integer(generator, 2, 4),
+                  "float32", "eval", "grad_viejo", *_flags(generator, maybe=("sin_sesgo",)))
+    ones = (integer(generator, 2, 6), 1, 1, 1, "sin_sesgo",
+            *_flags(generator, maybe=("float32", "eval", "grad_viejo")))
+    return [(shape, case_seed(generator)) for shape in (plain, one_sample, ones)]
 
 
 def _expected_gradients(model, x, y):
-    """dL/dh (the reference) and dL/dz (the usual wrong intermediate), in float64."""
+    """dL/dh (the reference), dL/dz (the usual wrong intermediate) and dL/dh with the
+    output recomputed by hand without its bias, in x's dtype."""
     z = model[0](x)
     (grad_z,) = torch.autograd.grad(F.mse_loss(model[2](model[1](z)), y), z)
-    return {"h": reference.hidden_grad(model, x, y), "z": grad_z}
+    with torch.no_grad():
+        h, weight = model[1](z), model[2].weight
+        no_bias = 2 * (h @ weight.T - y) / y.numel() @ weight
+    return {"h": reference.hidden_grad(model, x, y), "z": grad_z, "sin_sesgo": no_bias}
 
 
-def _expected_prediction(model, x):
+SPACE_HIDDEN_GRAD = Space(dimensions=(
+    Dimension("x.N", lambda e: e["x"].shape[0], must_include=(1,)),
+    Dimension("x.D", lambda e: e["x"].shape[1], must_include=(1,)),
+    Dimension("model.H", lambda e: e["model"][0].out_features, must_include=(1,)),
+    Dimension("y.K", lambda e: e["y"].shape[1], must_include=(1,)),
+    Dimension("x.dtype", lambda e: str(e["x"].dtype),
+              must_include=("torch.float32", "torch.float64")),
+    Dimension("model.bias", lambda e: e["model"][0].bias is not None, must_include=(True, False)),
+    Dimension("model.training", lambda e: e["model"].training, must_include=(True, False)),
+    Dimension("model.stale_grad", lambda e: e["model"][0].weight.grad is not None,
+              must_include=(True, False)),
+))
+
+
+# ---------------------------------------------------------------- predict
+def _predict_shapes(generator):
+    """A plain case first (the caller records graphs: the no-graph parts bite). Then a
+    batch of one sample, called from inside no_grad, on a nested model in eval mode with a
+    submodule in train mode; then K == 1 with frozen parameters, stale .grad and x
+    requiring grad, the caller recording graphs."""
+    plain = (integer(generator, 3, 9), integer(generator, 2, 6), integer(generator, 3, 8),
+             integer(generator, 2, 5))
+    one_sample = (1, integer(generator, 1, 6), integer(generator, 2, 8), integer(generator, 2, 5),
+                  "sin_grad", "anidado", "eval", "mixto",
+                  *_flags(generator, maybe=("float32", "grad_viejo", "x_grad")))
+    one_class = (integer(generator, 2, 6), integer(generator, 1, 6), integer(generator, 2, 8), 1,
+                 "congelado", "grad_viejo", "x_grad", "float32",
+                 *_flags(generator, maybe=("anidado", "mixto")))
+    return [(shape, case_seed(generator)) for shape in (plain, one_sample, one_class)]
+
+
+def _expected_prediction(model, x, call=None):
     with torch.no_grad():
         logits = model(x)
     return {"probs": reference.predict(model, x).clone(), "dim0": torch.softmax(logits, dim=0),
-            "logits": logits}
+            "logits": logits, "log_probs": torch.log_softmax(logits, dim=1)}
+
+
+SPACE_PREDICT = Space(dimensions=(
+    Dimension("x.N", lambda e: e["x"].shape[0], must_include=(1,)),
+    Dimension("x.D", lambda e: e["x"].shape[1]),
+    Dimension("model.K", lambda e: e["model"][-1].out_features, must_include=(1,)),
+    Dimension("x.dtype", lambda e: str(e["x"].dtype),
+              must_include=("torch.float32", "torch.float64")),
+    Dimension("x.requires_grad", lambda e: e["x"].requires_grad, must_include=(True, False)),
+    Dimension("model.nested", lambda e: isinstance(e["model"][0], torch.nn.Sequential),
+              must_include=(True, False)),
+    Dimension("model.training", lambda e: e["model"].training, must_include=(True, False)),
+    Dimension("model.mixed_modes", lambda e: len({m.training for m in e["model"].modules()}) > 1,
+              must_include=(True, False)),
+    Dimension("model.frozen", lambda e: not all(p.requires_grad for p in e["model"].parameters()),
+              must_include=(True, False)),
+    Dimension("model.stale_grad", lambda e: any(p.grad is not None
+                                                for p in e["model"].parameters()),
+              must_include=(True, False)),
+    Dimension("caller.grad_enabled", lambda e: not e["llamada"]["sin_grad"],
+              must_include=(True, False)),
+))
+
+
+# ---------------------------------------------------------------- freeze_all_but_head
+def _freeze_shapes(generator):
+    """Three models whose heads differ in kind and whose encoders differ in depth, so that
+    both their trainable and their frozen names differ. The first, plain, one names the
+    mistakes a plain model shows; the second sets traps for shortcuts (a head that arrives
+    frozen and in eval mode, modules named like it, one registered after it); the third
+    has a parameter on the model itself, a head that arrives partly frozen and an embed
+    that arrives frozen already."""
+    heads = ["lineal", "mlp", "norma"]  # the kinds construir_congelar knows
+    order = torch.randperm(3, generator=generator).tolist()
+    depths = torch.randperm(3, generator=generator).tolist()
+    extras = [(), ("trampas", *_flags(generator, maybe=("grad_viejo", "directo"))),
+              ("directo", "cabeza_parcial", "grad_viejo", "embed_congelado")]
+    return [((integer(generator, 2, 5), integer(generator, 3, 6), depths[i] + 1,
+              integer(generator, 1, 4), heads[order[i]], *extra), case_seed(generator))
+            for i, extra in enumerate(extras)]
 
 
 def _expected_names(model):
     return reference.freeze_all_but_head(copy.deepcopy(model))  # the inputs stay as built
 
 
+def _head_kind(inputs):
+    head = inputs["model"].head
+    return "lineal" if isinstance(head, torch.nn.Linear) else (
+        "norma" if isinstance(head[0], torch.nn.LayerNorm) else "mlp")
+
+
+SPACE_FREEZE = Space(dimensions=(
+    Dimension("model.head", _head_kind, must_include=("lineal", "mlp", "norma")),
+    Dimension("model.depth", lambda e: len(e["model"].encoder) // 2),
+    Dimension("model.K", lambda e: [p for p in e["model"].head.parameters()][-1].shape[0]),
+    Dimension("model.head_frozen", lambda e: not all(p.requires_grad
+                                                     for p in e["model"].head.parameters()),
+              must_include=(True, False)),
+    Dimension("model.frozen_outside_the_head",
+              lambda e: not all(p.requires_grad for p in e["model"].embed.parameters()),
+              must_include=(True, False)),
+    Dimension("model.head_training", lambda e: e["model"].head.training,
+              must_include=(True, False)),
+    Dimension("model.lookalikes", lambda e: hasattr(e["model"], "heads_aux"),
+              must_include=(True, False)),
+    Dimension("model.own_parameter", lambda e: any("." not in n
+                                                   for n, _ in e["model"].named_parameters()),
+              must_include=(True, False)),
+    Dimension("model.stale_grad", lambda e: any(p.grad is not None
+                                                for p in e["model"].parameters()),
+              must_include=(True, False)),
+))
+
+
 HIDDEN = hidden_table(
-    HiddenExercise(HIDDEN_GRAD, _hidden_grad_shapes, _expected_gradients),
-    HiddenExercise(PREDICT, _predict_shapes, _expected_prediction),
-    HiddenExercise(FREEZE_ALL_BUT_HEAD, _freeze_shapes, _expected_names),
+    HiddenExercise(HIDDEN_GRAD, _hidden_grad_shapes, _expected_gradients, SPACE_HIDDEN_GRAD),
+    HiddenExercise(PREDICT, _predict_shapes, _expected_prediction, SPACE_PREDICT),
+    HiddenExercise(FREEZE_ALL_BUT_HEAD, _freeze_shapes, _expected_names, SPACE_FREEZE),
 )
 check = checker(HIDDEN)  # what the graded cells of the instructor notebook call

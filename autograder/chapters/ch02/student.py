@@ -16,15 +16,16 @@ from autograder.student.compare import (
     ComprobacionFallida,
     Ejercicio,
     Parte,
+    cambios,
     caso_en_proceso,
     comprobar,
     ejercicios,
     error_a_datos,
+    estado,
     exigir,
     fallar,
-    fotografiar,
     observar_llamada,
-    verificar_intactas,
+    verificar_sin_efectos,
 )
 from autograder.student.diagnosis import Diagnostico, cerca, diagnosticar_tensor
 from autograder.student.messages import registrar
@@ -33,6 +34,23 @@ __all__ = ["comprobar_hidden_grad", "comprobar_predict", "comprobar_freeze_all_b
 
 # id -> (title, Spanish explanation, Spanish hint, English explanation)
 MENSAJES = {
+    "dimension_suprimida": (
+        "Dimensión de tamaño 1 suprimida",
+        "`{nombre}` tiene forma {forma}, se esperaba {forma_esperada}: desapareció una "
+        "dimensión de tamaño 1 (un lote de una sola muestra, o una capa con una sola unidad "
+        "o una sola clase, sigue teniendo esa dimensión).",
+        "¿Usas `squeeze()` o indexas con `[0]`? El resultado tiene la forma que pide el "
+        "enunciado también cuando alguna dimensión vale 1 (un gradiente, la del tensor "
+        "respecto del cual derivas).",
+        "`{nombre}` has shape {forma}, expected {forma_esperada}: a size-1 dimension was "
+        "dropped."),
+    "salida_sin_sesgo": (
+        "Salida recalculada sin el sesgo",
+        "`{nombre}` es el gradiente de una pérdida en la que la salida se calculó sin el "
+        "sesgo (*bias*) de la última capa.",
+        "Si escribes la salida a mano, `nn.Linear` calcula `h @ W.T + b`; o llama a "
+        "`model[2](h)`, que ya lo incluye.",
+        "`{nombre}` is the gradient of a loss whose output left out the last layer's bias."),
     "gradiente_de_otro_intermedio": (
         "Gradiente de otro tensor intermedio",
         "`{nombre}` es el gradiente respecto de {otro}, no respecto de la activación oculta h.",
@@ -53,6 +71,13 @@ MENSAJES = {
         "Calcula los logits con `model(x)` dentro de `torch.inference_mode()` (o "
         "`torch.no_grad()`) y aplica softmax sobre las clases.",
         "The output is {que}, not a prediction computed with the model."),
+    "tensores_guardados": (
+        "Tensores guardados para backward",
+        "Durante la llamada se guardaron {n} tensores ({kib:.1f} KiB) para un pase hacia "
+        "atrás: el pase hacia adelante se registró en un grafo, y la salida lo mantiene vivo.",
+        "Envuelve el pase hacia adelante en `torch.inference_mode()` o `torch.no_grad()` (como "
+        "bloque `with`): así no se registra ni se guarda nada.",
+        "{n} tensors were saved for backward during the call: the forward pass was recorded."),
     "grafo_construido_y_descartado": (
         "Grafo construido y descartado",
         "La salida no tiene grafo, pero durante la llamada se guardaron {n} tensores "
@@ -71,11 +96,36 @@ MENSAJES = {
         "Grad mode was left disabled after the call (set_grad_enabled(False) without `with`)."),
     "modo_del_modelo_cambiado": (
         "Modo del modelo cambiado",
-        "El modelo llegó en modo entrenamiento y tu función lo dejó en modo evaluación: quien "
-        "lo use después entrenará sin Dropout y con la BatchNorm congelada.",
-        "`no_grad`/`inference_mode` no necesitan `model.eval()`. Si lo llamas, guarda "
-        "`estaba = model.training` al empezar y termina con `model.train(estaba)`.",
-        "The model arrived in train mode and was left in eval mode."),
+        "`{nombre}` llegó en modo {antes} y tu función lo dejó en modo {despues}: quien use "
+        "el modelo después lo encontrará cambiado (Dropout y BatchNorm se portan distinto en "
+        "cada modo).",
+        "La predicción se hace en el modo en que llega el modelo: `no_grad`/`inference_mode` "
+        "no dependen de `train()`/`eval()`. Si cambias el modo, cada submódulo tiene que "
+        "terminar como llegó, no solo el modelo de fuera (pueden llegar en modos distintos).",
+        "`{nombre}` arrived in {antes} mode and was left in {despues} mode."),
+    "grad_reactivado": (
+        "Cálculo de gradientes reactivado",
+        "Tu función se llamó dentro de `torch.no_grad()` y, al terminar, el cálculo de "
+        "gradientes quedó activado: el código de quien llama empezará a construir grafos.",
+        "`torch.set_grad_enabled(True)` al final no restaura nada: pone un valor fijo. Un "
+        "bloque `with` (o el decorador) devuelve el modo que había, sea cual sea.",
+        "Called inside no_grad, the function left grad mode enabled."),
+    "grafo_construido": (
+        "Grafo construido",
+        "La salida no tiene grafo, pero durante la llamada {n} operaciones quedaron "
+        "registradas en un grafo (sus resultados tienen `grad_fn`): se pagó un grafo que "
+        "nadie va a recorrer.",
+        "No registres nada desde el principio: envuelve el pase hacia adelante en "
+        "`torch.inference_mode()` o `torch.no_grad()`; ni `detach()` al final ni "
+        "`saved_tensors_hooks` propios evitan el grafo.",
+        "{n} operations recorded a grad_fn during the call: a graph was built."),
+    "log_probabilidades": (
+        "Log-probabilidades en vez de probabilidades",
+        "`{nombre}` es `log_softmax` de los logits: logaritmos de probabilidades (negativos), "
+        "no probabilidades.",
+        "Cada fila del resultado tiene que ser una distribución: números entre 0 y 1 que "
+        "suman 1.",
+        "`{nombre}` holds log-probabilities, not probabilities."),
     "softmax_otra_dim": (
         "Softmax sobre el eje equivocado",
         "`{nombre}` es la softmax sobre las muestras del lote (dim=0): cada columna suma 1, "
@@ -129,6 +179,13 @@ MENSAJES = {
         "recorre `model.head.parameters()`: `startswith('head')` o `'head' in name` también "
         "atrapan `heads_aux` o `encoder.head_proj`.",
         "`{nombre}` is not under `model.head` but its name contains 'head'; it stayed trainable."),
+    "parametro_del_modelo_sin_congelar": (
+        "Parámetro del propio modelo sin congelar",
+        "`{nombre}` está registrado directamente en el modelo, no en ninguno de sus "
+        "submódulos, y quedó entrenable: recorrer los hijos (`named_children()`) no lo ve.",
+        "Recorre los parámetros, no los hijos: `model.named_parameters()` (o "
+        "`model.requires_grad_(...)`) incluye también los que el modelo registra él mismo.",
+        "`{nombre}`, registered on the model itself, stayed trainable."),
     "modo_cambiado": (
         "Modo train/eval cambiado",
         "`{nombre}` llegó en modo evaluación y tu función lo dejó en modo entrenamiento: "
@@ -194,21 +251,52 @@ def _derivada_numerica(funcion, tensor, paso=1e-6):
 
 
 # ---------------------------------------------------------------- exercise 1: hidden_grad
+def _opciones(forma, n):
+    """The shape's first ``n`` numbers, and the set of flags that follow them."""
+    return tuple(forma[:n]), set(forma[n:])
+
+
+def _dtype(opciones):
+    return torch.float32 if "float32" in opciones else torch.float64
+
+
+def _grad_viejo(modelo, generador):
+    """A stale ``.grad`` on every parameter, as an earlier backward would leave it."""
+    for p in modelo.parameters():
+        p.grad = _normal(generador, *p.shape).to(p.dtype)
+
+
 def construir_intermedio(generador, forma):
-    """model (Linear–Tanh–Linear), x (N, D), y (N, K) for ``forma`` = (N, D, H, K)."""
-    N, D, H, K = forma
-    modelo = torch.nn.Sequential(torch.nn.Linear(D, H), torch.nn.Tanh(), torch.nn.Linear(H, K))
-    return {"model": _pesos_aleatorios(modelo, generador), "x": _normal(generador, N, D),
-            "y": _normal(generador, N, K)}
+    """model (Linear–Tanh–Linear), x (N, D), y (N, K) for ``forma`` = (N, D, H, K, *flags).
+
+    Flags: "float32" (model, x and y in float32; float64 otherwise), "sin_sesgo" (both
+    layers without bias), "eval" (the model arrives in eval mode), "grad_viejo" (every
+    parameter arrives with a stale ``.grad``).
+    """
+    (N, D, H, K), opciones = _opciones(forma, 4)
+    sesgo = "sin_sesgo" not in opciones
+    modelo = torch.nn.Sequential(torch.nn.Linear(D, H, bias=sesgo), torch.nn.Tanh(),
+                                 torch.nn.Linear(H, K, bias=sesgo))
+    modelo = _pesos_aleatorios(modelo, generador)
+    entradas = {"model": modelo, "x": _normal(generador, N, D), "y": _normal(generador, N, K)}
+    if "grad_viejo" in opciones:
+        _grad_viejo(modelo, generador)
+    if "eval" in opciones:
+        modelo.eval()
+    dtype = _dtype(opciones)
+    modelo.to(dtype)
+    entradas["x"], entradas["y"] = entradas["x"].to(dtype), entradas["y"].to(dtype)
+    return entradas
 
 
 def observar_intermedio(hidden_grad, entradas):
-    observacion = observar_llamada(hidden_grad, *entradas.values())
+    antes = estado(entradas)
+    observacion = observar_llamada(hidden_grad, entradas["model"], entradas["x"], entradas["y"])
     if observacion["error"] is None and observacion["resultado"] is None:
         # Here None nearly always is the .grad of a non-leaf read without retain_grad().
         observacion["error"] = error_a_datos(ComprobacionFallida(Diagnostico(
             "none_no_hoja", {"nombre": "el gradiente devuelto"})))
-    observacion["despues"] = fotografiar(entradas)
+    observacion.update(estado_antes=antes, estado_despues=estado(entradas))
     return observacion
 
 
@@ -219,20 +307,58 @@ def contexto_intermedio(forma):
                          "media_solo_sobre_salidas": N}}
 
 
+def _sin_suprimir(nombre, resultado, esperado):
+    """A result that lost a size-1 dimension of the expected shape (``squeeze()``)."""
+    if (isinstance(resultado, torch.Tensor) and resultado.dim() < esperado.dim()
+            and resultado.numel() == esperado.numel() and 1 in esperado.shape):
+        fallar("dimension_suprimida", nombre=nombre, forma=tuple(resultado.shape),
+               forma_esperada=tuple(esperado.shape))
+
+
 def _gradiente_de_h(caso):
     esperado = caso.datos["esperado"]
+    _sin_suprimir("dL/dh", caso.resultado, esperado["h"])
     _comparar_con_alternativas(
         "dL/dh", caso.resultado, esperado["h"],
-        {"la preactivación z = model[0](x)": (esperado["z"], "gradiente_de_otro_intermedio")},
+        {"la preactivación z = model[0](x)": (esperado["z"], "gradiente_de_otro_intermedio"),
+         "la salida sin sesgo": (esperado.get("sin_sesgo"), "salida_sin_sesgo")},
         caso.datos["factores"])
+
+
+def _efectos(caso, permitidos=(), propios=None):
+    """What the call changed that it should not have: the first change, named by a
+    specific diagnosis where one fits (``propios``: name -> (before, after) -> id or None),
+    otherwise the generic one."""
+    antes, despues = caso.datos["estado_antes"], caso.datos["estado_despues"]
+    distintos = cambios(antes, despues, permitidos)
+    for nombre in distintos:
+        if propios is not None:
+            propio = propios(nombre, antes.get(nombre), despues.get(nombre))
+            if propio is not None:
+                fallar(propio[0], **propio[1])
+    verificar_sin_efectos(caso, permitidos)
+
+
+def _grads_de_parametros(caso):
+    return [n for n in caso.datos["estado_antes"] if n.startswith("model.")
+            and n.endswith(".grad")]
+
+
+def _sin_efectos_intermedio(caso):
+    def propios(nombre, antes, despues):
+        if nombre in ("x", "y") or (nombre.startswith("model.") and isinstance(antes,
+                                                                           torch.Tensor)):
+            return ("modificada", {"nombre": nombre})
+        return None
+    _efectos(caso, _grads_de_parametros(caso), propios)
 
 
 HIDDEN_GRAD = Ejercicio(
     funcion="hidden_grad",
     partes=[
         Parte("dL/dh, el gradiente de la activación oculta", 1.5, _gradiente_de_h),
-        Parte("entradas intactas (x, y y los valores de los parámetros)", 0.5,
-              verificar_intactas, requisito=True),
+        Parte("sin efectos: x, y, parámetros (valores y requires_grad), modos y modo de "
+              "autograd como llegaron", 0.5, _sin_efectos_intermedio, requisito=True),
     ],
     construir=construir_intermedio, observar=observar_intermedio, contexto=contexto_intermedio)
 
@@ -250,78 +376,155 @@ def gradientes_por_diferencias(model, x, y):
 
 
 def comprobar_hidden_grad(hidden_grad):
-    """Public check: your dL/dh against finite differences on one small network."""
+    """Public check: your dL/dh against finite differences on one small network, then on
+    a batch of one sample with K == 1 (whose result still has shape (N, H))."""
     caso = caso_en_proceso(HIDDEN_GRAD, hidden_grad, 4, (4, 3, 5, 3), gradientes_por_diferencias)
     comprobar(HIDDEN_GRAD.partes, caso,
               "Tu dL/dh coincide con las diferencias finitas (en este ejemplo pequeño).")
+    caso = caso_en_proceso(HIDDEN_GRAD, hidden_grad, 5, (1, 3, 4, 1, "grad_viejo"),
+                           gradientes_por_diferencias)
+    comprobar(HIDDEN_GRAD.partes, caso,
+              "También con un lote de una sola muestra y K = 1 (el resultado sigue siendo "
+              "(N, H)), y con parámetros que ya traían un `.grad`.")
 
 
 # ---------------------------------------------------------------- exercise 2: predict
 def construir_prediccion(generador, forma):
-    """model (Linear–ReLU–Linear) and a batch x (N, D) for ``forma`` = (N, D, H, K)."""
-    N, D, H, K = forma
-    modelo = torch.nn.Sequential(torch.nn.Linear(D, H), torch.nn.ReLU(), torch.nn.Linear(H, K))
-    return {"model": _pesos_aleatorios(modelo, generador), "x": _normal(generador, N, D)}
+    """model (Linear–ReLU–Linear), a batch x (N, D) and how the call is made, for
+    ``forma`` = (N, D, H, K, *flags).
+
+    Flags: "float32" (model and x in float32; float64 otherwise), "anidado" (the model is
+    Sequential(Sequential(Linear, ReLU), Linear without bias)), "eval" (the model arrives
+    in eval mode), "mixto" (its first submodule arrives in the other mode), "congelado"
+    (every other parameter arrives frozen), "grad_viejo" (stale ``.grad`` on every
+    parameter), "x_grad" (x requires grad), "sin_grad" (the caller is inside
+    ``torch.no_grad()``).
+    """
+    (N, D, H, K), opciones = _opciones(forma, 4)
+    if "anidado" in opciones:
+        modelo = torch.nn.Sequential(
+            torch.nn.Sequential(torch.nn.Linear(D, H), torch.nn.ReLU()),
+            torch.nn.Linear(H, K, bias=False))
+    else:
+        modelo = torch.nn.Sequential(torch.nn.Linear(D, H), torch.nn.ReLU(),
+                                     torch.nn.Linear(H, K))
+    modelo = _pesos_aleatorios(modelo, generador)
+    x = _normal(generador, N, D)
+    if "grad_viejo" in opciones:
+        _grad_viejo(modelo, generador)
+    if "congelado" in opciones:
+        for i, p in enumerate(modelo.parameters()):
+            p.requires_grad_(i % 2 == 1)
+    if "eval" in opciones:
+        modelo.eval()
+    if "mixto" in opciones:
+        modelo[0].train(not modelo.training)
+    dtype = _dtype(opciones)
+    modelo.to(dtype)
+    x = x.to(dtype).requires_grad_("x_grad" in opciones)
+    return {"model": modelo, "x": x, "llamada": {"sin_grad": "sin_grad" in opciones}}
+
+
+def _tensores_en(*objetos):
+    for objeto in objetos:
+        if isinstance(objeto, torch.Tensor):
+            yield objeto
+        elif isinstance(objeto, (list, tuple)):
+            yield from (v for v in objeto if isinstance(v, torch.Tensor))
+        elif isinstance(objeto, dict):
+            yield from (v for v in objeto.values() if isinstance(v, torch.Tensor))
+
+
+class _RegistroDeGrafo(torch.overrides.TorchFunctionMode):
+    """Active during the call: counts the results that carry a ``grad_fn`` (a graph was
+    recorded, whatever ``saved_tensors_hooks`` the call installs) and whether any
+    computation read one of the model's parameters."""
+
+    def __init__(self, parametros):
+        super().__init__()
+        self.parametros, self.nodos, self.uso_parametros = parametros, 0, False
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        nombre = getattr(func, "__name__", "")
+        if not nombre.startswith("__") and not nombre.endswith("_") and any(
+                id(t) in self.parametros for t in _tensores_en(*args, kwargs)):
+            self.uso_parametros = True
+        salida = func(*args, **kwargs)
+        self.nodos += sum(t.grad_fn is not None for t in _tensores_en(salida))
+        return salida
 
 
 def observar_prediccion(predict, entradas):
-    """The result, whether it carries a graph, what was saved for backward, side effects.
+    """The result, whether it carries a graph, what was recorded or saved for backward
+    during the call, and everything the call changed.
 
-    The call runs with grad mode on (as inside a training script) under a
-    ``saved_tensors_hooks`` that counts every tensor autograd stores for a backward pass.
+    The call runs in the caller's grad mode (``llamada``: inside ``no_grad`` or not),
+    under a ``saved_tensors_hooks`` that counts every tensor autograd stores for a
+    backward pass and a function mode that sees every result with a ``grad_fn``.
     """
-    guardados = []
+    modelo, x = entradas["model"], entradas["x"]
+    propios = {"model": modelo, "x": x}
+    guardados, pasadas = [], []
 
     def empaquetar(tensor):
         guardados.append(tensor.numel() * tensor.element_size())
         return tensor
 
     salida = None
-    modos_antes = [m.training for m in entradas["model"].modules()]
-    pasadas = []
-    gancho = entradas["model"].register_forward_hook(lambda *_: pasadas.append(1))
 
     def guardar(*args):
         nonlocal salida
         salida = predict(*args)
         return salida
 
+    registro = _RegistroDeGrafo({id(p) for p in modelo.parameters()})
+    ganchos = [m.register_forward_hook(lambda *_: pasadas.append(1)) for m in modelo.modules()]
     modo_previo = torch.is_grad_enabled()
-    torch.set_grad_enabled(True)
+    torch.set_grad_enabled(not entradas["llamada"]["sin_grad"])
     try:
+        antes = estado(propios)
         with torch.autograd.graph.saved_tensors_hooks(empaquetar, lambda tensor: tensor):
-            observacion = observar_llamada(guardar, *entradas.values())
-        observacion["grad_desactivado"] = not torch.is_grad_enabled()
+            with registro:
+                observacion = observar_llamada(guardar, modelo, x)
+        despues = estado(propios)
     finally:
         torch.set_grad_enabled(modo_previo)
-        gancho.remove()
+        for gancho in ganchos:
+            gancho.remove()
     es_tensor = isinstance(salida, torch.Tensor)
     observacion.update(
-        uso_el_modelo=bool(pasadas),
-        salida_constante=es_tensor and salida.numel() > 1 and bool(
-            salida.detach().eq(salida.detach().flatten()[0]).all()),
+        uso_el_modelo=bool(pasadas) or registro.uso_parametros,
+        salida_constante=es_tensor and salida.is_floating_point() and salida.numel() > 1
+        and _constante(salida.detach()),
         salida_con_grafo=es_tensor and (salida.requires_grad or salida.grad_fn is not None),
-        n_guardados=len(guardados), bytes_guardados=sum(guardados),
-        grad_poblado=any(p.grad is not None for p in entradas["model"].parameters()),
-        modo_cambiado=modos_antes != [m.training for m in entradas["model"].modules()],
-        despues=fotografiar(entradas))
+        n_guardados=len(guardados), bytes_guardados=sum(guardados), nodos=registro.nodos,
+        estado_antes=antes, estado_despues=despues)
     return observacion
+
+
+def _constante(tensor):
+    return tensor.numel() > 0 and bool(tensor.eq(tensor.flatten()[0]).all())
 
 
 def _probabilidades(caso):
     esperado = caso.datos["esperado"]
+    _sin_suprimir("la predicción", caso.resultado, esperado["probs"])
     _comparar_con_alternativas(
         "la predicción", caso.resultado, esperado["probs"],
         {"softmax(dim=0)": (esperado["dim0"], "softmax_otra_dim"),
-         "los logits": (esperado["logits"], "prediccion_sin_softmax")})
+         "los logits": (esperado["logits"], "prediccion_sin_softmax"),
+         "log_softmax": (esperado["log_probs"], "log_probabilidades")})
 
 
 def _salida_del_modelo(caso):
     """The no-graph parts are about a real prediction: a constant, or a tensor made without
-    calling the model, builds no graph by doing nothing, and earns nothing for it."""
+    the model, builds no graph by doing nothing, and earns nothing for it. (A constant is
+    what the model gives when K == 1, or softmax over a batch of one: then it counts.)"""
     if not caso.datos["uso_el_modelo"]:
-        fallar("salida_sin_modelo", que="un tensor calculado sin llamar al modelo")
-    if caso.datos["salida_constante"]:
+        fallar("salida_sin_modelo", que="un tensor calculado sin usar el modelo")
+    if caso.datos["salida_constante"] and not any(
+            _constante(t) for t in caso.datos["esperado"].values()):
         fallar("salida_sin_modelo", que="el mismo valor en todas las posiciones")
 
 
@@ -334,18 +537,35 @@ def _salida_sin_grafo(caso):
 def _nada_guardado(caso):
     _salida_del_modelo(caso)
     if caso.datos["n_guardados"] > 0:
-        fallar("grafo_construido_y_descartado", n=caso.datos["n_guardados"],
+        fallar("tensores_guardados" if caso.datos["salida_con_grafo"] else
+               "grafo_construido_y_descartado", n=caso.datos["n_guardados"],
                kib=caso.datos["bytes_guardados"] / 1024)
+    if caso.datos["nodos"] > 0:
+        fallar("grafo_construido", n=caso.datos["nodos"])
+
+
+def _modo(entrenando):
+    return "entrenamiento" if entrenando else "evaluación"
+
+
+def _efecto_propio(nombre, antes, despues):
+    """The specific diagnosis of one change a call should not make (None: the generic)."""
+    if nombre == "modo de autograd":
+        return ("grad_desactivado_global", {}) if antes else ("grad_reactivado", {})
+    if nombre.endswith(".training"):
+        modulo = nombre[:-len(".training")]
+        if antes is not None and despues is not None:
+            return ("modo_del_modelo_cambiado", {"nombre": modulo, "antes": _modo(antes),
+                                                 "despues": _modo(despues)})
+    if nombre.endswith(".grad") and antes is None:
+        return ("grad_poblado", {})
+    if nombre.endswith(".requires_grad") or isinstance(antes, torch.Tensor):
+        return ("modificada", {"nombre": nombre.removesuffix(".requires_grad")})
+    return None
 
 
 def _sin_efectos_prediccion(caso):
-    verificar_intactas(caso)
-    if caso.datos["grad_desactivado"]:
-        fallar("grad_desactivado_global")
-    if caso.datos["grad_poblado"]:
-        fallar("grad_poblado")
-    if caso.datos["modo_cambiado"]:
-        fallar("modo_del_modelo_cambiado")
+    _efectos(caso, (), _efecto_propio)
 
 
 PREDICT = Ejercicio(
@@ -354,28 +574,42 @@ PREDICT = Ejercicio(
         Parte("probabilidades (softmax sobre las clases)", 1.0, _probabilidades),
         Parte("la salida no tiene grafo (sin grad_fn, requires_grad=False)", 0.5,
               _salida_sin_grafo),
-        Parte("no se guarda nada para backward durante la llamada", 1.0, _nada_guardado),
-        Parte("sin efectos: modelo intacto (y en su modo), modo de gradientes restaurado", 0.5,
+        Parte("no se registra ni se guarda nada para backward durante la llamada", 1.0,
+              _nada_guardado),
+        Parte("sin efectos: modelo y x como llegaron (valores, requires_grad, .grad, modo de "
+              "cada submódulo), modo de autograd de quien llama restaurado", 0.5,
               _sin_efectos_prediccion, requisito=True),
     ],
     construir=construir_prediccion, observar=observar_prediccion)
 
 
-def probabilidades_a_mano(model, x):
+def probabilidades_a_mano(model, x, llamada=None):
     """The public oracle: exp and normalise, written out (and the usual wrong answers)."""
     with torch.no_grad():
         logits = model(x)
         e_filas = torch.exp(logits - logits.max(dim=1, keepdim=True).values)
         e_columnas = torch.exp(logits - logits.max(dim=0, keepdim=True).values)
-        return {"probs": e_filas / e_filas.sum(dim=1, keepdim=True),
-                "dim0": e_columnas / e_columnas.sum(dim=0, keepdim=True), "logits": logits}
+        suma_filas = e_filas.sum(dim=1, keepdim=True)
+        return {"probs": e_filas / suma_filas,
+                "dim0": e_columnas / e_columnas.sum(dim=0, keepdim=True), "logits": logits,
+                "log_probs": logits - logits.max(dim=1, keepdim=True).values
+                - torch.log(suma_filas)}
 
 
 def comprobar_predict(predict):
-    """Public check: probabilities, no graph in the output, nothing saved for backward."""
+    """Public check: probabilities, no graph in the output, nothing saved for backward;
+    then a call from inside ``torch.no_grad()`` on a model in eval mode, with submodules in
+    another mode, parameters frozen and a batch of one sample."""
     caso = caso_en_proceso(PREDICT, predict, 5, (5, 4, 6, 3), probabilidades_a_mano)
     comprobar(PREDICT.partes, caso,
               "Probabilidades correctas y ni un solo tensor guardado para backward.")
+    caso = caso_en_proceso(PREDICT, predict, 6, (1, 4, 6, 3, "anidado", "eval", "mixto",
+                                                 "congelado", "sin_grad"),
+                           probabilidades_a_mano)
+    comprobar(PREDICT.partes, caso,
+              "También llamada dentro de `torch.no_grad()`, con el modelo en modo evaluación "
+              "(y un submódulo en otro modo), parámetros congelados y un lote de una muestra: "
+              "todo queda como llegó.")
 
 
 # ---------------------------------------------------------------- exercise 3: freeze_all_but_head
@@ -388,12 +622,16 @@ def _cabeza(tipo, H, K):
 
 
 def construir_congelar(generador, forma):
-    """embed → encoder (``capas`` blocks) → head, for ``forma`` = (D, H, capas, K, cabeza) or
-    (D, H, capas, K, cabeza, "trampas").
+    """embed → encoder (``capas`` blocks) → head, for ``forma`` = (D, H, capas, K, cabeza,
+    *flags), ``cabeza`` one of "lineal", "mlp", "norma".
 
-    With "trampas" the model also holds what a shortcut gets wrong: a head that arrives
-    frozen and in eval mode, an ``encoder.head_proj`` and a ``pool`` that are not the head,
-    and a ``heads_aux`` registered after the head (so the head is not the last child).
+    Flags: "trampas" (what a shortcut gets wrong: a head that arrives frozen and in eval
+    mode, an ``encoder.head_proj`` and a ``pool`` that are not the head, and a
+    ``heads_aux`` registered after the head, so that the head is not the last child),
+    "cabeza_parcial" (only the head's first parameter arrives frozen), "embed_congelado"
+    (``embed`` arrives frozen already), "directo" (a
+    parameter ``escala`` registered on the model itself, in no submodule), "grad_viejo"
+    (a stale ``.grad`` on every parameter).
     """
     D, H, capas, K, cabeza, *extra = forma
     trampas = "trampas" in extra
@@ -408,10 +646,19 @@ def construir_congelar(generador, forma):
     partes["head"] = _cabeza(cabeza, H, K)
     if trampas:
         partes["heads_aux"] = torch.nn.Linear(H, K)
-    modelo = _pesos_aleatorios(torch.nn.Sequential(partes), generador)
+    modelo = torch.nn.Sequential(partes)
+    if "directo" in extra:
+        modelo.register_parameter("escala", torch.nn.Parameter(torch.ones(H)))
+    modelo = _pesos_aleatorios(modelo, generador)
+    if "grad_viejo" in extra:
+        _grad_viejo(modelo, generador)
     if trampas:
         modelo.head.requires_grad_(False)
         modelo.head.eval()
+    if "cabeza_parcial" in extra:
+        next(modelo.head.parameters()).requires_grad_(False)
+    if "embed_congelado" in extra:
+        modelo.embed.requires_grad_(False)
     return {"model": modelo}
 
 
@@ -422,13 +669,22 @@ def contexto_congelar(forma):
             "en_eval_antes": [n or "model" for n, m in modelo.named_modules() if not m.training]}
 
 
+def _como_lista(resultado):
+    """A set of names is as good as a list (the order is free): read it as a sorted list."""
+    if type(resultado) in (set, frozenset) and all(type(n) is str for n in resultado):
+        return sorted(resultado)
+    return resultado
+
+
 def observar_congelar(freeze_all_but_head, entradas):
-    """The result, then which parameters require grad, every module's mode, the values."""
+    """The result, then which parameters require grad, every module's mode, everything
+    else the call changed."""
     modelo = entradas["model"]
-    observacion = observar_llamada(freeze_all_but_head, modelo)
+    antes = estado(entradas)
+    observacion = observar_llamada(lambda m: _como_lista(freeze_all_but_head(m)), modelo)
     observacion["requires_grad"] = {n: p.requires_grad for n, p in modelo.named_parameters()}
     observacion["en_eval"] = [n or "model" for n, m in modelo.named_modules() if not m.training]
-    observacion["despues"] = fotografiar(entradas)
+    observacion.update(estado_antes=antes, estado_despues=estado(entradas))
     return observacion
 
 
@@ -438,16 +694,19 @@ def _parecido_a_cabeza(nombre):
 
 def _solo_la_cabeza(caso):
     entrenables = set(caso.datos["esperado"])
-    estado = caso.datos["requires_grad"]
-    congeladas = sorted(n for n in entrenables if not estado.get(n, False))
-    resto = [n for n in estado if n not in entrenables]
-    sueltos = [n for n in resto if estado[n]]
-    ultimo = list(estado)[-1].split(".")[0] if estado else "head"
-    if congeladas and sueltos and ultimo != "head" and all(
-            n.split(".")[0] == ultimo for n in sueltos):
+    estado_final = caso.datos["requires_grad"]
+    congeladas = sorted(n for n in entrenables if not estado_final.get(n, False))
+    resto = [n for n in estado_final if n not in entrenables]
+    sueltos = [n for n in resto if estado_final[n]]
+    ultimo = list(estado_final)[-1].split(".")[0] if estado_final else "head"
+    de_hijos = [n for n in sueltos if "." in n]  # not the model's own parameters
+    if congeladas and de_hijos and ultimo != "head" and all(
+            n.split(".")[0] == ultimo for n in de_hijos):
         fallar("ultimo_hijo_como_cabeza", hijo=ultimo)
     if sueltos and len(sueltos) == len(resto):
         fallar("encoder_sin_congelar", nombre=sueltos[0])
+    if sueltos and all("." not in n for n in sueltos):
+        fallar("parametro_del_modelo_sin_congelar", nombre=sueltos[0])
     if sueltos and all(_parecido_a_cabeza(n) for n in sueltos):
         fallar("nombre_parecido_a_cabeza", nombre=sueltos[0])
     if sueltos:
@@ -461,22 +720,23 @@ def _solo_la_cabeza(caso):
 def _nombres_devueltos(caso):
     resultado, esperados = caso.resultado, list(caso.datos["esperado"])
     if type(resultado) not in (list, tuple) or not all(type(n) is str for n in resultado):
-        _tipo("el resultado", resultado, "una lista de nombres (str)")
+        _tipo("el resultado", resultado, "una lista (o tupla o conjunto) de nombres (str)")
     if sorted(resultado) != sorted(esperados):
         fallar("nombres_entrenables", obtenidos=list(resultado)[:6], esperados=esperados)
 
 
+def _efecto_congelar(nombre, antes, despues):
+    if nombre.endswith(".training"):
+        modulo = nombre[:-len(".training")]
+        return ("modo_cambiado", {"nombre": modulo}) if antes is False else ("modelo_en_eval", {})
+    if isinstance(antes, torch.Tensor) and not nombre.endswith(".grad"):
+        return ("modificada", {"nombre": nombre})
+    return None
+
+
 def _modelo_intacto(caso):
-    for nombre, antes in caso.datos["originales"].items():
-        despues = caso.datos["despues"].get(nombre)
-        if despues is None or not torch.equal(despues["valores"], antes["valores"]):
-            fallar("modificada", nombre=nombre)
-    antes, despues = caso.datos.get("en_eval_antes", []), caso.datos["en_eval"]
-    if set(despues) - set(antes):
-        fallar("modelo_en_eval")
-    for nombre in antes:
-        if nombre not in despues:
-            fallar("modo_cambiado", nombre=nombre)
+    _efectos(caso, [n for n in caso.datos["estado_antes"] if n.endswith(".requires_grad")],
+             _efecto_congelar)
 
 
 FREEZE_ALL_BUT_HEAD = Ejercicio(
@@ -484,7 +744,8 @@ FREEZE_ALL_BUT_HEAD = Ejercicio(
     partes=[
         Parte("solo la cabeza queda entrenable (requires_grad)", 1.0, _solo_la_cabeza),
         Parte("nombres de los parámetros entrenables", 0.5, _nombres_devueltos),
-        Parte("valores y modo train/eval intactos", 0.5, _modelo_intacto, requisito=True),
+        Parte("valores, .grad, modo train/eval y modo de autograd intactos", 0.5,
+              _modelo_intacto, requisito=True),
     ],
     construir=construir_congelar, observar=observar_congelar,
     contexto=contexto_congelar)
@@ -497,16 +758,18 @@ def nombres_de_la_cabeza(model):
 
 def comprobar_freeze_all_but_head(freeze_all_but_head):
     """Public check: only the head trainable, the right names, nothing else touched; on a
-    plain model, then on one whose head arrives frozen, with modules named like it."""
+    plain model, then on one whose head arrives frozen, with modules named like it and a
+    parameter of its own."""
     caso = caso_en_proceso(FREEZE_ALL_BUT_HEAD, freeze_all_but_head, 6, (4, 6, 2, 3, "lineal"),
                            nombres_de_la_cabeza)
     comprobar(FREEZE_ALL_BUT_HEAD.partes, caso,
               "Solo la cabeza sigue entrenable y devolviste sus nombres.")
     caso = caso_en_proceso(FREEZE_ALL_BUT_HEAD, freeze_all_but_head, 7,
-                           (4, 6, 2, 3, "mlp", "trampas"), nombres_de_la_cabeza)
+                           (4, 6, 2, 3, "mlp", "trampas", "directo"), nombres_de_la_cabeza)
     comprobar(FREEZE_ALL_BUT_HEAD.partes, caso,
-              "También cuando la cabeza llega congelada (y en modo eval) y otros módulos se "
-              "llaman parecido (`heads_aux`, `encoder.head_proj`).")
+              "También cuando la cabeza llega congelada (y en modo eval), otros módulos se "
+              "llaman parecido (`heads_aux`, `encoder.head_proj`) y el modelo tiene un "
+              "parámetro propio (`escala`).")
 
 
 # In notebook order.

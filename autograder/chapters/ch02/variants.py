@@ -87,6 +87,33 @@ def hidden_grad_of_the_input(model, x, y):
     return x.grad
 
 
+@variant(HG, "dimension_suprimida")
+def hidden_grad_squeezed(model, x, y):
+    h = model[1](model[0](x))
+    h.retain_grad()
+    F.mse_loss(model[2](h), y).backward()
+    return h.grad.squeeze()  # a batch of one sample (or H == 1) loses a dimension
+
+
+@variant(HG, "salida_sin_sesgo")
+def hidden_grad_by_hand_without_the_bias(model, x, y):
+    with torch.no_grad():
+        h = model[1](model[0](x))
+        weight = model[2].weight
+        return 2 * (h @ weight.T - y) / y.numel() @ weight  # ŷ without + bias
+
+
+@variant(HG, "modificada")
+def hidden_grad_then_a_step(model, x, y):
+    h = model[1](model[0](x))
+    h.retain_grad()
+    F.mse_loss(model[2](h), y).backward()
+    with torch.no_grad():
+        for p in model.parameters():
+            p -= 0.1 * p.grad  # the manual update of the chapter, copied one cell too far
+    return h.grad
+
+
 @variant(HG, "sin_implementar")
 def hidden_grad_stub(model, x, y):
     raise NotImplementedError()
@@ -154,10 +181,64 @@ def predict_global_switch(model, x):
     return torch.softmax(model(x), dim=1)
 
 
-@variant(PR, "modificada")
+@variant(PR, "prediccion_con_grafo")
 def predict_freezes_the_model(model, x):
-    model.requires_grad_(False)
+    model.requires_grad_(False)  # and leaves it frozen; an x that requires grad still records
     return torch.softmax(model(x), dim=1)
+
+
+@variant(PR, "grad_reactivado")
+def predict_switch_off_then_on(model, x):
+    torch.set_grad_enabled(False)
+    probs = torch.softmax(model(x), dim=1)
+    torch.set_grad_enabled(True)  # wrong when the caller was inside no_grad
+    return probs
+
+
+@variant(PR, "modo_del_modelo_cambiado")
+def predict_eval_then_train(model, x):
+    model.eval()
+    with torch.no_grad():
+        probs = torch.softmax(model(x), dim=1)
+    model.train()  # a model (or a submodule) that arrived in eval mode comes back in train
+    return probs
+
+
+@variant(PR, "modo_del_modelo_cambiado")
+def predict_restores_only_the_outer_mode(model, x):
+    was_training = model.training
+    model.eval()
+    with torch.no_grad():
+        probs = torch.softmax(model(x), dim=1)
+    model.train(was_training)  # every submodule gets the outer mode, not its own
+    return probs
+
+
+@variant(PR, "grafo_construido")
+def predict_own_hooks_then_detach(model, x):
+    # Its own saved_tensors_hooks hide what autograd saves; the graph is built all the same.
+    with torch.autograd.graph.saved_tensors_hooks(lambda t: t, lambda t: t):
+        return torch.softmax(model(x), dim=1).detach()
+
+
+@variant(PR, "modificada")
+def predict_leaves_every_parameter_trainable(model, x):
+    with torch.no_grad():
+        probs = torch.softmax(model(x), dim=1)
+    model.requires_grad_(True)  # "as it was": but some parameters arrived frozen
+    return probs
+
+
+@variant(PR, "log_probabilidades")
+def predict_log_softmax(model, x):
+    with torch.no_grad():
+        return F.log_softmax(model(x), dim=1)
+
+
+@variant(PR, "dimension_suprimida")
+def predict_squeezed(model, x):
+    with torch.no_grad():
+        return torch.softmax(model(x), dim=1).squeeze()  # (1, K) -> (K,), (N, 1) -> (N,)
 
 
 @variant(PR, "softmax_otra_dim")
@@ -201,8 +282,23 @@ def freeze_by_name_prefix(model):
 
 
 @variant(FH, CORRECT)
+def freeze_by_identity_returning_a_set(model):
+    head = {id(p) for p in model.head.parameters()}
+    for p in model.parameters():
+        p.requires_grad_(id(p) in head)
+    return {name for name, p in model.named_parameters() if p.requires_grad}
+
+
+@variant(FH, CORRECT)
+def freeze_module_then_unfreeze_head(model):
+    model.requires_grad_(False)
+    model.head.requires_grad_(True)
+    return tuple("head." + name for name, _ in model.head.named_parameters())
+
+
+@variant(FH, "parametro_del_modelo_sin_congelar")
 def freeze_by_children(model):
-    for name, child in model.named_children():
+    for name, child in model.named_children():  # misses a parameter set on the model itself
         child.requires_grad_(name == "head")
     return ["head." + name for name, _ in model.head.named_parameters()]
 
@@ -250,10 +346,11 @@ def freeze_returns_names_relative_to_the_head(model):
 
 @variant(FH, "modelo_en_eval")
 def freeze_and_eval(model):
+    model.requires_grad_(False)
+    model.head.requires_grad_(True)
     for name, child in model.named_children():
         if name != "head":
             child.eval()  # eval() changes Dropout/BatchNorm, it does not freeze
-        child.requires_grad_(name == "head")
     return [name for name, p in model.named_parameters() if p.requires_grad]
 
 
