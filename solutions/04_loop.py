@@ -306,13 +306,22 @@ con_dropout.train()
 
 # %% exercise="evaluate"
 def evaluate(model, loader, loss_fn):
-    """Mean loss per sample and accuracy of ``model`` over ``loader``.
+    """Pérdida media por muestra y exactitud de ``model`` sobre ``loader``.
 
-    ``loader`` yields (x, y) batches, possibly of different sizes; ``loss_fn`` averages
-    over its batch (like ``nn.CrossEntropyLoss()``). Returns ``(loss, accuracy)``, two
-    Python floats, accuracy in [0, 1] (prediction = argmax of the logits). Runs every
-    forward pass in eval mode with gradient tracking off, changes no BatchNorm running
-    statistic, and leaves the model in the mode (train or eval) it had on entry.
+    Recibe ``model``, un clasificador que devuelve logits (puede tener BatchNorm, Dropout y
+    submódulos anidados; llega con todos sus módulos en modo entrenamiento o todos en modo
+    evaluación); ``loader``, un iterable de lotes ``(x, y)`` de tamaños quizá distintos; y
+    ``loss_fn``, una función de pérdida que promedia sobre su lote (como
+    ``nn.CrossEntropyLoss()``, pero puede ser otra: úsala a ella).
+
+    Devuelve ``(loss, accuracy)``, dos ``float`` de Python: la media de la pérdida sobre
+    todas las muestras y la fracción de aciertos en [0, 1] (predicción = argmax de los
+    logits).
+
+    Cada pase hacia adelante se hace en modo evaluación y sin construir grafo, también si
+    quien llama tiene autograd activado. Al terminar, todo queda como llegó: el modo de
+    cada submódulo, las estadísticas de BatchNorm, los parámetros y sus ``.grad``, los
+    ajustes de ``loss_fn``, los lotes y el modo de autograd de quien llama.
     """
     ### BEGIN SOLUTION
     was_training = model.training
@@ -726,13 +735,21 @@ display(explorador)
 
 # %% exercise="warmup_cosine"
 def warmup_cosine(optimizer, warmup_steps, total_steps, min_lr=0.0):
-    """A learning-rate scheduler: linear warmup, then cosine annealing to ``min_lr``.
+    """Crea un planificador: calentamiento lineal y después coseno hasta ``min_lr``.
 
-    With lr the optimizer's learning rate on entry, W = warmup_steps >= 1 and
-    T = total_steps > W, the learning rate after t calls to ``scheduler.step()`` is
-    lr * (t + 1) / (W + 1) for t < W, and
-    min_lr + (lr - min_lr) * (1 + cos(pi * (t - W) / (T - W))) / 2 for W <= t <= T.
-    Returns the scheduler (an object of ``torch.optim.lr_scheduler``); takes no step.
+    Recibe ``optimizer``, un optimizador de ``torch.optim`` con uno o varios grupos de
+    parámetros, todos con la misma tasa ``lr`` (la de ``param_groups``, no la de
+    ``optimizer.defaults``; si los grupos ya tienen ``initial_lr``, vale lo mismo que
+    ``lr``); ``warmup_steps`` = W >= 1 y ``total_steps`` = T > W, enteros; ``min_lr``
+    (opcional, 0 por defecto), 0 <= min_lr < lr.
+
+    Tras t llamadas a ``scheduler.step()`` la tasa de cada grupo es
+    lr * (t + 1) / (W + 1) si t < W, y
+    min_lr + (lr - min_lr) * (1 + cos(pi * (t - W) / (T - W))) / 2 si W <= t <= T.
+
+    Devuelve el planificador (un objeto de ``torch.optim.lr_scheduler``, ya creado sobre
+    ``optimizer``). Crearlo solo cambia el ``lr`` de los grupos (e ``initial_lr``): no da
+    ningún paso y no toca los parámetros ni los demás ajustes del optimizador.
     """
     ### BEGIN SOLUTION
     warmup = torch.optim.lr_scheduler.LinearLR(

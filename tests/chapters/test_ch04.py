@@ -2,12 +2,14 @@
 the hidden cases exercise what they claim, inputs differ per student (the shared contract
 is in test_contract.py)."""
 
+import pytest
 import torch
 
 from autograder.chapters.ch04 import hidden
 from autograder.chapters.ch04 import student as public
 from autograder.hidden.reference import load_reference
 from autograder.hidden.runner import grade_hidden, plan
+from autograder.hidden.space import coverage
 from autograder.student.compare import ComprobacionFallida
 
 reference = load_reference("ch04")
@@ -92,3 +94,8 @@ def test_parameter_updates_are_measured_from_the_inputs_as_they_were_before_any_
                    if part.nombre.startswith("parám"))
     assert failure is not None and "todo ceros" not in str(failure)
     assert "razón ajustada" in str(failure)
+
+
+@pytest.mark.parametrize("name", ["evaluate", "warmup_cosine", "train_one_epoch"])
+def test_the_draws_cover_the_contract_space(name):
+    assert coverage(hidden.HIDDEN[name], getattr(reference, name)) == []

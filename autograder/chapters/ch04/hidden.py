@@ -13,6 +13,7 @@ from autograder.chapters.ch04.student import (
 )
 from autograder.hidden.reference import load_reference
 from autograder.hidden.runner import HiddenExercise, case_seed, checker, hidden_table, integer
+from autograder.hidden.space import Dimension, Space
 
 reference = load_reference("ch04")  # the solution cells of solutions/04_*.py
 
@@ -45,14 +46,43 @@ def _expected_epoch(*inputs):
 
 
 def _evaluation_shapes(generator):
-    """Two cases: the model arrives in train mode, then in eval mode (left as it came)."""
-    cases = []
-    for mode in ("train", "eval"):
-        n, B = integer(generator, 2, 4), integer(generator, 5, 8)
-        shape = (n, B, integer(generator, 2, B - 2), integer(generator, 2, 5),
-                 integer(generator, 3, 6), integer(generator, 2, 4), mode)
-        cases.append((shape, case_seed(generator)))
-    return cases
+    """Three evaluations, each with its own loss function: a flat model in train mode with
+    a smaller last batch; a nested one (a Dropout inside) in eval mode with stale ``.grad``,
+    called under ``no_grad``, over a single full batch; then everything drawn."""
+    def sizes(n, last_full, B, C, D):
+        B, C, D = integer(generator, *B), integer(generator, *C), integer(generator, *D)
+        return (n, B, B if last_full else integer(generator, 2, B - 2), D,
+                integer(generator, 3, 6), C)
+
+    coin = lambda: bool(integer(generator, 0, 1))  # noqa: E731
+    first = sizes(integer(generator, 2, 4), False, (5, 6), (2, 3), (2, 3))
+    second = sizes(1, True, (7, 8), (4, 5), (4, 5))
+    third = sizes(integer(generator, 2, 4), coin(), (5, 8), (2, 5), (1, 5))
+    mode = ("train", "eval")[integer(generator, 0, 1)]
+    shapes = [first + ("train", "ce", False, False, False),
+              second + ("eval", "suavizada", True, True, True),
+              third + (mode, "margen", coin(), coin(), coin())]
+    return [(shape, case_seed(generator)) for shape in shapes]
+
+
+EVALUATION_SPACE = Space(dimensions=(
+    Dimension("model.mode", lambda e: e["model"].training, must_include=(True, False)),
+    Dimension("model.nested", lambda e: len(list(e["model"].children())), must_include=(3, 4)),
+    Dimension("model.stale_grad", lambda e: e["model"][-1].weight.grad is not None,
+              must_include=(True, False)),
+    Dimension("model.caller_no_grad", lambda e: e["model"]._llamante_sin_grad,
+              must_include=(True, False)),
+    Dimension("model.D", lambda e: e["loader"][0][0].shape[1]),
+    Dimension("model.C", lambda e: e["model"][-1].out_features),
+    Dimension("loader.batches", lambda e: len(e["loader"]), must_include=(1,)),
+    Dimension("loader.batch_size", lambda e: len(e["loader"][0][1])),
+    Dimension("loader.smaller_last", lambda e: len(e["loader"][-1][1]) < len(e["loader"][0][1]),
+              must_include=(True, False)),
+    Dimension("loss_fn", lambda e: (type(e["loss_fn"]).__name__,
+                                    getattr(e["loss_fn"], "label_smoothing", None)),
+              must_include=(("CrossEntropyLoss", 0.0), ("CrossEntropyLoss", 0.3),
+                            ("MultiMarginLoss", None))),
+))
 
 
 def _expected_evaluation(model, loader, loss_fn):
@@ -62,28 +92,61 @@ def _expected_evaluation(model, loader, loss_fn):
 
 
 def _scheduler_shapes(generator):
-    """Same total_steps and lr (a hard-coded sequence would repeat), W and min_lr vary."""
-    first = integer(generator, 3, 9)
-    second = first + integer(generator, 2, 4)
-    return [((W, 30, 0.1, round(0.001 * integer(generator, 1, 20), 6)), case_seed(generator))
-            for W in (first, second)]
+    """Three schedules, each with its own lr (never only the public 0.1): W = 1 with min_lr
+    omitted (its default, 0); a one-step cosine (T = W + 1) over two parameter groups that
+    already carry ``initial_lr``; then W, T - W, the groups and ``initial_lr`` drawn."""
+    def lr():
+        return round(0.005 * integer(generator, 2, 60), 6)
+
+    def minimo(base):
+        return round(base * 0.01 * integer(generator, 1, 30), 8)
+
+    base = lr()
+    cases = [((1, 1 + integer(generator, 3, 12), base, None, 1, False), case_seed(generator))]
+    base, W = lr(), integer(generator, 2, 9)
+    cases.append(((W, W + 1, base, minimo(base), 2, True), case_seed(generator)))
+    base, W = lr(), integer(generator, 2, 9)
+    cases.append(((W, W + integer(generator, 4, 25), base, minimo(base),
+                   integer(generator, 1, 3), bool(integer(generator, 0, 1))),
+                  case_seed(generator)))
+    return cases
 
 
-def _expected_lrs(optimizer, warmup_steps, total_steps, min_lr):
+def _expected_lrs(optimizer, warmup_steps, total_steps, min_lr=0.0):
     expected = lrs_esperadas(optimizer, warmup_steps, total_steps, min_lr)
     scheduler = reference.warmup_cosine(optimizer, warmup_steps, total_steps, min_lr)
-    lrs = [optimizer.param_groups[0]["lr"]]
+    lrs = [[g["lr"] for g in optimizer.param_groups]]
     for _ in range(total_steps):
         optimizer.step()
         scheduler.step()
-        lrs.append(optimizer.param_groups[0]["lr"])
+        lrs.append([g["lr"] for g in optimizer.param_groups])
     expected["correcta"] = torch.tensor(lrs, dtype=torch.float64)
     return expected
 
 
+def _groups(inputs):
+    return len(inputs["optimizer"].param_groups)
+
+
+SCHEDULER_SPACE = Space(dimensions=(
+    Dimension("optimizer.lr", lambda e: e["optimizer"].param_groups[0]["lr"]),
+    Dimension("optimizer.param_groups", _groups, must_include=(1, 2)),
+    Dimension("optimizer.initial_lr", lambda e: "initial_lr" in e["optimizer"].param_groups[0]
+              and "ya" or "no", must_include=("ya",)),
+    Dimension("optimizer.defaults_lr", lambda e: e["optimizer"].defaults["lr"]
+              == e["optimizer"].param_groups[0]["lr"], must_include=(False,),
+              varies=False),
+    Dimension("warmup_steps", lambda e: e["warmup_steps"], must_include=(1,)),
+    Dimension("total_steps", lambda e: e["total_steps"]),
+    Dimension("total_steps.cosine", lambda e: e["total_steps"] - e["warmup_steps"],
+              must_include=(1,)),
+    Dimension("min_lr", lambda e: e.get("min_lr"), must_include=(None,)),
+))
+
+
 HIDDEN = hidden_table(
     HiddenExercise(TRAIN_ONE_EPOCH, _epoch_shapes, _expected_epoch),
-    HiddenExercise(EVALUATE, _evaluation_shapes, _expected_evaluation),
-    HiddenExercise(WARMUP_COSINE, _scheduler_shapes, _expected_lrs),
+    HiddenExercise(EVALUATE, _evaluation_shapes, _expected_evaluation, EVALUATION_SPACE),
+    HiddenExercise(WARMUP_COSINE, _scheduler_shapes, _expected_lrs, SCHEDULER_SPACE),
 )
 check = checker(HIDDEN)  # what the graded cells of the instructor notebook call

@@ -19,14 +19,17 @@ from autograder.student.compare import (
     ComprobacionFallida,
     Ejercicio,
     Parte,
+    cambios,
     caso_en_proceso,
     comprobar,
     ejercicios,
     error_a_datos,
+    estado,
     exigir,
     fallar,
     llamar,
     observar_llamada,
+    verificar_sin_efectos,
 )
 from autograder.student.diagnosis import (
     Diagnostico,
@@ -114,6 +117,12 @@ MENSAJES = {
         "`loss_fn`, que ya hace `log_softmax` por dentro.",
         "Pasa los logits crudos a `loss_fn`; para la predicción basta `argmax` de los logits.",
         "`{nombre}` is the cross-entropy of softmax(logits): a softmax before the loss."),
+    "perdida_ignorada": (
+        "Otra pérdida en lugar de `loss_fn`",
+        "`{nombre}` es la entropía cruzada de los logits, pero `loss_fn` es otra función de "
+        "pérdida: calculaste la pérdida por tu cuenta en vez de llamar a la que recibiste.",
+        "La pérdida la decide quien llama: usa `loss_fn(logits, y)`, sea cual sea.",
+        "`{nombre}` is the cross-entropy of the logits, not the given loss_fn."),
     "modo_forzado_a_train": (
         "Modo no restaurado",
         "El modelo llegó en modo evaluación y tu función lo dejó en modo entrenamiento: "
@@ -146,6 +155,13 @@ MENSAJES = {
         "El coseno termina en 0 y no en `min_lr` ({min_lr:.4g}).",
         "Pasa `eta_min=min_lr` a `CosineAnnealingLR` (o súmalo en tu fórmula).",
         "The cosine phase ends at 0 instead of min_lr."),
+    "grupos_sin_planificar": (
+        "Solo el primer grupo de parámetros",
+        "El optimizador tiene {grupos} grupos de parámetros y solo el primero sigue la curva "
+        "del contrato: los demás se quedaron con otra tasa.",
+        "Un planificador de `torch.optim.lr_scheduler` cambia la tasa de **todos** los grupos; "
+        "si escribes el tuyo, recorre `optimizer.param_groups`.",
+        "Only the first parameter group follows the schedule; the others do not."),
     "no_es_planificador": (
         "No es un planificador",
         "La función devolvió `{tipo}`; se esperaba un planificador con `step()` y "
@@ -200,7 +216,7 @@ def comparar_numero(nombre, valor, esperado, tiene_grafo=False, factores=None,
     exigir(diagnosticar_tensor(nombre, obtenido, esperado, factores))
 
 
-# ---------------------------------------------------------------- exercise 1: train_one_epoch
+# ---------------------------------------------------------------- exercise 3: train_one_epoch
 NOMBRES_ENTRENAMIENTO = ("model", "loader", "loss_fn", "optimizer", "scheduler", "accum",
                          "max_norm")
 
@@ -477,13 +493,30 @@ def comprobar_train_one_epoch(train_one_epoch):
               "(en este ejemplo pequeño).")
 
 
-# ---------------------------------------------------------------- exercise 2: evaluate
+# ---------------------------------------------------------------- exercise 1: evaluate
+PERDIDAS_EVALUACION = {
+    "ce": lambda: torch.nn.CrossEntropyLoss(),
+    "suavizada": lambda: torch.nn.CrossEntropyLoss(label_smoothing=0.3),
+    "margen": lambda: torch.nn.MultiMarginLoss(),
+}
+
+
 def construir_evaluacion(generador, forma):
     """model (with BatchNorm), loader with a smaller last batch, loss_fn; ``forma`` =
-    (n_lotes, tam_lote, tam_ultimo, D, H, C[, modo]), modo "train" (default) or "eval":
-    the mode the model arrives in, and must be left in."""
+    (n_lotes, tam_lote, tam_ultimo, D, H, C[, modo[, perdida, sin_grad, anidado, grad]]):
+    modo "train" (default) or "eval", the mode the model arrives in, and must be left in;
+    perdida a key of PERDIDAS_EVALUACION (a loss that averages over its batch); sin_grad:
+    the caller runs evaluate under ``torch.no_grad()`` (read by the observer from the model's
+    ``_llamante_sin_grad``); anidado: the layers inside submodules, with a Dropout; grad: the
+    parameters arrive with a stale ``.grad`` (evaluate must leave it)."""
     n, B, ultimo, D, H, C = forma[:6]
+    perdida, sin_grad, anidado, grad = forma[7:11] if len(forma) > 7 else ("ce", False,
+                                                                           False, False)
     modelo = red_clasificadora(generador, D, H, C, batchnorm=True)
+    if anidado:
+        modelo = torch.nn.Sequential(torch.nn.Sequential(modelo[0], modelo[1]),
+                                     torch.nn.Sequential(modelo[2], torch.nn.Dropout(0.4)),
+                                     modelo[3])
     lotes = []
     for i in range(n):
         tam = ultimo if i == n - 1 else B
@@ -494,15 +527,22 @@ def construir_evaluacion(generador, forma):
     with torch.no_grad():  # some right answers in every batch: accuracy is never 0
         for x, y in lotes:
             y[0] = modelo(x[:1]).argmax(1)[0]
+    if grad:
+        for p in modelo.parameters():
+            p.grad = torch.randn(p.shape, generator=generador, dtype=torch.float64)
     modelo.train(_modo_inicial(forma) == "train")
-    return {"model": modelo, "loader": lotes, "loss_fn": torch.nn.CrossEntropyLoss()}
+    modelo._llamante_sin_grad = bool(sin_grad)
+    return {"model": modelo, "loader": lotes, "loss_fn": PERDIDAS_EVALUACION[perdida]()}
 
 
 def observar_evaluacion(evaluate, entradas):
-    """The result, whether it keeps a graph, the mode and grad mode of every forward."""
+    """The result, whether it keeps a graph, the mode and grad mode of every forward, and
+    everything the call changed (``estado`` before and after), called in the caller's grad
+    mode."""
     modelo = entradas["model"]
     llamadas, crudo = [], {}
     buffers = {k: b.detach().clone() for k, b in modelo.named_buffers()}
+    lotes = [t.detach().clone() for lote in entradas["loader"] for t in lote]
 
     def guardar(*args):
         crudo["valor"] = evaluate(*args)
@@ -511,14 +551,20 @@ def observar_evaluacion(evaluate, entradas):
     gancho = modelo.register_forward_pre_hook(lambda m, a: llamadas.append(
         {"entrenando": any(x.training for x in m.modules()), "grad": torch.is_grad_enabled()}))
     try:
-        observacion = observar_llamada(guardar, *entradas.values())
+        with torch.set_grad_enabled(not getattr(modelo, "_llamante_sin_grad", False)):
+            antes = estado(entradas)
+            observacion = observar_llamada(guardar, *entradas.values())
+            despues = estado(entradas)
     finally:
         gancho.remove()
     valor = crudo.get("valor")
     grafos = ([isinstance(v, torch.Tensor) and v.grad_fn is not None for v in valor]
               if type(valor) in (tuple, list) else [])
+    despues["loader"] = all(torch.equal(a, b) for a, b in zip(
+        lotes, [t for lote in entradas["loader"] for t in lote]))
+    antes["loader"] = True
     observacion.update(
-        llamadas=llamadas, grafos=grafos,
+        llamadas=llamadas, grafos=grafos, estado_antes=antes, estado_despues=despues,
         modos_finales=[m.training for m in modelo.modules()],
         buffers_cambiados=[k for k, b in modelo.named_buffers() if not torch.equal(b,
                                                                                    buffers[k])])
@@ -560,7 +606,8 @@ def _perdida_media(caso):
     comparar_numero("la pérdida media", resultado[0], esperado["perdida"], grafos[0],
                     {"suma_en_vez_de_media": caso.datos["muestras"]},
                     {"media_de_lotes": esperado["perdida_por_lotes"],
-                     "doble_softmax": esperado.get("perdida_doble_softmax")})
+                     "doble_softmax": esperado.get("perdida_doble_softmax"),
+                     "perdida_ignorada": esperado.get("perdida_sin_loss_fn")})
 
 
 def _exactitud(caso):
@@ -578,6 +625,12 @@ def _modo_restaurado(caso):
         fallar("modelo_en_eval")
     if caso.datos["modo_inicial"] == "eval" and any(modos):
         fallar("modo_forzado_a_train")
+    # the running statistics are the first part's; the modes were judged above
+    distintos = [n for n in cambios(caso.datos["estado_antes"], caso.datos["estado_despues"])
+                 if not n.endswith((".running_mean", ".running_var", ".num_batches_tracked",
+                                    ".training"))]
+    if distintos:
+        fallar("efecto_secundario", que=", ".join(f"`{n}`" for n in distintos[:4]))
 
 
 EVALUATE = Ejercicio(
@@ -587,25 +640,30 @@ EVALUATE = Ejercicio(
               requisito=True),
         Parte("pérdida media por muestra (float)", 1.0, _perdida_media),
         Parte("exactitud (float entre 0 y 1)", 1.0, _exactitud),
-        Parte("el modelo vuelve al modo en que llegó", 0.5, _modo_restaurado, requisito=True),
+        Parte("deja el modelo, la pérdida y autograd como llegaron", 0.5, _modo_restaurado,
+              requisito=True),
     ],
     construir=construir_evaluacion, observar=observar_evaluacion, contexto=contexto_evaluacion)
 
 
 def evaluacion_de_golpe(model, loader, loss_fn):
-    """The public oracle: one pass over all the samples at once, on a copy in eval mode."""
+    """The public oracle: one pass over all the samples at once, on a copy in eval mode,
+    ``loss_fn`` applied to each sample alone (it averages over its batch)."""
     copia = copy.deepcopy(model).eval()
     x = torch.cat([xb for xb, _ in loader])
     y = torch.cat([yb for _, yb in loader])
     with torch.no_grad():
         logits = copia(x)
-        por_muestra = torch.nn.functional.cross_entropy(logits, y, reduction="none")
-        doble_softmax = torch.nn.functional.cross_entropy(logits.softmax(1), y)
+        por_muestra = torch.stack([loss_fn(logits[i:i + 1], y[i:i + 1]).double()
+                                   for i in range(len(y))])
+        doble_softmax = loss_fn(logits.softmax(1), y)
+        entropia = torch.nn.functional.cross_entropy(logits, y)
         acierto = (logits.argmax(1) == y).double()
     tamanos = [len(yb) for _, yb in loader]
     trozos_p, trozos_a = torch.split(por_muestra, tamanos), torch.split(acierto, tamanos)
     return {"perdida": por_muestra.mean().item(), "exactitud": acierto.mean().item(),
             "perdida_doble_softmax": doble_softmax.item(),
+            "perdida_sin_loss_fn": entropia.item(),
             "perdida_por_lotes": sum(t.mean().item() for t in trozos_p) / len(tamanos),
             "exactitud_por_lotes": sum(t.mean().item() for t in trozos_a) / len(tamanos)}
 
@@ -621,43 +679,72 @@ def comprobar_evaluate(evaluate):
                   f"Pérdida y exactitud correctas, sin grafo, en modo evaluación, {exito}")
 
 
-# ---------------------------------------------------------------- exercise 3: warmup_cosine
+# ---------------------------------------------------------------- exercise 2: warmup_cosine
 def construir_planificador(generador, forma):
-    """A fresh SGD optimizer over one parameter; ``forma`` = (W, T, lr, min_lr)."""
-    W, T, lr, min_lr = forma
-    parametro = torch.zeros(1, dtype=torch.float64, requires_grad=True)
-    return {"optimizer": torch.optim.SGD([parametro], lr=float(lr)), "warmup_steps": int(W),
-            "total_steps": int(T), "min_lr": float(min_lr)}
+    """The inputs of warmup_cosine; ``forma`` = (W, T, lr, min_lr[, grupos, initial_lr]).
+
+    ``min_lr`` None: the call omits it (its default, 0). ``grupos``: how many parameter
+    groups (all with the same ``lr``, the second with weight decay); the optimizer's
+    ``defaults["lr"]`` is never that ``lr``. ``initial_lr``: the groups already carry an
+    ``initial_lr`` (equal to their ``lr``), as a scheduler created earlier leaves them."""
+    W, T, lr, min_lr = forma[:4]
+    grupos, inicial = (forma[4], forma[5]) if len(forma) > 4 else (1, False)
+    if len(forma) > 4:
+        parametros = [torch.zeros(1 + g, dtype=torch.float64, requires_grad=True)
+                      for g in range(grupos)]
+        opt = torch.optim.SGD([{"params": [p], "lr": float(lr), "weight_decay": 0.01 * g}
+                               for g, p in enumerate(parametros)], lr=float(lr) * 3 + 0.5,
+                              momentum=0.5)
+        if inicial:
+            for grupo in opt.param_groups:
+                grupo["initial_lr"] = grupo["lr"]
+    else:  # the public example, as it always was
+        parametro = torch.zeros(1, dtype=torch.float64, requires_grad=True)
+        opt = torch.optim.SGD([parametro], lr=float(lr))
+    entradas = {"optimizer": opt, "warmup_steps": int(W), "total_steps": int(T)}
+    if min_lr is not None:
+        entradas["min_lr"] = float(min_lr)
+    return entradas
+
+
+def _tasas(opt):
+    return [grupo["lr"] for grupo in opt.param_groups]
 
 
 def observar_planificador(warmup_cosine, entradas):
-    """The learning rate before any step and after each of ``total_steps`` steps."""
+    """The learning rate of every group before any step and after each of ``total_steps``
+    steps (rows: steps, columns: groups), and what creating the scheduler changed."""
     crudo = {}
+    opt = entradas["optimizer"]
+    parametros = {f"param_groups[{i}].params[{j}]": p for i, g in enumerate(opt.param_groups)
+                  for j, p in enumerate(g["params"])}
 
     def crear(*args):
         crudo["planificador"] = warmup_cosine(*args)
         return crudo["planificador"]
 
+    antes = estado(dict(entradas, **parametros))
     observacion = observar_llamada(crear, *entradas.values())
+    observacion.update(estado_antes=antes, estado_despues=estado(dict(entradas, **parametros)))
     if observacion["error"] is not None:
         return observacion
-    planificador, opt = crudo["planificador"], entradas["optimizer"]
+    planificador = crudo["planificador"]
     if not callable(getattr(planificador, "step", None)):
         observacion["resultado"] = {"__objeto__": type(planificador).__name__,
                                     "valor": observacion["resultado"]}
         return observacion
-    lrs = [opt.param_groups[0]["lr"]]
+    lrs = [_tasas(opt)]
 
     def avanzar():
         for _ in range(entradas["total_steps"]):
             opt.step()
             planificador.step()
-            lrs.append(opt.param_groups[0]["lr"])
+            lrs.append(_tasas(opt))
 
     try:
         llamar(avanzar)
     except ComprobacionFallida as error:  # a scheduler that fails is reported
-        return {"resultado": None, "error": error_a_datos(error)}
+        return dict(observacion, resultado=None, error=error_a_datos(error))
     observacion["resultado"] = torch.tensor(lrs, dtype=torch.float64)
     return observacion
 
@@ -676,10 +763,11 @@ def secuencia_lr(lr, W, T, min_lr, variante="correcta"):
     return torch.tensor(valores, dtype=torch.float64)
 
 
-def lrs_esperadas(optimizer, warmup_steps, total_steps, min_lr):
-    """The public oracle (closed form) with the sequences of the usual mistakes."""
-    lr = optimizer.param_groups[0]["lr"]
-    return {variante: secuencia_lr(lr, warmup_steps, total_steps, min_lr, variante)
+def lrs_esperadas(optimizer, warmup_steps, total_steps, min_lr=0.0):
+    """The public oracle (closed form, one column per parameter group) with the sequences of
+    the usual mistakes."""
+    return {variante: torch.stack([secuencia_lr(lr, warmup_steps, total_steps, min_lr, variante)
+                                   for lr in _tasas(optimizer)], dim=1)
             for variante in ("correcta", "tmax_total", "sin_min_lr")}
 
 
@@ -688,50 +776,69 @@ def _secuencia(caso):
     if not isinstance(resultado, torch.Tensor):
         fallar("no_es_planificador", tipo=resultado.get("__objeto__", "dict")
                if isinstance(resultado, dict) else type(resultado).__name__)
+    esperada = caso.datos["esperado"]["correcta"]
+    if resultado.shape != esperada.shape:
+        exigir(diagnosticar_tensor("la secuencia de tasas", resultado, esperada))
     return resultado
+
+
+def _otros_grupos(lrs, esperada, desde, hasta):
+    """The first group follows the contract: do the others too?"""
+    if not cerca(lrs[desde:hasta], esperada[desde:hasta]):
+        fallar("grupos_sin_planificar", grupos=lrs.shape[1])
 
 
 def _calentamiento(caso):
     lrs = _secuencia(caso)
     W = caso.datos["W"]
     esperada = caso.datos["esperado"]["correcta"]
-    if lrs.shape != esperada.shape:
-        exigir(diagnosticar_tensor("la secuencia de tasas", lrs, esperada))
-    lr = esperada[W].item()
-    if abs(lrs[0].item() - lr) < 1e-9 * max(1.0, lr) and W > 0:
-        fallar("sin_calentamiento", tasa=lrs[0].item())
+    lr = esperada[W, 0].item()
+    def vale_lr(t):
+        return abs(lrs[t, 0].item() - lr) < 1e-9 * max(1.0, lr)
+
+    # W = 1 starting at lr and still at lr in step 1: a warmup from 1/W, not none at all
+    if vale_lr(0) and not (W == 1 and vale_lr(1)):
+        fallar("sin_calentamiento", tasa=lrs[0, 0].item())
     for t in range(W + 1):
-        if not cerca(lrs[t:t + 1], esperada[t:t + 1]):
-            fallar("calentamiento_incorrecto", paso=t, tasa=lrs[t].item(),
-                   tasa_esperada=esperada[t].item())
+        if not cerca(lrs[t:t + 1, 0], esperada[t:t + 1, 0]):
+            fallar("calentamiento_incorrecto", paso=t, tasa=lrs[t, 0].item(),
+                   tasa_esperada=esperada[t, 0].item())
+    _otros_grupos(lrs, esperada, 0, W + 1)
 
 
 def _coseno(caso):
     lrs = _secuencia(caso)
     W = caso.datos["W"]
-    esperadas = caso.datos["esperado"]
-    if lrs.shape != esperadas["correcta"].shape:
-        exigir(diagnosticar_tensor("la secuencia de tasas", lrs, esperadas["correcta"]))
-    tramo = lrs[W:]
-    if cerca(tramo, esperadas["correcta"][W:]):
-        return
-    if cerca(tramo, esperadas["tmax_total"][W:]):
-        fallar("coseno_tmax_total")
-    if cerca(tramo, esperadas["sin_min_lr"][W:]):
-        fallar("sin_min_lr", min_lr=caso.datos["min_lr"])
-    exigir(diagnosticar_tensor("las tasas de la fase de coseno", tramo,
-                               esperadas["correcta"][W:]))
+    esperadas = {k: v[:, 0] for k, v in caso.datos["esperado"].items()}
+    tramo = lrs[W:, 0]
+    if not cerca(tramo, esperadas["correcta"][W:]):
+        if cerca(tramo, esperadas["tmax_total"][W:]):
+            fallar("coseno_tmax_total")
+        if cerca(tramo, esperadas["sin_min_lr"][W:]):
+            fallar("sin_min_lr", min_lr=caso.datos["min_lr"])
+        exigir(diagnosticar_tensor("las tasas de la fase de coseno", tramo,
+                                   esperadas["correcta"][W:]))
+    _otros_grupos(lrs, caso.datos["esperado"]["correcta"], W, None)
+
+
+def _planificador_sin_efectos(caso):
+    """Creating the scheduler changes nothing but the groups' ``lr`` (and ``initial_lr``)."""
+    verificar_sin_efectos(caso, permitidos=[
+        f"optimizer.param_groups[{i}].{clave}" for i in range(8)
+        for clave in ("lr", "initial_lr")])
 
 
 def contexto_planificador(forma):
-    return {"W": int(forma[0]), "min_lr": float(forma[3])}
+    return {"W": int(forma[0]), "min_lr": float(forma[3] or 0.0)}
 
 
 WARMUP_COSINE = Ejercicio(
     funcion="warmup_cosine",
     partes=[
-        Parte("calentamiento lineal (pasos 0 a W)", 1.5, _calentamiento),
-        Parte("coseno de lr a min_lr (pasos W a total_steps)", 1.5, _coseno),
+        Parte("calentamiento lineal (pasos 0 a W)", 1.25, _calentamiento),
+        Parte("coseno de lr a min_lr (pasos W a total_steps)", 1.25, _coseno),
+        Parte("crearlo no da pasos ni cambia nada más que las tasas", 0.5,
+              _planificador_sin_efectos, requisito=True),
     ],
     construir=construir_planificador, observar=observar_planificador,
     contexto=contexto_planificador)

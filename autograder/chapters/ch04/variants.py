@@ -241,11 +241,27 @@ def evaluate_inference_mode_sums(model, loader, loss_fn):
     with torch.inference_mode():
         for x, y in loader:
             logits = model(x)
-            total_loss += torch.nn.functional.cross_entropy(logits, y, reduction="sum").item()
+            total_loss += loss_fn(logits, y).item() * y.numel()
             correct += (logits.softmax(dim=-1).argmax(dim=-1) == y).float().sum().item()
             seen += y.numel()
     if was_training:
         model.train()
+    return total_loss / seen, correct / seen
+
+
+@variant(EV, "perdida_ignorada")
+def evaluate_hard_coded_cross_entropy(model, loader, loss_fn):
+    # ignores loss_fn: sums F.cross_entropy(reduction="sum") whatever loss it was given
+    was_training = model.training
+    model.eval()
+    total_loss, correct, seen = 0.0, 0, 0
+    with torch.no_grad():
+        for x, y in loader:
+            logits = model(x)
+            total_loss += torch.nn.functional.cross_entropy(logits, y, reduction="sum").item()
+            correct += (logits.argmax(1) == y).sum().item()
+            seen += len(y)
+    model.train(was_training)
     return total_loss / seen, correct / seen
 
 
@@ -435,11 +451,12 @@ def warmup_cosine_stub(optimizer, warmup_steps, total_steps, min_lr=0.0):
     raise NotImplementedError()
 
 
-@variant(WC, "resultado_fijo")
+@variant(WC, "calentamiento_incorrecto")
 def warmup_cosine_hardcoded(optimizer, warmup_steps, total_steps, min_lr=0.0):
-    # The 31 rates of the public example, replayed whatever the arguments.
+    # The 31 rates of the public example, replayed whatever the arguments: the hidden lr, W
+    # and T differ, and the very first rate is already off the warmup line.
     example = construir_planificador(torch.Generator().manual_seed(6), (5, 30, 0.1, 0.001))
-    table = lrs_esperadas(*example.values())["correcta"].tolist()
+    table = lrs_esperadas(*example.values())["correcta"][:, 0].tolist()
     base = optimizer.param_groups[0]["lr"]
     return torch.optim.lr_scheduler.LambdaLR(optimizer, lambda t: table[min(t, 30)] / base)
 
