@@ -809,7 +809,8 @@ print(f"exactitud de prueba final: {registro['exactitud'][-1]:.3f}")
 # max_norm=None)`: una época con acumulación de gradientes, recorte y planificador, con las
 # llamadas en su orden.
 #
-# - Pon el modelo en modo entrenamiento (puede llegar en modo evaluación).
+# - Pon el modelo en modo entrenamiento (puede llegar en modo evaluación) y déjalo así.
+# - `loader` puede ser un `DataLoader`: recórrelo con `for`, sin indexarlo ni cortarlo.
 # - Un paso del optimizador cada `accum` micro-lotes **y** tras el último lote, aunque su
 #   ciclo esté incompleto (si hay 7 lotes y `accum=3`, los ciclos tienen 3, 3 y 1).
 # - Divide la pérdida de cada micro-lote por el número de micro-lotes de **su** ciclo
@@ -821,15 +822,28 @@ print(f"exactitud de prueba final: {registro['exactitud'][-1]:.3f}")
 
 # %% exercise="train_one_epoch"
 def train_one_epoch(model, loader, loss_fn, optimizer, scheduler=None, accum=1, max_norm=None):
-    """One training epoch with gradient accumulation, clipping and a per-step scheduler.
+    """Una época de entrenamiento con acumulación de gradientes, recorte y planificador.
 
-    ``loader`` is a sized iterable of (x, y) micro-batches. Puts ``model`` in train mode.
-    Micro-batches are grouped in cycles of ``accum`` (the last one may be shorter); each
-    micro-batch loss is divided by its cycle's length before ``backward()``. At the end of
-    every cycle: ``torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm)`` if
-    ``max_norm`` is not None, then ``optimizer.step()``, then ``scheduler.step()`` if
-    ``scheduler`` is not None; gradients are zeroed before the next cycle's first backward.
-    Returns the mean of the undivided micro-batch losses as a Python float.
+    Recibe ``model`` (puede llegar en modo evaluación, del todo o en parte, y tener
+    submódulos anidados; sus ``.grad`` llegan a cero o a ``None``); ``loader``, un iterable
+    con ``len()`` de micro-lotes ``(x, y)`` (una lista o un ``DataLoader``: no lo indexes
+    ni lo cortes); ``loss_fn``, que promedia sobre su lote; ``optimizer``; ``scheduler``
+    (``None`` por defecto); ``accum`` >= 1 (1 por defecto; puede ser mayor que el número
+    de micro-lotes) y ``max_norm`` (``None`` por defecto: sin recorte).
+
+    Pone el modelo en modo entrenamiento (todos sus submódulos) y lo deja así. Agrupa los
+    micro-lotes en ciclos consecutivos de ``accum`` (el último puede ser más corto) y
+    divide la pérdida de cada micro-lote por la longitud de **su** ciclo antes de
+    ``backward()``. Al final de cada ciclo, en este orden:
+    ``torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm)`` si ``max_norm`` no es
+    ``None``, ``optimizer.step()`` y ``scheduler.step()`` si hay planificador; los
+    gradientes se ponen a cero antes del primer ``backward()`` del ciclo siguiente (cómo
+    quedan los ``.grad`` al terminar la época no importa).
+
+    Devuelve la media de las pérdidas **sin dividir** de todos los micro-lotes, como
+    ``float`` de Python. No cambia nada más: ni los ajustes de ``loss_fn`` ni los del
+    optimizador (salvo lo que cambien sus pasos y el planificador), ni los
+    ``requires_grad``, ni el modo de autograd, ni los micro-lotes.
     """
     ### BEGIN SOLUTION
     model.train()

@@ -7,6 +7,7 @@ from autograder.chapters.ch04.student import (
     NOMBRES_ENTRENAMIENTO,
     TRAIN_ONE_EPOCH,
     WARMUP_COSINE,
+    _lotes,
     ejecutar_instrumentado,
     evaluacion_de_golpe,
     lrs_esperadas,
@@ -19,22 +20,77 @@ reference = load_reference("ch04")  # the solution cells of solutions/04_*.py
 
 
 def _epoch_shapes(generator):
-    """Three epochs: accum=1 with momentum and a cosine schedule; accum=3 with a partial
-    last cycle (AdamW, cosine, no clipping: every scale mistake shows); accum=2 with
-    clipping tight enough to act and no scheduler (the default arguments)."""
+    """Four epochs. scheduler, accum and max_norm omitted (their defaults) with momentum and
+    an iterable loader that cannot be sliced; accum=3 with a partial
+    last cycle (AdamW, cosine, no clipping: every scale mistake shows) on a nested model
+    that arrives half in eval mode with zeroed ``.grad``; accum=2 with clipping tight
+    enough to act and no scheduler; accum larger than the number of batches, cosine, max_norm
+    omitted."""
     def network():
         return (integer(generator, 4, 8), integer(generator, 2, 5), integer(generator, 3, 6),
                 integer(generator, 2, 4))
 
+    def coin():
+        return bool(integer(generator, 0, 1))
+
+    def loader():
+        return ("lista", "iterable")[integer(generator, 0, 1)]
+
+    def smoothing():
+        return (0.0, 0.1)[integer(generator, 0, 1)]
+
+    cases = []
     B, D, H, C = network()
-    a = ((integer(generator, 3, 5), B, D, H, C, 1, 0, "coseno", "sgd"), case_seed(generator))
+    cases.append((integer(generator, 3, 5), B, D, H, C, 1, 0, "ninguno", "sgd", "iterable", 3,
+                  "eval", False, 0.0, False))
     B, D, H, C = network()
     n = 3 * integer(generator, 2, 3) + integer(generator, 1, 2)
-    b = ((n, B, D, H, C, 3, 0, "coseno", "adamw"), case_seed(generator))
+    cases.append((n, B, D, H, C, 3, 0, "coseno", "adamw", "lista", 0, "mixto", True, 0.1,
+                   True))
     B, D, H, C = network()
-    c = ((2 * integer(generator, 2, 3), B, D, H, C, 2, 0.3, "ninguno", "sgd"),
-         case_seed(generator))
-    return [a, b, c]
+    cases.append((2 * integer(generator, 2, 3), B, D, H, C, 2, 0.3, "ninguno", "sgd", loader(),
+                  0, ("train", "eval")[integer(generator, 0, 1)], coin(), smoothing(), coin()))
+    B, D, H, C = network()
+    n = 1
+    cases.append((n, B, D, H, C, n + integer(generator, 1, 3), 0, "coseno", "sgd_simple",
+                   loader(), 1, "eval", coin(), smoothing(), coin()))
+    return [(shape, case_seed(generator)) for shape in cases]
+
+
+def _omitted(inputs, name):
+    return "omitido" if name not in inputs else inputs[name]
+
+
+def _modules(inputs):
+    return [m.training for m in inputs["model"].modules()]
+
+
+EPOCH_SPACE = Space(dimensions=(
+    Dimension("model.start_mode", lambda e: ("train" if all(_modules(e)) else
+                                              "eval" if not any(_modules(e)) else "mixto"),
+              must_include=("eval", "mixto")),
+    Dimension("model.nested", lambda e: len(list(e["model"].children())),
+              must_include=(2, 3)),
+    Dimension("model.grad", lambda e: next(e["model"].parameters()).grad is None,
+              must_include=(True, False)),
+    Dimension("model.D", lambda e: _lotes(e["loader"])[0].shape[1]),
+    Dimension("loader.kind", lambda e: type(e["loader"]).__name__,
+              must_include=("list", "Cargador")),
+    Dimension("loader.batches", lambda e: len(e["loader"]), must_include=(1,)),
+    Dimension("loss_fn.label_smoothing", lambda e: e["loss_fn"].label_smoothing,
+              must_include=(0.0, 0.1)),
+    Dimension("optimizer", lambda e: (type(e["optimizer"]).__name__,
+                                      e["optimizer"].defaults.get("momentum")),
+              must_include=(("SGD", 0.9), ("SGD", 0), ("AdamW", None))),
+    Dimension("scheduler", lambda e: type(_omitted(e, "scheduler")).__name__,
+              must_include=("str", "NoneType", "CosineAnnealingLR")),
+    Dimension("accum", lambda e: _omitted(e, "accum"), must_include=("omitido", 2, 3)),
+    Dimension("accum.partial_cycle", lambda e: len(e["loader"]) % e.get("accum", 1) != 0,
+              must_include=(True, False)),
+    Dimension("accum.more_than_batches", lambda e: e.get("accum", 1) > len(e["loader"]),
+              must_include=(True,), varies=False),
+    Dimension("max_norm", lambda e: _omitted(e, "max_norm"), must_include=("omitido", None)),
+))
 
 
 def _expected_epoch(*inputs):
@@ -92,9 +148,9 @@ def _expected_evaluation(model, loader, loss_fn):
 
 
 def _scheduler_shapes(generator):
-    """Three schedules, each with its own lr (never only the public 0.1): W = 1 with min_lr
+    """Four schedules, each with its own lr (never only the public 0.1): W = 1 with min_lr
     omitted (its default, 0); a one-step cosine (T = W + 1) over two parameter groups that
-    already carry ``initial_lr``; then W, T - W, the groups and ``initial_lr`` drawn."""
+    already carry ``initial_lr``; then two with T = 30 and W drawn."""
     def lr():
         return round(0.005 * integer(generator, 2, 60), 6)
 
@@ -105,10 +161,13 @@ def _scheduler_shapes(generator):
     cases = [((1, 1 + integer(generator, 3, 12), base, None, 1, False), case_seed(generator))]
     base, W = lr(), integer(generator, 2, 9)
     cases.append(((W, W + 1, base, minimo(base), 2, True), case_seed(generator)))
-    base, W = lr(), integer(generator, 2, 9)
-    cases.append(((W, W + integer(generator, 4, 25), base, minimo(base),
-                   integer(generator, 1, 3), bool(integer(generator, 0, 1))),
-                  case_seed(generator)))
+    # two schedules in a row with the public example's T (a table of its rates replayed
+    # is then the same answer twice: copied), each with its own W and lr
+    first = integer(generator, 2, 9)
+    for W in (first, first + integer(generator, 1, 5)):
+        base = lr()
+        cases.append(((W, 30, base, minimo(base), 1, bool(integer(generator, 0, 1))),
+                      case_seed(generator)))
     return cases
 
 
@@ -145,8 +204,14 @@ SCHEDULER_SPACE = Space(dimensions=(
 
 
 HIDDEN = hidden_table(
-    HiddenExercise(TRAIN_ONE_EPOCH, _epoch_shapes, _expected_epoch),
+    HiddenExercise(TRAIN_ONE_EPOCH, _epoch_shapes, _expected_epoch, EPOCH_SPACE),
     HiddenExercise(EVALUATE, _evaluation_shapes, _expected_evaluation, EVALUATION_SPACE),
     HiddenExercise(WARMUP_COSINE, _scheduler_shapes, _expected_lrs, SCHEDULER_SPACE),
 )
 check = checker(HIDDEN)  # what the graded cells of the instructor notebook call
+
+EQUIVALENT_MUTANTS = {
+    "warmup_cosine": {
+        "L17:13 sin end_factor=": "LinearLR's end_factor defaults to 1.0, the value dropped",
+    },
+}

@@ -221,17 +221,45 @@ NOMBRES_ENTRENAMIENTO = ("model", "loader", "loss_fn", "optimizer", "scheduler",
                          "max_norm")
 
 
-def construir_entrenamiento(generador, forma):
-    """Inputs of train_one_epoch for ``forma`` =
-    (n_lotes, tam_lote, D, H, C, accum, max_norm, planificador, optimizador).
+class Cargador:
+    """A sized iterable of micro-batches that cannot be indexed nor sliced (like a
+    DataLoader): each pass yields the same batches."""
 
-    ``max_norm`` 0 means no clipping; planificador "coseno" or "ninguno"; optimizador
-    "sgd" (momentum), "sgd_simple" or "adamw". The model starts in eval mode, as left by
-    an evaluation: train_one_epoch must switch it to train mode.
+    def __init__(self, lotes):
+        self._lotes = list(lotes)
+
+    def __len__(self):
+        return len(self._lotes)
+
+    def __iter__(self):
+        return iter(list(self._lotes))
+
+
+def construir_entrenamiento(generador, forma):
+    """Inputs of train_one_epoch for ``forma`` = (n_lotes, tam_lote, D, H, C, accum,
+    max_norm, planificador, optimizador[, cargador, omitidos, inicio, anidado, suavizado,
+    grad]).
+
+    ``max_norm`` 0 means None; planificador "coseno" or "ninguno"; optimizador "sgd"
+    (momentum), "sgd_simple" or "adamw"; cargador "lista" or "iterable" (a ``Cargador``);
+    omitidos: how many trailing arguments the call leaves to their defaults (0 to 3:
+    max_norm, accum, scheduler); inicio "eval", "train" or "mixto" (the top module in
+    train mode, the first layer in eval mode); anidado: the layers inside submodules;
+    suavizado: the loss's label smoothing; grad: the parameters arrive with ``.grad``
+    zeroed (not None). The public example: a list, eval mode, nothing omitted.
     """
-    n, B, D, H, C, accum, max_norm, planificador, optimizador = forma
+    n, B, D, H, C, accum, max_norm, planificador, optimizador = forma[:9]
+    cargador, omitidos, inicio, anidado, suavizado, grad = (
+        forma[9:15] if len(forma) > 9 else ("lista", 0, "eval", False, 0.0, False))
     modelo = red_clasificadora(generador, D, H, C)
-    modelo.eval()
+    if anidado:
+        modelo = torch.nn.Sequential(torch.nn.Sequential(modelo[0], modelo[1]), modelo[2])
+    modelo.train(inicio != "eval")
+    if inicio == "mixto":
+        next(iter(modelo.children())).eval()
+    if grad:
+        for p in modelo.parameters():
+            p.grad = torch.zeros_like(p)
     lotes = [(torch.randn(B, D, generator=generador, dtype=torch.float64),
               torch.randint(0, C, (B,), generator=generador)) for _ in range(n)]
     if optimizador == "adamw":
@@ -243,9 +271,13 @@ def construir_entrenamiento(generador, forma):
     pasos = -(-n // accum)
     planificador = (torch.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=pasos, eta_min=0.01)
                     if planificador == "coseno" else None)
-    return {"model": modelo, "loader": lotes, "loss_fn": torch.nn.CrossEntropyLoss(),
-            "optimizer": opt, "scheduler": planificador, "accum": int(accum),
-            "max_norm": float(max_norm) if max_norm else None}
+    entradas = {"model": modelo, "loader": Cargador(lotes) if cargador == "iterable" else lotes,
+                "loss_fn": torch.nn.CrossEntropyLoss(label_smoothing=float(suavizado)),
+                "optimizer": opt, "scheduler": planificador, "accum": int(accum),
+                "max_norm": float(max_norm) if max_norm else None}
+    for nombre in ("max_norm", "accum", "scheduler")[:omitidos]:
+        del entradas[nombre]
+    return entradas
 
 
 def _plano(parametros):
@@ -253,22 +285,39 @@ def _plano(parametros):
                       for p in parametros])
 
 
+def _lotes(loader):
+    return [t.detach().clone() for lote in (loader._lotes if isinstance(loader, Cargador)
+                                            else loader) for t in lote]
+
+
+def _estado_entrenamiento(entradas):
+    """``estado`` of the model and the loss, with the optimizer's settings (its state and
+    lr are training's to change) and the scheduler's presence."""
+    foto = estado({k: v for k, v in entradas.items() if k in ("model", "loss_fn")})
+    for i, grupo in enumerate(entradas["optimizer"].param_groups):
+        for clave, v in grupo.items():
+            if clave not in ("params", "lr", "initial_lr"):
+                foto[f"optimizer.param_groups[{i}].{clave}"] = v if type(v) in (
+                    bool, int, float, str, type(None)) else repr(v)
+    foto["loader"] = len(entradas["loader"])
+    return foto
+
+
 def ejecutar_instrumentado(funcion, entradas):
     """Run ``funcion`` on instrumented inputs; plain data about everything it did."""
-    modelo, opt, planificador = entradas["model"], entradas["optimizer"], entradas["scheduler"]
+    modelo, opt = entradas["model"], entradas["optimizer"]
+    planificador = entradas.get("scheduler")
+    perdida = entradas["loss_fn"]
     parametros = list(modelo.parameters())
     traza, pasos, modos, perdidas, crudo = [], [], [], [], {}
-    perdida_original = entradas["loss_fn"]
 
     def marcar_backward(grad):
         traza.append("backward")
 
-    def loss_fn(*args, **kwargs):
-        perdida = perdida_original(*args, **kwargs)
-        if isinstance(perdida, torch.Tensor) and perdida.requires_grad:
-            perdida.register_hook(marcar_backward)
-            perdidas.append(perdida.item())
-        return perdida
+    def al_calcular_la_perdida(modulo, args, salida):
+        if isinstance(salida, torch.Tensor) and salida.requires_grad:
+            salida.register_hook(marcar_backward)
+            perdidas.append(salida.item())
 
     def antes_del_paso(optimizador, args, kwargs):
         traza.append("optimizer.step")
@@ -293,8 +342,10 @@ def ejecutar_instrumentado(funcion, entradas):
         crudo["valor"] = funcion(*args)
         return crudo["valor"]
 
-    argumentos = dict(entradas, loss_fn=loss_fn)
+    lotes = _lotes(entradas["loader"])
+    antes = _estado_entrenamiento(entradas)
     ganchos = [opt.register_step_pre_hook(antes_del_paso),
+               perdida.register_forward_hook(al_calcular_la_perdida),
                modelo.register_forward_pre_hook(
                    lambda m, a: modos.append(all(x.training for x in m.modules())))]
     envolver(opt, "zero_grad", "optimizer.zero_grad")
@@ -303,7 +354,7 @@ def ejecutar_instrumentado(funcion, entradas):
         envolver(planificador, "step", "scheduler.step")
     utils.clip_grad_norm_ = recorte
     try:
-        observacion = observar_llamada(guardar, *argumentos.values())
+        observacion = observar_llamada(guardar, *entradas.values())
     finally:
         utils.clip_grad_norm_ = recorte_original
         for gancho in ganchos:
@@ -311,12 +362,16 @@ def ejecutar_instrumentado(funcion, entradas):
         del opt.zero_grad, modelo.zero_grad
         if planificador is not None:
             del planificador.step
+    despues = _estado_entrenamiento(entradas)
+    ahora = _lotes(entradas["loader"])
+    despues["loader"] = len(entradas["loader"]) if len(ahora) == len(lotes) and all(
+        torch.equal(a, b) for a, b in zip(lotes, ahora)) else "cambiado"
     valor = crudo.get("valor")
     finales = [p.detach().clone() for p in parametros]
     observacion.update(
         devuelto=observacion["resultado"], traza=traza, pasos=pasos, modos=modos,
-        perdidas=perdidas,
-        parametros=finales,
+        perdidas=perdidas, parametros=finales, estado_antes=antes, estado_despues=despues,
+        modos_finales=[m.training for m in modelo.modules()],
         devuelto_grafo=isinstance(valor, torch.Tensor) and valor.grad_fn is not None)
     if observacion["resultado"] is None and observacion["error"] is None:
         # A forgotten ``return`` is its own mistake, not a hard-coded answer.
@@ -386,18 +441,28 @@ def _orden_y_modo(caso):
         fallar("modelo_en_eval")
     exigir(diagnosticar_orden(datos["traza"], datos["esperado"]["traza"], datos["n_lotes"],
                               datos["accum"], datos["max_norm"]))
+    if not all(datos["modos_finales"]):
+        fallar("modelo_en_eval")
+
+
+def _pasos_comparables(datos):
+    """The steps to compare: the reference's, as many as the student took. A step missing
+    at the end costs the order part, not every step after it."""
+    obtenidos, esperados = datos["pasos"], datos["esperado"]["pasos"]
+    if esperados and not obtenidos:
+        exigir(diagnosticar_orden(datos["traza"], datos["esperado"]["traza"], datos["n_lotes"],
+                                  datos["accum"], datos["max_norm"]))
+        fallar("longitud", nombre="la lista de pasos del optimizador",
+               longitud=len(obtenidos), longitud_esperada=len(esperados))
+    return list(zip(obtenidos, esperados))
 
 
 def _gradientes_de_cada_paso(caso):
     datos = caso.datos
-    obtenidos, esperados = datos["pasos"], datos["esperado"]["pasos"]
     n, accum, max_norm = datos["n_lotes"], datos["accum"], datos["max_norm"]
-    if len(obtenidos) != len(esperados):
-        exigir(diagnosticar_orden(datos["traza"], datos["esperado"]["traza"], n, accum,
-                                  max_norm))
-        fallar("longitud", nombre="la lista de pasos del optimizador",
-               longitud=len(obtenidos), longitud_esperada=len(esperados))
-    for k, (obtenido, esperado) in enumerate(zip(obtenidos, esperados)):
+    obtenidos = datos["pasos"]
+    esperados = datos["esperado"]["pasos"]
+    for k, (obtenido, esperado) in enumerate(_pasos_comparables(datos)):
         if cerca(obtenido, esperado):
             continue
         if k > 0 and cerca(obtenido, esperado + obtenidos[k - 1]):
@@ -410,17 +475,32 @@ def _gradientes_de_cada_paso(caso):
         if k == len(esperados) - 1 and n % accum:  # the last, partial cycle
             factores["ciclo_parcial_dividido_por_accum"] = (n % accum) / accum
         if accum > 1:
-            factores["sin_dividir_por_accum"] = accum
+            factores["sin_dividir_por_accum"] = min(accum, n)
         exigir(diagnosticar_tensor(f"el gradiente del paso {k + 1}", obtenido, esperado,
                                    factores))
 
 
 def _parametros_finales(caso):
+    """Judged where the student took as many steps as the reference: a missing or extra
+    step is the order's mistake (and an extra one, the gradients'), not this part's."""
     datos = caso.datos
+    if len(datos["pasos"]) != len(datos["esperado"]["pasos"]):
+        _pasos_comparables(datos)  # no step at all fails here too
+        return
     antes = [v["valores"] for k, v in datos["originales"].items() if k.startswith("model.")]
     factores = {"sin_dividir_por_accum": datos["accum"]} if datos["accum"] > 1 else {}
     exigir(diagnosticar_parametros(antes, datos["parametros"], datos["esperado"]["parametros"],
                                    factores))
+
+
+def _entrenamiento_sin_efectos(caso):
+    """Nothing changes but what training changes: parameters, gradients, buffers, modes,
+    the optimizer's state and lr, the scheduler's state."""
+    verificar_sin_efectos(caso, permitidos=("model.",))
+    distintos = [n for n in cambios(caso.datos["estado_antes"], caso.datos["estado_despues"])
+                 if n.endswith(".requires_grad")]
+    if distintos:
+        fallar("efecto_secundario", que=", ".join(f"`{n}`" for n in distintos[:4]))
 
 
 def _perdida_devuelta(caso):
@@ -436,11 +516,13 @@ def _perdida_devuelta(caso):
 TRAIN_ONE_EPOCH = Ejercicio(
     funcion="train_one_epoch",
     partes=[
-        Parte("model.train() y orden: backward → clip → step → scheduler", 1.0, _orden_y_modo),
+        Parte("model.train() y orden: backward → clip → step → scheduler", 0.75, _orden_y_modo),
         Parte("gradientes que usa cada paso (acumulación, recorte, zero_grad)", 1.5,
               _gradientes_de_cada_paso),
         Parte("parámetros al final de la época", 1.0, _parametros_finales),
         Parte("pérdida media devuelta como float", 0.5, _perdida_devuelta),
+        Parte("no cambia la pérdida, los ajustes del optimizador ni autograd", 0.25,
+              _entrenamiento_sin_efectos, requisito=True),
     ],
     construir=construir_entrenamiento, observar=observar_entrenamiento,
     contexto=contexto_entrenamiento)
@@ -670,11 +752,14 @@ def evaluacion_de_golpe(model, loader, loss_fn):
 
 def comprobar_evaluate(evaluate):
     """Public check: a BatchNorm model, batches of 6, 6 and 3 samples; it arrives in train
-    mode, then (another model) in eval mode, and must be left as it arrived."""
-    for modo, exito in (("train", "y el modelo vuelve a modo entrenamiento."),
-                        ("eval", "y el modelo que llegó en modo evaluación sigue así.")):
-        caso = caso_en_proceso(EVALUATE, evaluate, 5, (3, 6, 3, 4, 5, 3, modo),
-                               evaluacion_de_golpe)
+    mode, then (another model, with a label-smoothed loss) in eval mode, and must be left
+    as it arrived."""
+    for forma, exito in (((3, 6, 3, 4, 5, 3, "train"),
+                          "y el modelo vuelve a modo entrenamiento."),
+                         ((3, 6, 3, 4, 5, 3, "eval", "suavizada", False, False, False),
+                          "y el modelo que llegó en modo evaluación sigue así (con otra "
+                          "`loss_fn`).")):
+        caso = caso_en_proceso(EVALUATE, evaluate, 5, forma, evaluacion_de_golpe)
         comprobar(EVALUATE.partes, caso,
                   f"Pérdida y exactitud correctas, sin grafo, en modo evaluación, {exito}")
 

@@ -451,10 +451,9 @@ def warmup_cosine_stub(optimizer, warmup_steps, total_steps, min_lr=0.0):
     raise NotImplementedError()
 
 
-@variant(WC, "calentamiento_incorrecto")
+@variant(WC, "resultado_fijo")
 def warmup_cosine_hardcoded(optimizer, warmup_steps, total_steps, min_lr=0.0):
-    # The 31 rates of the public example, replayed whatever the arguments: the hidden lr, W
-    # and T differ, and the very first rate is already off the warmup line.
+    # The 31 rates of the public example, replayed whatever the arguments.
     example = construir_planificador(torch.Generator().manual_seed(6), (5, 30, 0.1, 0.001))
     table = lrs_esperadas(*example.values())["correcta"][:, 0].tolist()
     base = optimizer.param_groups[0]["lr"]
@@ -497,7 +496,7 @@ def evaluate(model, loader, loss_fn):
 
 SAMPLE_STUDENTS = [
     SampleStudent("carla", "acumulación sin el último ciclo parcial (crédito parcial)",
-                  {TE: CARLA_TRAIN_ONE_EPOCH}, partial={TE + "_test": 0.5}),
+                  {TE: CARLA_TRAIN_ONE_EPOCH}, partial={TE + "_test": 0.75}),
     SampleStudent("david", "evalúa sin torch.no_grad() (pierde el requisito)",
                   {EV: DAVID_EVALUATE}, partial={EV + "_test": 2.5}),
 ]
