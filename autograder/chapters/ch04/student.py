@@ -32,6 +32,7 @@ from autograder.student.compare import (
     verificar_sin_efectos,
 )
 from autograder.student.diagnosis import (
+    INVERSOS,
     Diagnostico,
     cerca,
     diagnosticar_parametros,
@@ -155,6 +156,14 @@ MENSAJES = {
         "El coseno termina en 0 y no en `min_lr` ({min_lr:.4g}).",
         "Pasa `eta_min=min_lr` a `CosineAnnealingLR` (o súmalo en tu fórmula).",
         "The cosine phase ends at 0 instead of min_lr."),
+    "lr_ajena": (
+        "Coseno desde otra tasa",
+        "La fase de coseno está escrita con lr = {otra:.4g}, pero la tasa del optimizador al "
+        "crear el planificador era {tasa:.4g}: tomaste la del ejemplo o la de "
+        "`optimizer.defaults`.",
+        "La `lr` de partida es la que tiene cada grupo en `optimizer.param_groups` al crear el "
+        "planificador: léela de ahí (o deja que `CosineAnnealingLR` la tome).",
+        "The cosine phase is written from lr = {otra:.4g}, not the optimizer's current lr."),
     "grupos_sin_planificar": (
         "Solo el primer grupo de parámetros",
         "El optimizador tiene {grupos} grupos de parámetros y solo el primero sigue la curva "
@@ -171,6 +180,25 @@ MENSAJES = {
         "The function returned `{tipo}`, not a learning-rate scheduler."),
 }
 registrar(MENSAJES)
+
+
+def _sin_cuadrados(diagnostico, factores=None):
+    """Nothing in this chapter squares: a ratio of 2 or ½ is one of ``factores`` (or its
+    inverse) when it fits, else a plain constant factor, never "the 2 of a square"."""
+    if diagnostico is None or diagnostico.id != "factor_2":
+        return diagnostico
+    razon = diagnostico.hechos.get("razon", 0.0)
+    for nombre, valor in (factores or {}).items():
+        if abs(razon - valor) < 1e-3 * abs(valor):
+            return Diagnostico(nombre, diagnostico.hechos)
+        if nombre in INVERSOS and abs(razon * valor - 1) < 1e-3:
+            return Diagnostico(INVERSOS[nombre], diagnostico.hechos)
+    return Diagnostico("escala_desconocida", diagnostico.hechos)
+
+
+def diagnosticar_escala(nombre, obtenido, esperado, factores=None):
+    """``diagnosticar_tensor``, with the chapter's reading of a factor 2."""
+    return _sin_cuadrados(diagnosticar_tensor(nombre, obtenido, esperado, factores), factores)
 
 
 def red_clasificadora(generador, D, H, C, batchnorm=False):
@@ -213,7 +241,7 @@ def comparar_numero(nombre, valor, esperado, tiene_grafo=False, factores=None,
     for diagnostico, otro in alternativas.items():
         if otro is not None and cerca(obtenido, _como_tensor(otro)):
             fallar(diagnostico, nombre=nombre)
-    exigir(diagnosticar_tensor(nombre, obtenido, esperado, factores))
+    exigir(diagnosticar_escala(nombre, obtenido, esperado, factores))
 
 
 # ---------------------------------------------------------------- exercise 3: train_one_epoch
@@ -476,7 +504,7 @@ def _gradientes_de_cada_paso(caso):
             factores["ciclo_parcial_dividido_por_accum"] = (n % accum) / accum
         if accum > 1:
             factores["sin_dividir_por_accum"] = min(accum, n)
-        exigir(diagnosticar_tensor(f"el gradiente del paso {k + 1}", obtenido, esperado,
+        exigir(diagnosticar_escala(f"el gradiente del paso {k + 1}", obtenido, esperado,
                                    factores))
 
 
@@ -489,8 +517,9 @@ def _parametros_finales(caso):
         return
     antes = [v["valores"] for k, v in datos["originales"].items() if k.startswith("model.")]
     factores = {"sin_dividir_por_accum": datos["accum"]} if datos["accum"] > 1 else {}
-    exigir(diagnosticar_parametros(antes, datos["parametros"], datos["esperado"]["parametros"],
-                                   factores))
+    exigir(_sin_cuadrados(diagnosticar_parametros(antes, datos["parametros"],
+                                                  datos["esperado"]["parametros"], factores),
+                          factores))
 
 
 def _entrenamiento_sin_efectos(caso):
@@ -537,7 +566,8 @@ def entrenamiento_a_mano(model, loader, loss_fn, optimizer, scheduler, accum, ma
     lr0 = grupo.get("initial_lr", grupo["lr"])
     eta_min, t_max = scheduler.eta_min, scheduler.T_max
     traza, pasos, perdidas = [], [], []
-    ciclos = [loader[i:i + accum] for i in range(0, len(loader), accum)]
+    lotes = list(loader)
+    ciclos = [lotes[i:i + accum] for i in range(0, len(lotes), accum)]
     for t, ciclo in enumerate(ciclos):
         x = torch.cat([xb for xb, _ in ciclo])
         y = torch.cat([yb for _, yb in ciclo])
@@ -567,9 +597,11 @@ def entrenamiento_a_mano(model, loader, loss_fn, optimizer, scheduler, accum, ma
 
 
 def comprobar_train_one_epoch(train_one_epoch):
-    """Public check: 5 micro-batches, accum=2 (a partial last cycle), clipping, cosine."""
+    """Public check: 5 micro-batches from a loader that cannot be sliced, accum=2 (a
+    partial last cycle), clipping, cosine."""
     caso = caso_en_proceso(TRAIN_ONE_EPOCH, train_one_epoch, 4,
-                           (5, 6, 3, 5, 3, 2, 0.6, "coseno", "sgd_simple"), entrenamiento_a_mano)
+                           (5, 6, 3, 5, 3, 2, 0.6, "coseno", "sgd_simple", "iterable", 0, "eval",
+                            False, 0.0, False), entrenamiento_a_mano)
     comprobar(TRAIN_ONE_EPOCH.partes, caso,
               "El orden, los gradientes de cada paso, los parámetros y la pérdida coinciden "
               "(en este ejemplo pequeño).")
@@ -752,11 +784,11 @@ def evaluacion_de_golpe(model, loader, loss_fn):
 
 def comprobar_evaluate(evaluate):
     """Public check: a BatchNorm model, batches of 6, 6 and 3 samples; it arrives in train
-    mode, then (another model, with a label-smoothed loss) in eval mode, and must be left
-    as it arrived."""
+    mode, then (another model, with a label-smoothed loss and stale gradients) in eval
+    mode, and must be left as it arrived."""
     for forma, exito in (((3, 6, 3, 4, 5, 3, "train"),
                           "y el modelo vuelve a modo entrenamiento."),
-                         ((3, 6, 3, 4, 5, 3, "eval", "suavizada", False, False, False),
+                         ((3, 6, 3, 4, 5, 3, "eval", "suavizada", False, False, True),
                           "y el modelo que llegó en modo evaluación sigue así (con otra "
                           "`loss_fn`).")):
         caso = caso_en_proceso(EVALUATE, evaluate, 5, forma, evaluacion_de_golpe)
@@ -834,8 +866,10 @@ def observar_planificador(warmup_cosine, entradas):
     return observacion
 
 
-def secuencia_lr(lr, W, T, min_lr, variante="correcta"):
-    """Closed-form learning rates for steps 0..T: the contract and its usual mistakes."""
+def secuencia_lr(lr, W, T, min_lr, variante="correcta", ajena=None):
+    """Closed-form learning rates for steps 0..T: the contract and its usual mistakes.
+    ``ajena``: the cosine written from another lr (the example's 0.1, ``defaults["lr"]``)
+    as a factor of the group's own lr."""
     valores = []
     fin_coseno = T if variante == "tmax_total" else T - W
     minimo = 0.0 if variante == "sin_min_lr" else min_lr
@@ -843,17 +877,25 @@ def secuencia_lr(lr, W, T, min_lr, variante="correcta"):
         if t < W:
             valores.append(lr * (t + 1) / (W + 1))
         else:
-            progreso = (t - W) / fin_coseno
-            valores.append(minimo + (lr - minimo) * 0.5 * (1 + math.cos(math.pi * progreso)))
+            c = 0.5 * (1 + math.cos(math.pi * (t - W) / fin_coseno))
+            valores.append(minimo + (lr - minimo) * c if ajena is None else
+                           lr * (minimo + (ajena - minimo) * c) / ajena)
     return torch.tensor(valores, dtype=torch.float64)
 
 
 def lrs_esperadas(optimizer, warmup_steps, total_steps, min_lr=0.0):
     """The public oracle (closed form, one column per parameter group) with the sequences of
     the usual mistakes."""
-    return {variante: torch.stack([secuencia_lr(lr, warmup_steps, total_steps, min_lr, variante)
-                                   for lr in _tasas(optimizer)], dim=1)
-            for variante in ("correcta", "tmax_total", "sin_min_lr")}
+    def columnas(variante, ajena=None):
+        return torch.stack([secuencia_lr(lr, warmup_steps, total_steps, min_lr, variante,
+                                         ajena) for lr in _tasas(optimizer)], dim=1)
+
+    esperadas = {variante: columnas(variante)
+                 for variante in ("correcta", "tmax_total", "sin_min_lr")}
+    for ajena in (0.1, optimizer.defaults["lr"]):
+        if all(abs(ajena - lr) > 1e-9 for lr in _tasas(optimizer)):
+            esperadas[f"lr_ajena {ajena:.6g}"] = columnas("correcta", ajena)
+    return esperadas
 
 
 def _secuencia(caso):
@@ -863,7 +905,7 @@ def _secuencia(caso):
                if isinstance(resultado, dict) else type(resultado).__name__)
     esperada = caso.datos["esperado"]["correcta"]
     if resultado.shape != esperada.shape:
-        exigir(diagnosticar_tensor("la secuencia de tasas", resultado, esperada))
+        exigir(diagnosticar_escala("la secuencia de tasas", resultado, esperada))
     return resultado
 
 
@@ -901,7 +943,11 @@ def _coseno(caso):
             fallar("coseno_tmax_total")
         if cerca(tramo, esperadas["sin_min_lr"][W:]):
             fallar("sin_min_lr", min_lr=caso.datos["min_lr"])
-        exigir(diagnosticar_tensor("las tasas de la fase de coseno", tramo,
+        for clave, otra in esperadas.items():
+            if clave.startswith("lr_ajena") and cerca(tramo, otra[W:]):
+                fallar("lr_ajena", otra=float(clave.split()[1]),
+                       tasa=caso.datos["esperado"]["correcta"][W, 0].item())
+        exigir(diagnosticar_escala("las tasas de la fase de coseno", tramo,
                                    esperadas["correcta"][W:]))
     _otros_grupos(lrs, caso.datos["esperado"]["correcta"], W, None)
 
@@ -930,10 +976,15 @@ WARMUP_COSINE = Ejercicio(
 
 
 def comprobar_warmup_cosine(warmup_cosine):
-    """Public check: W=5, total_steps=30, lr=0.1, min_lr=0.001, against the closed form."""
+    """Public check: W=5, total_steps=30, lr=0.1, min_lr=0.001, against the closed form;
+    then W=2, total_steps=8, lr=0.05, min_lr=0.005 over two parameter groups."""
     caso = caso_en_proceso(WARMUP_COSINE, warmup_cosine, 6, (5, 30, 0.1, 0.001), lrs_esperadas)
     comprobar(WARMUP_COSINE.partes, caso,
               "Las 31 tasas de aprendizaje siguen el calentamiento y el coseno del contrato.")
+    caso = caso_en_proceso(WARMUP_COSINE, warmup_cosine, 7, (2, 8, 0.05, 0.005, 2, False),
+                           lrs_esperadas)
+    comprobar(WARMUP_COSINE.partes, caso,
+              "También con otra lr y dos grupos de parámetros.")
 
 
 # In notebook order.

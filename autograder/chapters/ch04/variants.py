@@ -460,6 +460,114 @@ def warmup_cosine_hardcoded(optimizer, warmup_steps, total_steps, min_lr=0.0):
     return torch.optim.lr_scheduler.LambdaLR(optimizer, lambda t: table[min(t, 30)] / base)
 
 
+# ---------------------------------------------------------------- classes the probes found
+@variant(TE, "excepcion")
+def train_one_epoch_slices_the_loader(model, loader, loss_fn, optimizer, scheduler=None,
+                                      accum=1, max_norm=None):
+    # cycles as slices loader[i:i + accum]: a DataLoader cannot be sliced
+    model.train()
+    losses = []
+    for start in range(0, len(loader), accum):
+        cycle = loader[start:start + accum]
+        optimizer.zero_grad()
+        for x, y in cycle:
+            loss = loss_fn(model(x), y)
+            (loss / len(cycle)).backward()
+            losses.append(loss.item())
+        if max_norm is not None:
+            torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm)
+        optimizer.step()
+        if scheduler is not None:
+            scheduler.step()
+    return sum(losses) / len(losses)
+
+
+@variant(TE, "efecto_secundario")
+def train_one_epoch_leaves_sum_reduction(model, loader, loss_fn, optimizer, scheduler=None,
+                                         accum=1, max_norm=None):
+    # switches loss_fn to reduction="sum" and divides by hand, never switching it back
+    loss_fn.reduction = "sum"
+    model.train()
+    n, total = len(loader), 0.0
+    for i, (x, y) in enumerate(loader):
+        loss = loss_fn(model(x), y) / len(y)
+        (loss / min(accum, n - (i - i % accum))).backward()
+        total += loss.item()
+        if (i + 1) % accum == 0 or i + 1 == n:
+            if max_norm is not None:
+                torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm)
+            optimizer.step()
+            if scheduler is not None:
+                scheduler.step()
+            optimizer.zero_grad()
+    return total / n
+
+
+@variant(EV, "efecto_secundario")
+def evaluate_leaves_autograd_off(model, loader, loss_fn):
+    # turns autograd off for good instead of inside a with block
+    torch.set_grad_enabled(False)
+    return _evaluate(model, loader, loss_fn)
+
+
+@variant(EV, "efecto_secundario")
+def evaluate_zeroes_the_gradients(model, loader, loss_fn):
+    model.zero_grad()  # "to be safe": the caller's gradients are gone
+    return _evaluate(model, loader, loss_fn)
+
+
+def _lambda_scheduler(optimizer, warmup_steps, total_steps, min_lr, lr):
+    def factor(t):
+        if t < warmup_steps:
+            return (t + 1) / (warmup_steps + 1)
+        c = (1 + math.cos(math.pi * (t - warmup_steps) / (total_steps - warmup_steps))) / 2
+        return (min_lr + (lr - min_lr) * c) / lr
+
+    return torch.optim.lr_scheduler.LambdaLR(optimizer, factor)
+
+
+@variant(WC, "lr_ajena")
+def warmup_cosine_example_lr(optimizer, warmup_steps, total_steps, min_lr=0.0):
+    # the public example's lr, 0.1, written in
+    return _lambda_scheduler(optimizer, warmup_steps, total_steps, min_lr, 0.1)
+
+
+@variant(WC, "lr_ajena")
+def warmup_cosine_defaults_lr(optimizer, warmup_steps, total_steps, min_lr=0.0):
+    # the optimizer's default lr, not its groups' current one
+    return _lambda_scheduler(optimizer, warmup_steps, total_steps, min_lr,
+                             optimizer.defaults["lr"])
+
+
+@variant(WC, "sin_min_lr")
+def warmup_cosine_min_lr_default_ignored(optimizer, warmup_steps, total_steps, min_lr=0.0):
+    return _lambda_scheduler(optimizer, warmup_steps, total_steps, 0.0, 1.0)
+
+
+class _FirstGroupOnly:
+    def __init__(self, optimizer, warmup_steps, total_steps, min_lr):
+        self.optimizer, self.t = optimizer, 0
+        self.args = (optimizer.param_groups[0]["lr"], warmup_steps, total_steps, min_lr)
+        self._set()
+
+    def _set(self):
+        lr, W, T, min_lr = self.args
+        if self.t < W:
+            rate = lr * (self.t + 1) / (W + 1)
+        else:
+            rate = min_lr + (lr - min_lr) * (1 + math.cos(math.pi * (self.t - W) / (T - W))) / 2
+        self.optimizer.param_groups[0]["lr"] = rate
+
+    def step(self):
+        self.t += 1
+        self._set()
+
+
+@variant(WC, "grupos_sin_planificar")
+def warmup_cosine_first_group_only(optimizer, warmup_steps, total_steps, min_lr=0.0):
+    return _FirstGroupOnly(optimizer, warmup_steps, total_steps, min_lr)
+
+
 CARLA_TRAIN_ONE_EPOCH = '''\
 def train_one_epoch(model, loader, loss_fn, optimizer, scheduler=None, accum=1, max_norm=None):
     """One epoch with gradient accumulation (she forgets the last, partial cycle)."""
