@@ -299,7 +299,8 @@ con_dropout.train()
 #
 # Escribe `evaluate(model, loader, loss_fn)`. Devuelve la pérdida media **por muestra** y
 # la exactitud, los dos como `float` de Python. Los lotes pueden tener tamaños distintos:
-# no promedies las medias de cada lote. El modelo que recibes puede tener BatchNorm y
+# no promedies las medias de cada lote. `loss_fn` puede ser cualquier pérdida que promedie
+# sobre su lote (no solo `nn.CrossEntropyLoss()`): usa la que recibes. El modelo que recibes puede tener BatchNorm y
 # llegar en modo entrenamiento (*train mode*) o en modo evaluación (*eval mode*): evalúa en
 # modo evaluación, sin construir grafo, y déjalo al final en el modo en que llegó (como
 # hace `test_loop`).
@@ -730,8 +731,9 @@ display(explorador)
 # \mathrm{min\_lr} + (\mathrm{lr} - \mathrm{min\_lr})\cdot
 # \dfrac{1 + \cos\!\big(\pi\,\frac{t - W}{T - W}\big)}{2} & W \le t \le T \end{cases}$$
 #
-# Puedes combinar `LinearLR` y `CosineAnnealingLR` con `SequentialLR`, o escribir el factor
-# con `LambdaLR`. Comprueba a mano que en $t = W$ la tasa vale `lr` y en $t = T$, `min_lr`.
+# Si el optimizador tiene varios grupos de parámetros, todos con la misma `lr`, la curva se
+# aplica a cada uno. Puedes combinar `LinearLR` y `CosineAnnealingLR` con `SequentialLR`, o
+# escribir el factor con `LambdaLR`. Comprueba a mano que en $t = W$ la tasa vale `lr` y en $t = T$, `min_lr`.
 
 # %% exercise="warmup_cosine"
 def warmup_cosine(optimizer, warmup_steps, total_steps, min_lr=0.0):

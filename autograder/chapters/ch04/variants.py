@@ -604,7 +604,7 @@ def evaluate(model, loader, loss_fn):
 
 SAMPLE_STUDENTS = [
     SampleStudent("carla", "acumulación sin el último ciclo parcial (crédito parcial)",
-                  {TE: CARLA_TRAIN_ONE_EPOCH}, partial={TE + "_test": 0.75}),
+                  {TE: CARLA_TRAIN_ONE_EPOCH}, partial={TE + "_test": 3.25}),
     SampleStudent("david", "evalúa sin torch.no_grad() (pierde el requisito)",
                   {EV: DAVID_EVALUATE}, partial={EV + "_test": 2.5}),
 ]
