@@ -156,6 +156,27 @@ MENSAJES = {
         "El coseno termina en 0 y no en `min_lr` ({min_lr:.4g}).",
         "Pasa `eta_min=min_lr` a `CosineAnnealingLR` (o súmalo en tu fórmula).",
         "The cosine phase ends at 0 instead of min_lr."),
+    "planificador_adelantado": (
+        "Un paso adelantado",
+        "Cada tasa es la que tocaba un paso después: antes de devolverlo, el planificador ya "
+        "había avanzado (llamaste a `step()` al crearlo).",
+        "La fábrica solo crea el planificador; el primer `scheduler.step()` lo da el bucle, "
+        "después del primer `optimizer.step()`.",
+        "Every rate is one step ahead: the scheduler was stepped when created."),
+    "min_lr_como_factor": (
+        "min_lr como fracción",
+        "El coseno baja hasta `min_lr · lr` y no hasta `min_lr` ({min_lr:.4g}): en el factor de "
+        "`LambdaLR` usaste `min_lr` como si fuera una fracción de `lr`.",
+        "`LambdaLR` multiplica la lr inicial por el factor: para terminar en `min_lr`, el factor "
+        "final debe ser `min_lr / lr`.",
+        "The cosine ends at min_lr·lr: min_lr was used as a factor of lr."),
+    "media_de_ciclos": (
+        "Media de las medias de cada ciclo",
+        "`{nombre}` es la media de las pérdidas medias de cada ciclo, pero el último ciclo es "
+        "más corto: sus micro-lotes pesan más que los demás.",
+        "Suma la pérdida sin dividir de cada micro-lote y divide al final por el número de "
+        "micro-lotes.",
+        "`{nombre}` averages the per-cycle means; the short last cycle weighs too much."),
     "lr_ajena": (
         "Coseno desde otra tasa",
         "La fase de coseno está escrita con lr = {otra:.4g}, pero la tasa del optimizador al "
@@ -540,6 +561,9 @@ def _perdida_devuelta(caso):
     divididas = [p / min(accum, n - (i - i % accum)) for i, p in enumerate(perdidas)]
     alternativas = ({"perdida_registrada_dividida": sum(divididas) / len(divididas)}
                     if accum > 1 and divididas else {})
+    ciclos = [perdidas[i:i + accum] for i in range(0, len(perdidas), accum)]
+    if n % accum and len(ciclos) > 1:  # a short last cycle weighs as much as a full one
+        alternativas["media_de_ciclos"] = sum(sum(c) / len(c) for c in ciclos) / len(ciclos)
     comparar_numero("la pérdida media devuelta", datos["devuelto"], datos["esperado"]["perdida"],
                     datos["devuelto_grafo"], {"suma_en_vez_de_media": n}, alternativas)
 
@@ -720,7 +744,8 @@ def _perdida_media(caso):
     resultado, grafos = _par(caso)
     esperado = caso.datos["esperado"]
     comparar_numero("la pérdida media", resultado[0], esperado["perdida"], grafos[0],
-                    {"suma_en_vez_de_media": caso.datos["muestras"]},
+                    {"suma_en_vez_de_media": caso.datos["muestras"],
+                     "dividido_por_lotes": caso.datos["muestras"] / caso.datos["n_lotes"]},
                     {"media_de_lotes": esperado["perdida_por_lotes"],
                      "doble_softmax": esperado.get("perdida_doble_softmax"),
                      "perdida_ignorada": esperado.get("perdida_sin_loss_fn")})
@@ -880,8 +905,11 @@ def secuencia_lr(lr, W, T, min_lr, variante="correcta", ajena=None):
             valores.append(lr * (t + 1) / (W + 1))
         else:
             c = 0.5 * (1 + math.cos(math.pi * (t - W) / fin_coseno))
-            valores.append(minimo + (lr - minimo) * c if ajena is None else
-                           lr * (minimo + (ajena - minimo) * c) / ajena)
+            if variante == "min_lr_factor":  # min_lr taken as a fraction of lr
+                valores.append(lr * (minimo + (1 - minimo) * c))
+            else:
+                valores.append(minimo + (lr - minimo) * c if ajena is None else
+                               lr * (minimo + (ajena - minimo) * c) / ajena)
     return torch.tensor(valores, dtype=torch.float64)
 
 
@@ -893,7 +921,7 @@ def lrs_esperadas(optimizer, warmup_steps, total_steps, min_lr=0.0):
                                          ajena) for lr in _tasas(optimizer)], dim=1)
 
     esperadas = {variante: columnas(variante)
-                 for variante in ("correcta", "tmax_total", "sin_min_lr")}
+                 for variante in ("correcta", "tmax_total", "sin_min_lr", "min_lr_factor")}
     for ajena in (0.1, optimizer.defaults["lr"]):
         if all(abs(ajena - lr) > 1e-9 for lr in _tasas(optimizer)):
             esperadas[f"lr_ajena {ajena:.6g}"] = columnas("correcta", ajena)
@@ -922,6 +950,9 @@ def _calentamiento(caso):
     W = caso.datos["W"]
     esperada = caso.datos["esperado"]["correcta"]
     lr = esperada[W, 0].item()
+    if lrs.shape[0] > 2 and cerca(lrs[:-1], esperada[1:]):
+        fallar("planificador_adelantado")
+
     def vale_lr(t):
         return abs(lrs[t, 0].item() - lr) < 1e-9 * max(1.0, lr)
 
@@ -938,13 +969,18 @@ def _calentamiento(caso):
 def _coseno(caso):
     lrs = _secuencia(caso)
     W = caso.datos["W"]
+    if lrs.shape[0] > 2 and cerca(lrs[:-1], caso.datos["esperado"]["correcta"][1:]):
+        fallar("planificador_adelantado")
     esperadas = {k: v[:, 0] for k, v in caso.datos["esperado"].items()}
     tramo = lrs[W:, 0]
     if not cerca(tramo, esperadas["correcta"][W:]):
+        min_lr = caso.datos["min_lr"]
         if cerca(tramo, esperadas["tmax_total"][W:]):
             fallar("coseno_tmax_total")
         if cerca(tramo, esperadas["sin_min_lr"][W:]):
             fallar("sin_min_lr", min_lr=caso.datos["min_lr"])
+        if min_lr and cerca(tramo, esperadas["min_lr_factor"][W:]):
+            fallar("min_lr_como_factor", min_lr=caso.datos["min_lr"])
         for clave, otra in esperadas.items():
             if clave.startswith("lr_ajena") and cerca(tramo, otra[W:]):
                 fallar("lr_ajena", otra=float(clave.split()[1]),

@@ -568,6 +568,43 @@ def warmup_cosine_first_group_only(optimizer, warmup_steps, total_steps, min_lr=
     return _FirstGroupOnly(optimizer, warmup_steps, total_steps, min_lr)
 
 
+@variant(WC, "planificador_adelantado")
+def warmup_cosine_steps_when_created(optimizer, warmup_steps, total_steps, min_lr=0.0):
+    # "to start the warmup": every rate is one step ahead
+    scheduler = _lambda_scheduler(optimizer, warmup_steps, total_steps, min_lr,
+                                  optimizer.param_groups[0]["lr"])
+    scheduler.step()
+    return scheduler
+
+
+@variant(WC, "min_lr_como_factor")
+def warmup_cosine_min_lr_as_a_factor(optimizer, warmup_steps, total_steps, min_lr=0.0):
+    return _lambda_scheduler(optimizer, warmup_steps, total_steps, min_lr, 1.0)
+
+
+@variant(TE, "media_de_ciclos")
+def train_one_epoch_mean_of_cycle_means(model, loader, loss_fn, optimizer, scheduler=None,
+                                        accum=1, max_norm=None):
+    model.train()
+    means, cycle = [], []
+    batches = list(loader)
+    for i, (x, y) in enumerate(batches):
+        size = min(accum, len(batches) - (i - i % accum))
+        loss = loss_fn(model(x), y)
+        (loss / size).backward()
+        cycle.append(loss.item())
+        if len(cycle) == size:
+            if max_norm is not None:
+                torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm)
+            optimizer.step()
+            if scheduler is not None:
+                scheduler.step()
+            optimizer.zero_grad()
+            means.append(sum(cycle) / len(cycle))
+            cycle = []
+    return sum(means) / len(means)
+
+
 CARLA_TRAIN_ONE_EPOCH = '''\
 def train_one_epoch(model, loader, loss_fn, optimizer, scheduler=None, accum=1, max_norm=None):
     """One epoch with gradient accumulation (she forgets the last, partial cycle)."""
