@@ -265,374 +265,6 @@ def comparar_numero(nombre, valor, esperado, tiene_grafo=False, factores=None,
     exigir(diagnosticar_escala(nombre, obtenido, esperado, factores))
 
 
-# ---------------------------------------------------------------- exercise 3: train_one_epoch
-NOMBRES_ENTRENAMIENTO = ("model", "loader", "loss_fn", "optimizer", "scheduler", "accum",
-                         "max_norm")
-
-
-class Cargador:
-    """A sized iterable of micro-batches that cannot be indexed nor sliced (like a
-    DataLoader): each pass yields the same batches."""
-
-    def __init__(self, lotes):
-        self._lotes = list(lotes)
-
-    def __len__(self):
-        return len(self._lotes)
-
-    def __iter__(self):
-        return iter(list(self._lotes))
-
-
-def construir_entrenamiento(generador, forma):
-    """Inputs of train_one_epoch for ``forma`` = (n_lotes, tam_lote, D, H, C, accum,
-    max_norm, planificador, optimizador[, cargador, omitidos, inicio, anidado, suavizado,
-    grad]).
-
-    ``max_norm`` 0 means None; planificador "coseno" or "ninguno"; optimizador "sgd"
-    (momentum), "sgd_simple" or "adamw"; cargador "lista" or "iterable" (a ``Cargador``);
-    omitidos: how many trailing arguments the call leaves to their defaults (0 to 3:
-    max_norm, accum, scheduler); inicio "eval", "train" or "mixto" (the top module in
-    train mode, the first layer in eval mode); anidado: the layers inside submodules;
-    suavizado: the loss's label smoothing; grad: the parameters arrive with ``.grad``
-    zeroed (not None). The public example: a list, eval mode, nothing omitted.
-    """
-    n, B, D, H, C, accum, max_norm, planificador, optimizador = forma[:9]
-    cargador, omitidos, inicio, anidado, suavizado, grad = (
-        forma[9:15] if len(forma) > 9 else ("lista", 0, "eval", False, 0.0, False))
-    modelo = red_clasificadora(generador, D, H, C)
-    if anidado:
-        modelo = torch.nn.Sequential(torch.nn.Sequential(modelo[0], modelo[1]), modelo[2])
-    modelo.train(inicio != "eval")
-    if inicio == "mixto":
-        next(iter(modelo.children())).eval()
-    if grad:
-        for p in modelo.parameters():
-            p.grad = torch.zeros_like(p)
-    lotes = [(torch.randn(B, D, generator=generador, dtype=torch.float64),
-              torch.randint(0, C, (B,), generator=generador)) for _ in range(n)]
-    if optimizador == "adamw":
-        opt = torch.optim.AdamW(modelo.parameters(), lr=0.05, weight_decay=0.1)
-    elif optimizador == "sgd":
-        opt = torch.optim.SGD(modelo.parameters(), lr=0.2, momentum=0.9)
-    else:
-        opt = torch.optim.SGD(modelo.parameters(), lr=0.5)
-    pasos = -(-n // accum)
-    planificador = (torch.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=pasos, eta_min=0.01)
-                    if planificador == "coseno" else None)
-    entradas = {"model": modelo, "loader": Cargador(lotes) if cargador == "iterable" else lotes,
-                "loss_fn": torch.nn.CrossEntropyLoss(label_smoothing=float(suavizado)),
-                "optimizer": opt, "scheduler": planificador, "accum": int(accum),
-                "max_norm": float(max_norm) if max_norm else None}
-    for nombre in ("max_norm", "accum", "scheduler")[:omitidos]:
-        del entradas[nombre]
-    return entradas
-
-
-def _plano(parametros):
-    return torch.cat([(p.grad if p.grad is not None else torch.zeros_like(p)).detach().flatten()
-                      for p in parametros])
-
-
-def _lotes(loader):
-    return [t.detach().clone() for lote in (loader._lotes if isinstance(loader, Cargador)
-                                            else loader) for t in lote]
-
-
-def _estado_entrenamiento(entradas):
-    """``estado`` of the model and the loss, with the optimizer's settings (its state and
-    lr are training's to change) and the scheduler's presence."""
-    foto = estado({k: v for k, v in entradas.items() if k in ("model", "loss_fn")})
-    for i, grupo in enumerate(entradas["optimizer"].param_groups):
-        for clave, v in grupo.items():
-            if clave not in ("params", "lr", "initial_lr"):
-                foto[f"optimizer.param_groups[{i}].{clave}"] = v if type(v) in (
-                    bool, int, float, str, type(None)) else repr(v)
-    foto["loader"] = len(entradas["loader"])
-    return foto
-
-
-def ejecutar_instrumentado(funcion, entradas):
-    """Run ``funcion`` on instrumented inputs; plain data about everything it did."""
-    modelo, opt = entradas["model"], entradas["optimizer"]
-    planificador = entradas.get("scheduler")
-    perdida = entradas["loss_fn"]
-    parametros = list(modelo.parameters())
-    traza, pasos, modos, perdidas, crudo = [], [], [], [], {}
-
-    def marcar_backward(grad):
-        traza.append("backward")
-
-    def al_calcular_la_perdida(modulo, args, salida):
-        if isinstance(salida, torch.Tensor) and salida.requires_grad:
-            salida.register_hook(marcar_backward)
-            perdidas.append(salida.item())
-
-    def antes_del_paso(optimizador, args, kwargs):
-        traza.append("optimizer.step")
-        pasos.append(_plano(parametros).clone())
-
-    def envolver(objeto, atributo, etiqueta):
-        original = getattr(objeto, atributo)
-
-        def envoltura(*args, **kwargs):
-            traza.append(etiqueta)
-            return original(*args, **kwargs)
-        setattr(objeto, atributo, envoltura)
-
-    utils = torch.nn.utils
-    recorte_original = utils.clip_grad_norm_
-
-    def recorte(*args, **kwargs):
-        traza.append("clip_grad_norm_")
-        return recorte_original(*args, **kwargs)
-
-    def guardar(*args):
-        crudo["valor"] = funcion(*args)
-        return crudo["valor"]
-
-    lotes = _lotes(entradas["loader"])
-    antes = _estado_entrenamiento(entradas)
-    ganchos = [opt.register_step_pre_hook(antes_del_paso),
-               perdida.register_forward_hook(al_calcular_la_perdida),
-               modelo.register_forward_pre_hook(
-                   lambda m, a: modos.append(all(x.training for x in m.modules())))]
-    envolver(opt, "zero_grad", "optimizer.zero_grad")
-    envolver(modelo, "zero_grad", "optimizer.zero_grad")
-    if planificador is not None:
-        envolver(planificador, "step", "scheduler.step")
-    utils.clip_grad_norm_ = recorte
-    try:
-        observacion = observar_llamada(guardar, *entradas.values())
-    finally:
-        utils.clip_grad_norm_ = recorte_original
-        for gancho in ganchos:
-            gancho.remove()
-        del opt.zero_grad, modelo.zero_grad
-        if planificador is not None:
-            del planificador.step
-    despues = _estado_entrenamiento(entradas)
-    ahora = _lotes(entradas["loader"])
-    despues["loader"] = len(entradas["loader"]) if len(ahora) == len(lotes) and all(
-        torch.equal(a, b) for a, b in zip(lotes, ahora)) else "cambiado"
-    valor = crudo.get("valor")
-    finales = [p.detach().clone() for p in parametros]
-    observacion.update(
-        devuelto=observacion["resultado"], traza=traza, pasos=pasos, modos=modos,
-        perdidas=perdidas, parametros=finales, estado_antes=antes, estado_despues=despues,
-        modos_finales=[m.training for m in modelo.modules()],
-        devuelto_grafo=isinstance(valor, torch.Tensor) and valor.grad_fn is not None)
-    if observacion["resultado"] is None and observacion["error"] is None:
-        # A forgotten ``return`` is its own mistake, not a hard-coded answer.
-        observacion["resultado"] = {"sin_retorno": finales}
-    return observacion
-
-
-def observar_entrenamiento(train_one_epoch, entradas):
-    return ejecutar_instrumentado(train_one_epoch, entradas)
-
-
-def contexto_entrenamiento(forma):
-    n, accum, max_norm = forma[0], forma[5], forma[6]
-    return {"n_lotes": n, "accum": accum, "max_norm": float(max_norm) if max_norm else None}
-
-
-def _sin(traza, etiqueta):
-    return [e for e in traza if e != etiqueta]
-
-
-def diagnosticar_orden(traza, esperada, n_lotes, accum, max_norm):
-    """The order of backward / clip / step / scheduler (zero_grad is judged by the values)."""
-    traza = _sin(traza, "optimizer.zero_grad")
-    esperada = _sin(esperada, "optimizer.zero_grad")
-    if max_norm is None:  # clipping to infinity is harmless
-        traza = _sin(traza, "clip_grad_norm_")
-    if "clip_grad_norm_" not in traza:  # clipped some other way: the gradients will tell
-        esperada = _sin(esperada, "clip_grad_norm_")
-    if traza == esperada:
-        return None
-    pasos, pasos_esperados = traza.count("optimizer.step"), esperada.count("optimizer.step")
-    if pasos_esperados and not pasos:
-        return Diagnostico("sin_step", {})
-    if accum > 1 and pasos == n_lotes:
-        return Diagnostico("step_en_cada_microlote", {})
-    if n_lotes % accum and pasos == pasos_esperados - 1:
-        return Diagnostico("ciclo_parcial_olvidado", {})
-    veces, veces_esperadas = traza.count("scheduler.step"), esperada.count("scheduler.step")
-    # once per micro-batch (n_lotes, +1 with a step after the loop) or once per epoch (1)
-    if veces_esperadas and veces != veces_esperadas and veces in (1, n_lotes, n_lotes + 1):
-        return Diagnostico("scheduler_veces", {"veces": veces, "veces_esperadas": veces_esperadas})
-    for i, evento in enumerate(traza):
-        anterior = next((e for e in reversed(traza[:i]) if e != "clip_grad_norm_"), None)
-        if evento == "clip_grad_norm_" and anterior != "backward":
-            return Diagnostico("recorte_fuera_de_lugar", {})
-    return diagnosticar_traza(traza, esperada)
-
-
-def zero_grad_dentro_del_ciclo(traza):
-    """True if zero_grad ran between two backward calls with no step in between."""
-    backward_en_ciclo, borrado = False, False
-    for evento in traza:
-        if evento == "backward":
-            if borrado:
-                return True
-            backward_en_ciclo = True
-        elif evento == "optimizer.zero_grad" and backward_en_ciclo:
-            borrado = True
-        elif evento == "optimizer.step":
-            backward_en_ciclo, borrado = False, False
-    return False
-
-
-def _orden_y_modo(caso):
-    datos = caso.datos
-    if not all(datos["modos"]):
-        fallar("modelo_en_eval")
-    exigir(diagnosticar_orden(datos["traza"], datos["esperado"]["traza"], datos["n_lotes"],
-                              datos["accum"], datos["max_norm"]))
-    if not all(datos["modos_finales"]):
-        fallar("modelo_en_eval")
-
-
-def _pasos_comparables(datos):
-    """The steps to compare: the reference's, as many as the student took. A step missing
-    at the end costs the order part, not every step after it."""
-    obtenidos, esperados = datos["pasos"], datos["esperado"]["pasos"]
-    if len(esperados) == 1 and not obtenidos and datos["n_lotes"] % datos["accum"]:
-        return []  # the only cycle was partial and got no step: the order part says so
-    if esperados and not obtenidos:
-        exigir(diagnosticar_orden(datos["traza"], datos["esperado"]["traza"], datos["n_lotes"],
-                                  datos["accum"], datos["max_norm"]))
-        fallar("longitud", nombre="la lista de pasos del optimizador",
-               longitud=len(obtenidos), longitud_esperada=len(esperados))
-    return list(zip(obtenidos, esperados))
-
-
-def _gradientes_de_cada_paso(caso):
-    datos = caso.datos
-    n, accum, max_norm = datos["n_lotes"], datos["accum"], datos["max_norm"]
-    obtenidos = datos["pasos"]
-    esperados = datos["esperado"]["pasos"]
-    for k, (obtenido, esperado) in enumerate(_pasos_comparables(datos)):
-        if cerca(obtenido, esperado):
-            continue
-        if k > 0 and cerca(obtenido, esperado + obtenidos[k - 1]):
-            fallar("zero_grad_ausente")
-        if zero_grad_dentro_del_ciclo(datos["traza"]):
-            fallar("zero_grad_en_microlote")
-        if max_norm and torch.linalg.vector_norm(obtenido).item() > max_norm * (1 + 1e-6):
-            fallar("recorte_fuera_de_lugar")
-        factores = {}
-        if k == len(esperados) - 1 and n % accum:  # the last, partial cycle
-            factores["ciclo_parcial_dividido_por_accum"] = (n % accum) / accum
-        if accum > 1:
-            factores["sin_dividir_por_accum"] = min(accum, n)
-        exigir(diagnosticar_escala(f"el gradiente del paso {k + 1}", obtenido, esperado,
-                                   factores))
-
-
-def _parametros_finales(caso):
-    """Judged where the student took as many steps as the reference: a missing or extra
-    step is the order's mistake (and an extra one, the gradients'), not this part's."""
-    datos = caso.datos
-    if len(datos["pasos"]) != len(datos["esperado"]["pasos"]):
-        _pasos_comparables(datos)  # no step at all fails here too
-        return
-    antes = [v["valores"] for k, v in datos["originales"].items() if k.startswith("model.")]
-    factores = {"sin_dividir_por_accum": datos["accum"]} if datos["accum"] > 1 else {}
-    exigir(_sin_cuadrados(diagnosticar_parametros(antes, datos["parametros"],
-                                                  datos["esperado"]["parametros"], factores),
-                          factores))
-
-
-def _entrenamiento_sin_efectos(caso):
-    """Nothing changes but what training changes: parameters, gradients, buffers, modes,
-    the optimizer's state and lr, the scheduler's state."""
-    verificar_sin_efectos(caso, permitidos=("model.",))
-    distintos = [n for n in cambios(caso.datos["estado_antes"], caso.datos["estado_despues"])
-                 if n.endswith(".requires_grad")]
-    if distintos:
-        fallar("efecto_secundario", que=", ".join(f"`{n}`" for n in distintos[:4]))
-
-
-def _perdida_devuelta(caso):
-    datos = caso.datos
-    n, accum, perdidas = datos["n_lotes"], datos["accum"], datos["esperado"]["perdidas"]
-    divididas = [p / min(accum, n - (i - i % accum)) for i, p in enumerate(perdidas)]
-    alternativas = ({"perdida_registrada_dividida": sum(divididas) / len(divididas)}
-                    if accum > 1 and divididas else {})
-    ciclos = [perdidas[i:i + accum] for i in range(0, len(perdidas), accum)]
-    if n % accum and len(ciclos) > 1:  # a short last cycle weighs as much as a full one
-        alternativas["media_de_ciclos"] = sum(sum(c) / len(c) for c in ciclos) / len(ciclos)
-    comparar_numero("la pérdida media devuelta", datos["devuelto"], datos["esperado"]["perdida"],
-                    datos["devuelto_grafo"], {"suma_en_vez_de_media": n}, alternativas)
-
-
-TRAIN_ONE_EPOCH = Ejercicio(
-    funcion="train_one_epoch",
-    partes=[
-        Parte("model.train() y orden: backward → clip → step → scheduler", 0.75, _orden_y_modo),
-        Parte("gradientes que usa cada paso (acumulación, recorte, zero_grad)", 1.5,
-              _gradientes_de_cada_paso),
-        Parte("parámetros al final de la época", 1.0, _parametros_finales),
-        Parte("pérdida media devuelta como float", 0.5, _perdida_devuelta),
-        Parte("no cambia la pérdida, los ajustes del optimizador ni autograd", 0.25,
-              _entrenamiento_sin_efectos, requisito=True),
-    ],
-    construir=construir_entrenamiento, observar=observar_entrenamiento,
-    contexto=contexto_entrenamiento)
-
-
-def entrenamiento_a_mano(model, loader, loss_fn, optimizer, scheduler, accum, max_norm):
-    """The public oracle, for plain SGD and a cosine schedule: each cycle's gradient is
-    the gradient of the loss on the cycle's concatenated batch (equal batch sizes), the
-    clipping and the update are written out, the learning rate is the closed form."""
-    params = [p.detach().clone() for p in model.parameters()]
-    grupo = optimizer.param_groups[0]
-    lr0 = grupo.get("initial_lr", grupo["lr"])
-    eta_min, t_max = scheduler.eta_min, scheduler.T_max
-    traza, pasos, perdidas = [], [], []
-    lotes = list(loader)
-    ciclos = [lotes[i:i + accum] for i in range(0, len(lotes), accum)]
-    for t, ciclo in enumerate(ciclos):
-        x = torch.cat([xb for xb, _ in ciclo])
-        y = torch.cat([yb for _, yb in ciclo])
-        hojas = [p.clone().requires_grad_(True) for p in params]
-        copia = copy.deepcopy(model)
-        with torch.enable_grad():
-            salida = torch.func.functional_call(
-                copia, dict(zip([k for k, _ in model.named_parameters()], hojas)), (x,))
-            gradientes = torch.autograd.grad(torch.nn.functional.cross_entropy(salida, y), hojas)
-        with torch.no_grad():
-            for xb, yb in ciclo:
-                perdidas.append(torch.nn.functional.cross_entropy(
-                    torch.func.functional_call(copia, dict(zip(
-                        [k for k, _ in model.named_parameters()], params)), (xb,)), yb).item())
-        plano = torch.cat([g.flatten() for g in gradientes])
-        traza += ["backward"] * len(ciclo)
-        if max_norm:
-            traza.append("clip_grad_norm_")
-            plano = plano * min(1.0, max_norm / (torch.linalg.vector_norm(plano).item() + 1e-6))
-        traza += ["optimizer.step", "scheduler.step", "optimizer.zero_grad"]
-        pasos.append(plano)
-        lr = eta_min + (lr0 - eta_min) * (1 + math.cos(math.pi * t / t_max)) / 2
-        trozos = torch.split(plano, [p.numel() for p in params])
-        params = [p - lr * g.view_as(p) for p, g in zip(params, trozos)]
-    return {"traza": traza, "pasos": pasos, "parametros": params, "perdidas": perdidas,
-            "perdida": sum(perdidas) / len(perdidas)}
-
-
-def comprobar_train_one_epoch(train_one_epoch):
-    """Public check: 5 micro-batches from a loader that cannot be sliced, accum=2 (a
-    partial last cycle), clipping, cosine."""
-    caso = caso_en_proceso(TRAIN_ONE_EPOCH, train_one_epoch, 4,
-                           (5, 6, 3, 5, 3, 2, 0.6, "coseno", "sgd_simple", "iterable", 0, "eval",
-                            False, 0.0, False), entrenamiento_a_mano)
-    comprobar(TRAIN_ONE_EPOCH.partes, caso,
-              "El orden, los gradientes de cada paso, los parámetros y la pérdida coinciden "
-              "(en este ejemplo pequeño).")
-
-
 # ---------------------------------------------------------------- exercise 1: evaluate
 PERDIDAS_EVALUACION = {
     "ce": lambda: torch.nn.CrossEntropyLoss(),
@@ -1023,6 +655,374 @@ def comprobar_warmup_cosine(warmup_cosine):
                            lrs_esperadas)
     comprobar(WARMUP_COSINE.partes, caso,
               "También con otra lr y dos grupos de parámetros.")
+
+
+# ---------------------------------------------------------------- exercise 3: train_one_epoch
+NOMBRES_ENTRENAMIENTO = ("model", "loader", "loss_fn", "optimizer", "scheduler", "accum",
+                         "max_norm")
+
+
+class Cargador:
+    """A sized iterable of micro-batches that cannot be indexed nor sliced (like a
+    DataLoader): each pass yields the same batches."""
+
+    def __init__(self, lotes):
+        self._lotes = list(lotes)
+
+    def __len__(self):
+        return len(self._lotes)
+
+    def __iter__(self):
+        return iter(list(self._lotes))
+
+
+def construir_entrenamiento(generador, forma):
+    """Inputs of train_one_epoch for ``forma`` = (n_lotes, tam_lote, D, H, C, accum,
+    max_norm, planificador, optimizador[, cargador, omitidos, inicio, anidado, suavizado,
+    grad]).
+
+    ``max_norm`` 0 means None; planificador "coseno" or "ninguno"; optimizador "sgd"
+    (momentum), "sgd_simple" or "adamw"; cargador "lista" or "iterable" (a ``Cargador``);
+    omitidos: how many trailing arguments the call leaves to their defaults (0 to 3:
+    max_norm, accum, scheduler); inicio "eval", "train" or "mixto" (the top module in
+    train mode, the first layer in eval mode); anidado: the layers inside submodules;
+    suavizado: the loss's label smoothing; grad: the parameters arrive with ``.grad``
+    zeroed (not None). The public example: a list, eval mode, nothing omitted.
+    """
+    n, B, D, H, C, accum, max_norm, planificador, optimizador = forma[:9]
+    cargador, omitidos, inicio, anidado, suavizado, grad = (
+        forma[9:15] if len(forma) > 9 else ("lista", 0, "eval", False, 0.0, False))
+    modelo = red_clasificadora(generador, D, H, C)
+    if anidado:
+        modelo = torch.nn.Sequential(torch.nn.Sequential(modelo[0], modelo[1]), modelo[2])
+    modelo.train(inicio != "eval")
+    if inicio == "mixto":
+        next(iter(modelo.children())).eval()
+    if grad:
+        for p in modelo.parameters():
+            p.grad = torch.zeros_like(p)
+    lotes = [(torch.randn(B, D, generator=generador, dtype=torch.float64),
+              torch.randint(0, C, (B,), generator=generador)) for _ in range(n)]
+    if optimizador == "adamw":
+        opt = torch.optim.AdamW(modelo.parameters(), lr=0.05, weight_decay=0.1)
+    elif optimizador == "sgd":
+        opt = torch.optim.SGD(modelo.parameters(), lr=0.2, momentum=0.9)
+    else:
+        opt = torch.optim.SGD(modelo.parameters(), lr=0.5)
+    pasos = -(-n // accum)
+    planificador = (torch.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=pasos, eta_min=0.01)
+                    if planificador == "coseno" else None)
+    entradas = {"model": modelo, "loader": Cargador(lotes) if cargador == "iterable" else lotes,
+                "loss_fn": torch.nn.CrossEntropyLoss(label_smoothing=float(suavizado)),
+                "optimizer": opt, "scheduler": planificador, "accum": int(accum),
+                "max_norm": float(max_norm) if max_norm else None}
+    for nombre in ("max_norm", "accum", "scheduler")[:omitidos]:
+        del entradas[nombre]
+    return entradas
+
+
+def _plano(parametros):
+    return torch.cat([(p.grad if p.grad is not None else torch.zeros_like(p)).detach().flatten()
+                      for p in parametros])
+
+
+def _lotes(loader):
+    return [t.detach().clone() for lote in (loader._lotes if isinstance(loader, Cargador)
+                                            else loader) for t in lote]
+
+
+def _estado_entrenamiento(entradas):
+    """``estado`` of the model and the loss, with the optimizer's settings (its state and
+    lr are training's to change) and the scheduler's presence."""
+    foto = estado({k: v for k, v in entradas.items() if k in ("model", "loss_fn")})
+    for i, grupo in enumerate(entradas["optimizer"].param_groups):
+        for clave, v in grupo.items():
+            if clave not in ("params", "lr", "initial_lr"):
+                foto[f"optimizer.param_groups[{i}].{clave}"] = v if type(v) in (
+                    bool, int, float, str, type(None)) else repr(v)
+    foto["loader"] = len(entradas["loader"])
+    return foto
+
+
+def ejecutar_instrumentado(funcion, entradas):
+    """Run ``funcion`` on instrumented inputs; plain data about everything it did."""
+    modelo, opt = entradas["model"], entradas["optimizer"]
+    planificador = entradas.get("scheduler")
+    perdida = entradas["loss_fn"]
+    parametros = list(modelo.parameters())
+    traza, pasos, modos, perdidas, crudo = [], [], [], [], {}
+
+    def marcar_backward(grad):
+        traza.append("backward")
+
+    def al_calcular_la_perdida(modulo, args, salida):
+        if isinstance(salida, torch.Tensor) and salida.requires_grad:
+            salida.register_hook(marcar_backward)
+            perdidas.append(salida.item())
+
+    def antes_del_paso(optimizador, args, kwargs):
+        traza.append("optimizer.step")
+        pasos.append(_plano(parametros).clone())
+
+    def envolver(objeto, atributo, etiqueta):
+        original = getattr(objeto, atributo)
+
+        def envoltura(*args, **kwargs):
+            traza.append(etiqueta)
+            return original(*args, **kwargs)
+        setattr(objeto, atributo, envoltura)
+
+    utils = torch.nn.utils
+    recorte_original = utils.clip_grad_norm_
+
+    def recorte(*args, **kwargs):
+        traza.append("clip_grad_norm_")
+        return recorte_original(*args, **kwargs)
+
+    def guardar(*args):
+        crudo["valor"] = funcion(*args)
+        return crudo["valor"]
+
+    lotes = _lotes(entradas["loader"])
+    antes = _estado_entrenamiento(entradas)
+    ganchos = [opt.register_step_pre_hook(antes_del_paso),
+               perdida.register_forward_hook(al_calcular_la_perdida),
+               modelo.register_forward_pre_hook(
+                   lambda m, a: modos.append(all(x.training for x in m.modules())))]
+    envolver(opt, "zero_grad", "optimizer.zero_grad")
+    envolver(modelo, "zero_grad", "optimizer.zero_grad")
+    if planificador is not None:
+        envolver(planificador, "step", "scheduler.step")
+    utils.clip_grad_norm_ = recorte
+    try:
+        observacion = observar_llamada(guardar, *entradas.values())
+    finally:
+        utils.clip_grad_norm_ = recorte_original
+        for gancho in ganchos:
+            gancho.remove()
+        del opt.zero_grad, modelo.zero_grad
+        if planificador is not None:
+            del planificador.step
+    despues = _estado_entrenamiento(entradas)
+    ahora = _lotes(entradas["loader"])
+    despues["loader"] = len(entradas["loader"]) if len(ahora) == len(lotes) and all(
+        torch.equal(a, b) for a, b in zip(lotes, ahora)) else "cambiado"
+    valor = crudo.get("valor")
+    finales = [p.detach().clone() for p in parametros]
+    observacion.update(
+        devuelto=observacion["resultado"], traza=traza, pasos=pasos, modos=modos,
+        perdidas=perdidas, parametros=finales, estado_antes=antes, estado_despues=despues,
+        modos_finales=[m.training for m in modelo.modules()],
+        devuelto_grafo=isinstance(valor, torch.Tensor) and valor.grad_fn is not None)
+    if observacion["resultado"] is None and observacion["error"] is None:
+        # A forgotten ``return`` is its own mistake, not a hard-coded answer.
+        observacion["resultado"] = {"sin_retorno": finales}
+    return observacion
+
+
+def observar_entrenamiento(train_one_epoch, entradas):
+    return ejecutar_instrumentado(train_one_epoch, entradas)
+
+
+def contexto_entrenamiento(forma):
+    n, accum, max_norm = forma[0], forma[5], forma[6]
+    return {"n_lotes": n, "accum": accum, "max_norm": float(max_norm) if max_norm else None}
+
+
+def _sin(traza, etiqueta):
+    return [e for e in traza if e != etiqueta]
+
+
+def diagnosticar_orden(traza, esperada, n_lotes, accum, max_norm):
+    """The order of backward / clip / step / scheduler (zero_grad is judged by the values)."""
+    traza = _sin(traza, "optimizer.zero_grad")
+    esperada = _sin(esperada, "optimizer.zero_grad")
+    if max_norm is None:  # clipping to infinity is harmless
+        traza = _sin(traza, "clip_grad_norm_")
+    if "clip_grad_norm_" not in traza:  # clipped some other way: the gradients will tell
+        esperada = _sin(esperada, "clip_grad_norm_")
+    if traza == esperada:
+        return None
+    pasos, pasos_esperados = traza.count("optimizer.step"), esperada.count("optimizer.step")
+    if pasos_esperados and not pasos:
+        return Diagnostico("sin_step", {})
+    if accum > 1 and pasos == n_lotes:
+        return Diagnostico("step_en_cada_microlote", {})
+    if n_lotes % accum and pasos == pasos_esperados - 1:
+        return Diagnostico("ciclo_parcial_olvidado", {})
+    veces, veces_esperadas = traza.count("scheduler.step"), esperada.count("scheduler.step")
+    # once per micro-batch (n_lotes, +1 with a step after the loop) or once per epoch (1)
+    if veces_esperadas and veces != veces_esperadas and veces in (1, n_lotes, n_lotes + 1):
+        return Diagnostico("scheduler_veces", {"veces": veces, "veces_esperadas": veces_esperadas})
+    for i, evento in enumerate(traza):
+        anterior = next((e for e in reversed(traza[:i]) if e != "clip_grad_norm_"), None)
+        if evento == "clip_grad_norm_" and anterior != "backward":
+            return Diagnostico("recorte_fuera_de_lugar", {})
+    return diagnosticar_traza(traza, esperada)
+
+
+def zero_grad_dentro_del_ciclo(traza):
+    """True if zero_grad ran between two backward calls with no step in between."""
+    backward_en_ciclo, borrado = False, False
+    for evento in traza:
+        if evento == "backward":
+            if borrado:
+                return True
+            backward_en_ciclo = True
+        elif evento == "optimizer.zero_grad" and backward_en_ciclo:
+            borrado = True
+        elif evento == "optimizer.step":
+            backward_en_ciclo, borrado = False, False
+    return False
+
+
+def _orden_y_modo(caso):
+    datos = caso.datos
+    if not all(datos["modos"]):
+        fallar("modelo_en_eval")
+    exigir(diagnosticar_orden(datos["traza"], datos["esperado"]["traza"], datos["n_lotes"],
+                              datos["accum"], datos["max_norm"]))
+    if not all(datos["modos_finales"]):
+        fallar("modelo_en_eval")
+
+
+def _pasos_comparables(datos):
+    """The steps to compare: the reference's, as many as the student took. A step missing
+    at the end costs the order part, not every step after it."""
+    obtenidos, esperados = datos["pasos"], datos["esperado"]["pasos"]
+    if len(esperados) == 1 and not obtenidos and datos["n_lotes"] % datos["accum"]:
+        return []  # the only cycle was partial and got no step: the order part says so
+    if esperados and not obtenidos:
+        exigir(diagnosticar_orden(datos["traza"], datos["esperado"]["traza"], datos["n_lotes"],
+                                  datos["accum"], datos["max_norm"]))
+        fallar("longitud", nombre="la lista de pasos del optimizador",
+               longitud=len(obtenidos), longitud_esperada=len(esperados))
+    return list(zip(obtenidos, esperados))
+
+
+def _gradientes_de_cada_paso(caso):
+    datos = caso.datos
+    n, accum, max_norm = datos["n_lotes"], datos["accum"], datos["max_norm"]
+    obtenidos = datos["pasos"]
+    esperados = datos["esperado"]["pasos"]
+    for k, (obtenido, esperado) in enumerate(_pasos_comparables(datos)):
+        if cerca(obtenido, esperado):
+            continue
+        if k > 0 and cerca(obtenido, esperado + obtenidos[k - 1]):
+            fallar("zero_grad_ausente")
+        if zero_grad_dentro_del_ciclo(datos["traza"]):
+            fallar("zero_grad_en_microlote")
+        if max_norm and torch.linalg.vector_norm(obtenido).item() > max_norm * (1 + 1e-6):
+            fallar("recorte_fuera_de_lugar")
+        factores = {}
+        if k == len(esperados) - 1 and n % accum:  # the last, partial cycle
+            factores["ciclo_parcial_dividido_por_accum"] = (n % accum) / accum
+        if accum > 1:
+            factores["sin_dividir_por_accum"] = min(accum, n)
+        exigir(diagnosticar_escala(f"el gradiente del paso {k + 1}", obtenido, esperado,
+                                   factores))
+
+
+def _parametros_finales(caso):
+    """Judged where the student took as many steps as the reference: a missing or extra
+    step is the order's mistake (and an extra one, the gradients'), not this part's."""
+    datos = caso.datos
+    if len(datos["pasos"]) != len(datos["esperado"]["pasos"]):
+        _pasos_comparables(datos)  # no step at all fails here too
+        return
+    antes = [v["valores"] for k, v in datos["originales"].items() if k.startswith("model.")]
+    factores = {"sin_dividir_por_accum": datos["accum"]} if datos["accum"] > 1 else {}
+    exigir(_sin_cuadrados(diagnosticar_parametros(antes, datos["parametros"],
+                                                  datos["esperado"]["parametros"], factores),
+                          factores))
+
+
+def _entrenamiento_sin_efectos(caso):
+    """Nothing changes but what training changes: parameters, gradients, buffers, modes,
+    the optimizer's state and lr, the scheduler's state."""
+    verificar_sin_efectos(caso, permitidos=("model.",))
+    distintos = [n for n in cambios(caso.datos["estado_antes"], caso.datos["estado_despues"])
+                 if n.endswith(".requires_grad")]
+    if distintos:
+        fallar("efecto_secundario", que=", ".join(f"`{n}`" for n in distintos[:4]))
+
+
+def _perdida_devuelta(caso):
+    datos = caso.datos
+    n, accum, perdidas = datos["n_lotes"], datos["accum"], datos["esperado"]["perdidas"]
+    divididas = [p / min(accum, n - (i - i % accum)) for i, p in enumerate(perdidas)]
+    alternativas = ({"perdida_registrada_dividida": sum(divididas) / len(divididas)}
+                    if accum > 1 and divididas else {})
+    ciclos = [perdidas[i:i + accum] for i in range(0, len(perdidas), accum)]
+    if n % accum and len(ciclos) > 1:  # a short last cycle weighs as much as a full one
+        alternativas["media_de_ciclos"] = sum(sum(c) / len(c) for c in ciclos) / len(ciclos)
+    comparar_numero("la pérdida media devuelta", datos["devuelto"], datos["esperado"]["perdida"],
+                    datos["devuelto_grafo"], {"suma_en_vez_de_media": n}, alternativas)
+
+
+TRAIN_ONE_EPOCH = Ejercicio(
+    funcion="train_one_epoch",
+    partes=[
+        Parte("model.train() y orden: backward → clip → step → scheduler", 0.75, _orden_y_modo),
+        Parte("gradientes que usa cada paso (acumulación, recorte, zero_grad)", 1.5,
+              _gradientes_de_cada_paso),
+        Parte("parámetros al final de la época", 1.0, _parametros_finales),
+        Parte("pérdida media devuelta como float", 0.5, _perdida_devuelta),
+        Parte("no cambia la pérdida, los ajustes del optimizador ni autograd", 0.25,
+              _entrenamiento_sin_efectos, requisito=True),
+    ],
+    construir=construir_entrenamiento, observar=observar_entrenamiento,
+    contexto=contexto_entrenamiento)
+
+
+def entrenamiento_a_mano(model, loader, loss_fn, optimizer, scheduler, accum, max_norm):
+    """The public oracle, for plain SGD and a cosine schedule: each cycle's gradient is
+    the gradient of the loss on the cycle's concatenated batch (equal batch sizes), the
+    clipping and the update are written out, the learning rate is the closed form."""
+    params = [p.detach().clone() for p in model.parameters()]
+    grupo = optimizer.param_groups[0]
+    lr0 = grupo.get("initial_lr", grupo["lr"])
+    eta_min, t_max = scheduler.eta_min, scheduler.T_max
+    traza, pasos, perdidas = [], [], []
+    lotes = list(loader)
+    ciclos = [lotes[i:i + accum] for i in range(0, len(lotes), accum)]
+    for t, ciclo in enumerate(ciclos):
+        x = torch.cat([xb for xb, _ in ciclo])
+        y = torch.cat([yb for _, yb in ciclo])
+        hojas = [p.clone().requires_grad_(True) for p in params]
+        copia = copy.deepcopy(model)
+        with torch.enable_grad():
+            salida = torch.func.functional_call(
+                copia, dict(zip([k for k, _ in model.named_parameters()], hojas)), (x,))
+            gradientes = torch.autograd.grad(torch.nn.functional.cross_entropy(salida, y), hojas)
+        with torch.no_grad():
+            for xb, yb in ciclo:
+                perdidas.append(torch.nn.functional.cross_entropy(
+                    torch.func.functional_call(copia, dict(zip(
+                        [k for k, _ in model.named_parameters()], params)), (xb,)), yb).item())
+        plano = torch.cat([g.flatten() for g in gradientes])
+        traza += ["backward"] * len(ciclo)
+        if max_norm:
+            traza.append("clip_grad_norm_")
+            plano = plano * min(1.0, max_norm / (torch.linalg.vector_norm(plano).item() + 1e-6))
+        traza += ["optimizer.step", "scheduler.step", "optimizer.zero_grad"]
+        pasos.append(plano)
+        lr = eta_min + (lr0 - eta_min) * (1 + math.cos(math.pi * t / t_max)) / 2
+        trozos = torch.split(plano, [p.numel() for p in params])
+        params = [p - lr * g.view_as(p) for p, g in zip(params, trozos)]
+    return {"traza": traza, "pasos": pasos, "parametros": params, "perdidas": perdidas,
+            "perdida": sum(perdidas) / len(perdidas)}
+
+
+def comprobar_train_one_epoch(train_one_epoch):
+    """Public check: 5 micro-batches from a loader that cannot be sliced, accum=2 (a
+    partial last cycle), clipping, cosine."""
+    caso = caso_en_proceso(TRAIN_ONE_EPOCH, train_one_epoch, 4,
+                           (5, 6, 3, 5, 3, 2, 0.6, "coseno", "sgd_simple", "iterable", 0, "eval",
+                            False, 0.0, False), entrenamiento_a_mano)
+    comprobar(TRAIN_ONE_EPOCH.partes, caso,
+              "El orden, los gradientes de cada paso, los parámetros y la pérdida coinciden "
+              "(en este ejemplo pequeño).")
 
 
 # In notebook order.
