@@ -148,19 +148,20 @@ def _expected_evaluation(model, loader, loss_fn):
 
 
 def _scheduler_shapes(generator):
-    """Four schedules, each with its own lr (never only the public 0.1): W = 1 with min_lr
-    omitted (its default, 0); a one-step cosine (T = W + 1) over two parameter groups that
-    already carry ``initial_lr``; then two with T = 30 and W drawn."""
+    """Four schedules, each with its own lr (never only the public 0.1): a one-step cosine
+    (T = W + 1, W >= 2: a schedule one step ahead is told from one without warmup) over two
+    parameter groups that already carry ``initial_lr``; W = 1 with min_lr omitted (its
+    default, 0); then two with T = 30 and W drawn."""
     def lr():
         return round(0.005 * integer(generator, 2, 60), 6)
 
     def minimo(base):
         return round(base * 0.01 * integer(generator, 1, 30), 8)
 
-    base = lr()
-    cases = [((1, 1 + integer(generator, 3, 12), base, None, 1, False), case_seed(generator))]
     base, W = lr(), integer(generator, 2, 9)
-    cases.append(((W, W + 1, base, minimo(base), 2, True), case_seed(generator)))
+    cases = [((W, W + 1, base, minimo(base), 2, True), case_seed(generator))]
+    base = lr()
+    cases.append(((1, 1 + integer(generator, 3, 12), base, None, 1, False), case_seed(generator)))
     # two schedules in a row with the public example's T (a table of its rates replayed
     # is then the same answer twice: copied), each with its own W and lr
     first = integer(generator, 2, 9)

@@ -582,7 +582,8 @@ def _calentamiento(caso):
     W = caso.datos["W"]
     esperada = caso.datos["esperado"]["correcta"]
     lr = esperada[W, 0].item()
-    if lrs.shape[0] > 2 and cerca(lrs[:-1], esperada[1:]):
+    # (with W = 1, one step ahead is also "no warmup": only W >= 2 tells them apart)
+    if W >= 2 and cerca(lrs[:-1], esperada[1:]):
         fallar("planificador_adelantado")
 
     def vale_lr(t):
@@ -601,7 +602,7 @@ def _calentamiento(caso):
 def _coseno(caso):
     lrs = _secuencia(caso)
     W = caso.datos["W"]
-    if lrs.shape[0] > 2 and cerca(lrs[:-1], caso.datos["esperado"]["correcta"][1:]):
+    if W >= 2 and cerca(lrs[:-1], caso.datos["esperado"]["correcta"][1:]):
         fallar("planificador_adelantado")
     esperadas = {k: v[:, 0] for k, v in caso.datos["esperado"].items()}
     tramo = lrs[W:, 0]
