@@ -831,7 +831,8 @@ def train_one_epoch(model, loader, loss_fn, optimizer, scheduler=None, accum=1, 
     con ``len()`` de micro-lotes ``(x, y)`` (una lista o un ``DataLoader``: no lo indexes
     ni lo cortes); ``loss_fn``, que promedia sobre su lote; ``optimizer``; ``scheduler``
     (``None`` por defecto); ``accum`` >= 1 (1 por defecto; puede ser mayor que el número
-    de micro-lotes) y ``max_norm`` (``None`` por defecto: sin recorte).
+    de micro-lotes) y ``max_norm`` (``None`` por defecto: sin recorte). Se llama con
+    autograd activado.
 
     Pone el modelo en modo entrenamiento (todos sus submódulos) y lo deja así. Agrupa los
     micro-lotes en ciclos consecutivos de ``accum`` (el último puede ser más corto) y
