@@ -50,7 +50,8 @@ def _shard(text):
 
 
 def cmd_grade(args):
-    from autograder.pipeline import grade, prepare_course, summary_table
+    from autograder.export import summary_table
+    from autograder.pipeline import grade, prepare_course
     from autograder.sample_class import write_sample_class
     from autograder.sandbox import isolation
 
@@ -78,7 +79,7 @@ def cmd_grade(args):
 
 
 def cmd_export(args):
-    from autograder.pipeline import export, gradebook_outcomes
+    from autograder.export import export, gradebook_outcomes
 
     outcomes = gradebook_outcomes(args.db_url, args.course_dir)
     export(outcomes, args.out)

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 import nbformat
 from nbgrader import utils
 
+from autograder.outcome import Status
 from autograder.submissions import fill_solutions, solution_code
 
 ASSIGNMENT = "01_grafo_dinamico"
@@ -38,7 +39,7 @@ class Case:
     transform: object = None  # callable(nb) -> nb or bytes, after the cells are filled
     filename: str = f"{ASSIGNMENT}.ipynb"
     max_points: dict = field(default_factory=dict)  # grade id -> most points allowed
-    status: str = "graded"
+    status: Status = Status.GRADED
     reason: str = ""  # a fragment the detail or notes must contain
 
 
@@ -246,10 +247,10 @@ HOSTILE_CASES = [
          {MB: patched(SEARCH_EVERYTHING)}, max_points=_zero(MB + "_test")),
     Case("mata_padre", "envía SIGKILL al proceso padre del kernel",
          {MB: patched(KILL_PARENT)}, max_points=_zero(MB + "_test"),
-         status="tampering detected", reason="señal"),
+         status=Status.TAMPERING, reason="señal"),
     Case("mata_todo", "envía SIGKILL a cada proceso que ve, a su padre y a todos (-1)",
          {MB: patched(KILL_EVERYTHING)}, max_points=_zero(MB + "_test"),
-         status="tampering detected", reason="señal"),
+         status=Status.TAMPERING, reason="señal"),
     Case("planta_enlace", "deja un archivo y enlaces simbólicos en su carpeta de trabajo",
          {MB: patched(PLANT_LINK)}, max_points=_zero(MB + "_test")),
     Case("html_hostil", "HTML y JavaScript en markdown, celdas raw y salidas",
@@ -261,26 +262,26 @@ CASES = [
     # --- monkeypatching what checks could rely on
     Case("mono_allclose", "torch.allclose siempre True y una respuesta mal",
          {MB: patched("torch.allclose = lambda *a, **k: True")},
-         max_points=_zero(*ALL), status="tampering detected", reason="torch.allclose"),
+         max_points=_zero(*ALL), status=Status.TAMPERING, reason="torch.allclose"),
     Case("mono_assert_close", "torch.testing.assert_close que no falla nunca",
          {MB: patched("torch.testing.assert_close = lambda *a, **k: None")},
-         max_points=_zero(*ALL), status="tampering detected", reason="assert_close"),
+         max_points=_zero(*ALL), status=Status.TAMPERING, reason="assert_close"),
     Case("mono_tensor_eq", "torch.Tensor.__eq__ siempre True",
          {MB: patched("torch.Tensor.__eq__ = lambda self, other: True")},
-         max_points=_zero(*ALL), status="tampering detected", reason="torch.Tensor.__eq__"),
+         max_points=_zero(*ALL), status=Status.TAMPERING, reason="torch.Tensor.__eq__"),
     Case("mono_numpy", "numpy.allclose siempre True",
          {MB: patched("import numpy\nnumpy.allclose = lambda *a, **k: True")},
-         max_points=_zero(*ALL), status="tampering detected", reason="numpy.allclose"),
+         max_points=_zero(*ALL), status=Status.TAMPERING, reason="numpy.allclose"),
     Case("mono_ayudantes", "reemplaza la puntuación de las utilidades del curso",
          {MB: patched("import autograder.student.compare as c\n"
                       "c.puntuar = lambda partes, casos: None")},
-         max_points=_zero(*ALL), status="tampering detected", reason="puntuar"),
+         max_points=_zero(*ALL), status=Status.TAMPERING, reason="puntuar"),
     Case("mono_builtins", "isinstance siempre True (deja el kernel sin responder)",
          {MB: patched("import builtins\nbuiltins.isinstance = lambda *a: True")},
-         max_points=_zero(MB + "_test"), status="crashed"),
+         max_points=_zero(MB + "_test"), status=Status.CRASHED),
     Case("mono_builtins_abs", "abs devuelve siempre 0",
          {MB: patched("import builtins\nbuiltins.abs = lambda x: 0")},
-         max_points=_zero(*ALL), status="tampering detected", reason="builtins.abs"),
+         max_points=_zero(*ALL), status=Status.TAMPERING, reason="builtins.abs"),
     # --- odd return values
     Case("eq_siempre_true", "devuelve objetos cuyo __eq__ siempre es True",
          {MB: "class Todo:\n    def __eq__(self, other):\n        return True\n\n\n"
@@ -317,7 +318,7 @@ CASES = [
               "    from autograder.hidden.reference import load_reference\n"
               "    ref = load_reference('ch01').manual_backward\n"
               "    return ref(x, y, W1, b1, W2, b2)\n"},
-         max_points=_zero(MB + "_test"), status="tampering detected", reason="reference"),
+         max_points=_zero(MB + "_test"), status=Status.TAMPERING, reason="reference"),
     Case("referencia_sys_modules", "busca la referencia en sys.modules",
          {MB: "import sys\n\n\ndef manual_backward(x, y, W1, b1, W2, b2):\n"
               "    hidden = sys.modules['autograder.chapters.ch01.hidden']\n"
@@ -334,30 +335,30 @@ CASES = [
     Case("lee_gradebook", "lee el gradebook (que guarda las pruebas ocultas)",
          {MB: patched("try:\n    open('../../../gradebook.db', 'rb').read()\n"
                       "except OSError:\n    pass")},
-         max_points=_zero(MB + "_test"), status="tampering detected", reason="gradebook.db"),
+         max_points=_zero(MB + "_test"), status=Status.TAMPERING, reason="gradebook.db"),
     Case("lee_soluciones", "lee el fuente del capítulo con las soluciones",
          {MB: patched("import pathlib, autograder\n"
                       "raiz = pathlib.Path(autograder.__file__).parent.parent\n"
                       "try:\n    (raiz / 'solutions' / '01_grafo_dinamico.py').read_text()\n"
                       "except OSError:\n    pass")},
-         max_points=_zero(MB + "_test"), status="tampering detected", reason="solutions"),
+         max_points=_zero(MB + "_test"), status=Status.TAMPERING, reason="solutions"),
     Case("lee_otros", "lee la entrega de otra estudiante",
          {MB: patched("try:\n    open('../../../submitted/ana/01_grafo_dinamico/"
                       "01_grafo_dinamico.ipynb').read()\nexcept OSError:\n    pass")},
-         max_points=_zero(MB + "_test"), status="tampering detected", reason="submitted"),
+         max_points=_zero(MB + "_test"), status=Status.TAMPERING, reason="submitted"),
     # --- ending the process, exhausting resources
     Case("sys_exit", "sys.exit() después de definir la función"),
     Case("os_exit", "os._exit(1) en una celda",
-         {GP: "import os\nos._exit(1)\n"}, max_points=_zero(GP + "_test"), status="crashed"),
+         {GP: "import os\nos._exit(1)\n"}, max_points=_zero(GP + "_test"), status=Status.CRASHED),
     Case("segfault", "fallo de segmentación",
          {GP: "import faulthandler\nfaulthandler._sigsegv()\n"},
-         max_points=_zero(GP + "_test"), status="crashed"),
+         max_points=_zero(GP + "_test"), status=Status.CRASHED),
     Case("mata_kernel", "se envía SIGKILL a sí mismo",
          {GP: "import os, signal\nos.kill(os.getpid(), signal.SIGKILL)\n"},
-         max_points=_zero(GP + "_test"), status="crashed"),
+         max_points=_zero(GP + "_test"), status=Status.CRASHED),
     Case("bucle_en_la_funcion", "la función nunca termina",
          {TL: "def two_loss_grads(model, x, y):\n    while True:\n        pass\n"},
-         max_points=_zero(TL + "_test"), status="timed out"),
+         max_points=_zero(TL + "_test"), status=Status.TIMED_OUT),
     Case("memoria_50gb", "pide 50 GB de memoria",
          {TL: "def two_loss_grads(model, x, y):\n"
               "    basura = torch.empty(50 * 2**30 // 4)\n    return basura\n"},
@@ -379,9 +380,9 @@ CASES = [
          transform=_strip_metadata, reason="metadatos"),
     Case("nbformat_3", "guardado con nbformat 3", transform=_as_nbformat3, reason="nbformat 3"),
     Case("json_invalido", "JSON inválido", transform=lambda nb: b'{"cells": [',
-         max_points=_zero(*ALL), status="unreadable", reason="JSON"),
+         max_points=_zero(*ALL), status=Status.UNREADABLE, reason="JSON"),
     Case("vacio", "archivo vacío", transform=lambda nb: b"", max_points=_zero(*ALL),
-         status="unreadable", reason="vacío"),
+         status=Status.UNREADABLE, reason="vacío"),
     Case("nombre_equivocado", "el archivo se llama mi_entrega.ipynb",
          filename="mi_entrega.ipynb", reason="mi_entrega.ipynb"),
     Case("sin_tocar", "entregó el cuaderno publicado tal cual", transform="release",

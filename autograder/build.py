@@ -5,6 +5,9 @@ Steps, in order (each a small function):
    the title cell and the generated helper cell after it, normalise metadata and ids.
 2. ``generate``: nbgrader ``generate_assignment`` strips solutions and hidden tests.
 3. ``student_notebook``: the release notebook, output-free and marked as generated.
+
+``install_config`` sets up the course folder these steps write into: its nbgrader
+configuration and the grading kernel that configuration names.
 """
 
 import copy
@@ -16,8 +19,16 @@ import jupytext
 import nbformat
 
 from autograder import markers
-from autograder.course import COURSE_DIR, chapters, install_config, nbgrader_api
+from autograder.course import (
+    CONFIG_FILE,
+    COURSE_DIR,
+    chapters,
+    gradebook_url,
+    nbgrader_api,
+    sqlite_gradebook,
+)
 from autograder.inject import helper_source
+from autograder.kernel import install_kernelspec
 
 KEEP_CELL_METADATA = ("nbgrader", "tags", "jupyter", "cellView", "deletable", "editable")
 BADGE = "[![Abrir en Colab](https://colab.research.google.com/assets/colab-badge.svg)]({url})"
@@ -82,6 +93,24 @@ def source_notebook(chapter):
     }
     nb.nbformat, nb.nbformat_minor = 4, 5
     return nb
+
+
+def install_config(course_dir=COURSE_DIR, db_url=None):
+    """Copy the configuration to the course root, for the nbgrader CLI and the formgrader,
+    and register the hardened grading kernel it names. ``db_url``: the gradebook they use
+    (default: ``gradebook_url``)."""
+    install_kernelspec()
+    course_dir.mkdir(parents=True, exist_ok=True)
+    header = "# GENERATED from autograder/nbgrader_config.py by `python -m autograder build`.\n"
+    # A local exchange (release/fetch/submit) inside the course, writable without root;
+    # a shared exchange for a real class is set here by the instructor.
+    exchange = course_dir / "exchange"
+    exchange.mkdir(exist_ok=True)
+    footer = f"\nc.Exchange.root = {str(exchange)!r}\n"
+    db_url = db_url or gradebook_url(course_dir)
+    if db_url != sqlite_gradebook(course_dir):  # not nbgrader's default: say which
+        footer += f"c.CourseDirectory.db_url = {db_url!r}\n"
+    (course_dir / "nbgrader_config.py").write_text(header + CONFIG_FILE.read_text() + footer)
 
 
 def write_source(chapter, course_dir=COURSE_DIR):

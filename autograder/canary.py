@@ -27,6 +27,7 @@ from pathlib import Path
 import nbformat
 
 from autograder.course import BUILD_DIR, COURSE_DIR
+from autograder.outcome import Status
 from autograder.preprocessors import is_helper_cell, is_test_cell
 
 TORCH_IN_HELPER_RE = re.compile(r"\btorch (\S+)")
@@ -86,7 +87,7 @@ def expected_points(student, points):
 
 
 def is_reference(student):
-    return not student.lost and not student.partial and student.expected_status == "graded"
+    return not student.lost and not student.partial and student.expected_status == Status.GRADED
 
 
 def _same_release(found, wanted):

@@ -13,7 +13,7 @@ CORRECT = "correcta"
 
 @dataclass(frozen=True)
 class Variant:
-    exercise: str  # exercise id = function name, e.g. "manual_backward"
+    exercise: str  # exercise id = the function name students write
     name: str
     function: Callable
     expected: str  # CORRECT or a diagnosis id

@@ -104,17 +104,23 @@ def load_config():
 DB_URL_ENV = "AUTOGRADER_DB_URL"
 
 
+def sqlite_gradebook(course_dir):
+    """The URL of a course folder's own gradebook file."""
+    return f"sqlite:///{Path(course_dir) / 'gradebook.db'}"
+
+
 def gradebook_url(course_dir=COURSE_DIR, db_url=None):
     """The gradebook: ``db_url``, else $AUTOGRADER_DB_URL (e.g. a PostgreSQL server shared by
-    a team of graders), else the course's own sqlite file."""
-    return db_url or os.environ.get(DB_URL_ENV) or f"sqlite:///{Path(course_dir) / 'gradebook.db'}"
+    a team of graders), else the course's own sqlite file. The one place this is decided:
+    a grade run calls it once and hands the URL down."""
+    return db_url or os.environ.get(DB_URL_ENV) or sqlite_gradebook(course_dir)
 
 
 def nbgrader_api(course_dir=COURSE_DIR, timeout=None, db_url=None):
     """An NbGraderAPI on ``course_dir`` with the course configuration (in process, no CLI).
 
     ``timeout`` overrides the per-cell execution limit in seconds; ``db_url`` the
-    gradebook (see ``gradebook_url``).
+    gradebook (default: ``gradebook_url``).
     """
     from nbgrader.apps import NbGraderAPI
     from nbgrader.coursedir import CourseDirectory
@@ -130,26 +136,8 @@ def nbgrader_api(course_dir=COURSE_DIR, timeout=None, db_url=None):
         os.environ["PATH"] = scripts + os.pathsep + os.environ.get("PATH", "")
     config = load_config()
     config.CourseDirectory.root = str(course_dir)
-    config.CourseDirectory.db_url = gradebook_url(course_dir, db_url)
+    config.CourseDirectory.db_url = db_url or gradebook_url(course_dir)
     if timeout is not None:
         config.Execute.timeout = int(timeout)
     coursedir = CourseDirectory(config=config)
     return NbGraderAPI(coursedir=coursedir, config=config)
-
-
-def install_config(course_dir=COURSE_DIR):
-    """Copy the configuration to the course root, for the nbgrader CLI and the formgrader,
-    and register the hardened grading kernel it names."""
-    from autograder.kernel import install_kernelspec
-
-    install_kernelspec()
-    course_dir.mkdir(parents=True, exist_ok=True)
-    header = "# GENERATED from autograder/nbgrader_config.py by `python -m autograder build`.\n"
-    # A local exchange (release/fetch/submit) inside the course, writable without root;
-    # a shared exchange for a real class is set here by the instructor.
-    exchange = course_dir / "exchange"
-    exchange.mkdir(exist_ok=True)
-    footer = f"\nc.Exchange.root = {str(exchange)!r}\n"
-    if os.environ.get(DB_URL_ENV):  # the formgrader and the CLI use the shared gradebook too
-        footer += f"c.CourseDirectory.db_url = {os.environ[DB_URL_ENV]!r}\n"
-    (course_dir / "nbgrader_config.py").write_text(header + CONFIG_FILE.read_text() + footer)

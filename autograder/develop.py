@@ -14,8 +14,8 @@ import nbformat
 from nbclient import NotebookClient
 from nbgrader import utils
 
-from autograder.build import build_chapter
-from autograder.course import chapter_named, install_config
+from autograder.build import build_chapter, install_config
+from autograder.course import chapter_named
 
 
 def _seconds(cell):

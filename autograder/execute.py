@@ -11,7 +11,11 @@ Two changes to how a submission is executed:
   another process; the reference and the course secret never enter the kernel.
 - **A kernel that dies does not lose the submission.** The cell that killed it
   (``os._exit``, a segfault, a memory limit) is marked, the notebook runs again in a
-  fresh kernel without it, and everything else is graded.
+  fresh kernel without it, and everything else is graded. A kernel that cannot be
+  brought back is recorded too, and nothing is graded.
+
+What happened is written into the notebook's metadata as plain data
+(``autograder.facts``): the grader classifies the submission from it, never from text.
 """
 
 import contextlib
@@ -26,24 +30,24 @@ from nbclient.exceptions import CellTimeoutError, DeadKernelError
 from nbgrader.preprocessors import Execute
 from traitlets import Integer
 
-from autograder.hidden.runner import plan, score
+from autograder.facts import FORGED_REPORT, TAMPERING_WORDS, Facts, describe_tampering
+from autograder.hidden.runner import part_results, plan, score
 from autograder.hidden.seeds import course_secret
 from autograder.markers import TEST_SUFFIX
+from autograder.outcome import Status
 from autograder.preprocessors import is_test_cell
 from autograder.sandbox import SandboxedKernelManager, read_untrusted
 from autograder.student.compare import ComprobacionFallida
 from autograder.student.diagnosis import Diagnostico
 
-KERNEL_DIED = "KernelMuerto"
-# The guard's records (autograder.kernel.Guard), in words; attempts count once, for the
-# exercise being run when they happened.
-TAMPERING_WORDS = {"read": "intento de leer {}", "import": "intento de importar {}",
-                   "signal": "intento de enviar una señal al proceso {}",
-                   "replaced": "{} reemplazado", "added": "{} añadido"}
+KERNEL_DIED = "KernelMuerto"  # the error output of a cell that was skipped or never run
+# Guard records that are attempts count once, for the exercise being run when they happened;
+# the others (attributes changed) for as long as they last.
 ATTEMPTS = ("read", "import", "signal")
 KERNEL_DIED_TEXT = ("Esta celda terminó el proceso de Python o lo dejó sin responder (os._exit, "
                     "un fallo de segmentación, falta de memoria, builtins rotos). Se omitió y "
                     "se calificó el resto.")
+KERNEL_LOST_TEXT = "No se calificó: " + Status.KERNEL_DIED.text + "."
 
 
 def _stream(text):
@@ -68,7 +72,6 @@ def hidden_table(assignment):
 
 
 TIMING_KEYS = ("kernel start", "imports", "execution")
-LAST_TIMINGS = {}  # of the notebook this process executed last (for the benchmark)
 
 
 class CellClock:
@@ -106,23 +109,51 @@ class GradingExecute(Execute):
 
     def preprocess(self, nb, resources=None, km=None):
         self._killers = set()
-        self._index = None
-        LAST_TIMINGS.clear()
-        LAST_TIMINGS.update(dict.fromkeys(TIMING_KEYS, 0.0))
+        timings = dict.fromkeys(TIMING_KEYS, 0.0)  # over every kernel this notebook needed
+        # The notes were written at collect time (a notebook graded without our collect may
+        # hold anything there); the rest is found here.
+        notes = [n for n in Facts.read(nb).notes if isinstance(n, str)]
         while True:
-            self._refusals_seen = 0  # a fresh kernel has refused nothing yet
-            self._clock = CellClock(LAST_TIMINGS)
+            # A fresh kernel: no cell run, nothing refused or interrupted yet.
+            self._index, self._refusals_seen = None, 0
+            self._facts = Facts(notes=notes, killed_cells=sorted(self._killers),
+                                timings=timings)
+            self._clock = CellClock(timings)
             try:
-                return super().preprocess(nb, resources, km)
-            except (DeadKernelError, CellTimeoutError):
+                nb, resources = super().preprocess(nb, resources, km)
+                break
+            except (DeadKernelError, CellTimeoutError, RuntimeError) as error:
                 # A cell that kills the kernel, or breaks it so that it stops answering
-                # (CellTimeoutError is only raised for that: ordinary time-outs interrupt).
-                if self._index is None or self._index in self._killers or (
+                # (CellTimeoutError is only raised for that: ordinary time-outs interrupt);
+                # or a kernel that does not start (jupyter_client's RuntimeError).
+                starting = self._index is None
+                if not starting and not isinstance(error, (DeadKernelError, CellTimeoutError)):
+                    raise  # not the kernel: a grader bug, which nbgrader reports
+                if starting or self._index in self._killers or (
                         len(self._killers) >= self.max_kernel_deaths):
-                    raise
+                    self._give_up(nb, error)
+                    break
                 self.log.warning("Kernel died in cell %s: skipping it and running again",
                                  self._index)
                 self._killers.add(self._index)
+        self._facts.write(nb)
+        return nb, resources
+
+    def _give_up(self, nb, error):
+        """The kernel cannot be brought back: record it, and let no test cell score (one
+        that never ran has no error, which nbgrader would count as passed)."""
+        self.log.error("Kernel died (%s) in cell %s: the submission cannot be graded",
+                       type(error).__name__, self._index)
+        self._facts.kernel_death = {"cell": self._index, "error": type(error).__name__}
+        for cell in nb.cells:
+            if cell.cell_type == "code" and is_test_cell(cell):
+                cell.outputs, cell.execution_count = [_error(KERNEL_DIED, KERNEL_LOST_TEXT)], None
+
+    async def _async_handle_timeout(self, timeout, cell=None):
+        # nbclient's one place where a cell (or a hidden test's probe) reached the limit.
+        if self._index is not None:  # not the kernel's first answer: that is a start failure
+            self._facts.timed_out_cells.append(self._index)
+        return await super()._async_handle_timeout(timeout, cell)
 
     def preprocess_cell(self, cell, resources, index):
         with self._clock.cell(cell):
@@ -147,8 +178,8 @@ class GradingExecute(Execute):
         They are written into the kernel's own folder (never where nbgrader writes), and
         read without following links: the kernel may have replaced the file with anything."""
         target = Path(self.km.kernel_dir) / f"observacion-{secrets.token_hex(8)}.pt"
-        code = ("import autograder.harness as _arnes\n"
-                f"_arnes.observar({chapter_key!r}, {exercise_id!r}, {function!r}, "
+        code = ("import autograder.harness as _harness\n"
+                f"_harness.observe({chapter_key!r}, {exercise_id!r}, {function!r}, "
                 f"{cases!r}, {str(target)!r})\n")
         probe = nbformat.v4.new_code_cell(code)
         original = self.nb.cells[index]
@@ -173,20 +204,21 @@ class GradingExecute(Execute):
             return None, f"{last.ename}: {last.evalue}".strip(": ")
         return None, "no produjo resultados"
 
-    def _tampering(self, reported):
-        """What counts against this exercise, in words: attributes changed now, and the
-        attempts refused since the previous hidden test (an older attempt belongs to an
-        earlier exercise). ``reported``: the guard's records (``autograder.kernel.Guard``)."""
+    def _counted(self, reported):
+        """The guard's records (``autograder.kernel.Guard``) that count against this
+        exercise: attributes changed now, and the attempts refused since the previous hidden
+        test (an older attempt belongs to an earlier exercise). Only their plain fields are
+        kept: the report comes from the student's kernel."""
         valid = [r for r in reported if isinstance(r, dict) and isinstance(r.get("target"), str)
-                 and r.get("kind") in TAMPERING_WORDS]
+                 and r.get("kind") in TAMPERING_WORDS and r.get("kind") != FORGED_REPORT["kind"]]
         attempts = [r for r in valid if r["kind"] in ATTEMPTS]
         new_attempts = attempts[self._refusals_seen:]
         self._refusals_seen = len(attempts)
-        words = [TAMPERING_WORDS[r["kind"]].format(r["target"])
-                 for r in [r for r in valid if r["kind"] not in ATTEMPTS] + new_attempts]
+        counted = [{"kind": r["kind"], "target": r["target"]}
+                   for r in [r for r in valid if r["kind"] not in ATTEMPTS] + new_attempts]
         if len(valid) != len(reported):
-            words.append("informe del guardián alterado")
-        return "; ".join(words)
+            counted.append(dict(FORGED_REPORT))
+        return counted
 
     def _hidden_test(self, cell, resources, index, chapter_key, exercise_id, hidden):
         path = Path(resources.get("metadata", {}).get("path") or ".")
@@ -200,17 +232,25 @@ class GradingExecute(Execute):
         if data is None:
             failure = ComprobacionFallida(Diagnostico("sin_observacion", {"motivo": problem}))
             cell.outputs = [_stream(f"{title}: 0 / {hidden.points:g} puntos\n  {failure}")]
-            # A time-out stays visible as such (the summary reports it); 0 points either way.
+            # A time-out stays visible to the student as such; 0 points either way.
             cell.outputs += [o for o in self._probe_errors if o.ename == "CellTimeoutError"]
             cell.outputs.append(nbformat.v4.new_output(
                 "execute_result", data={"text/plain": "0.0"}, execution_count=None))
+            self._facts.hidden_tests[exercise_id] = {
+                "points": 0.0, "max_points": hidden.points, "parts": [],
+                "zeroed": "no observations"}
             return
-        result = score(hidden, cases, data["observaciones"])
+        result = score(hidden, cases, data["observations"])
         report, points = result.informe(title), result.puntos
-        tampering = self._tampering(data["manipulaciones"])
-        if tampering:
-            tampering = ComprobacionFallida(Diagnostico("manipulacion", {"que": tampering}))
+        counted = self._counted(data["tampering"])
+        if counted:
+            self._facts.tampering[exercise_id] = counted
+            tampering = ComprobacionFallida(Diagnostico(
+                "manipulacion", {"que": describe_tampering(counted)}))
             report = f"{title}: 0 / {hidden.points:g} puntos\n  {tampering}"
             points = 0.0
+        self._facts.hidden_tests[exercise_id] = {
+            "points": float(points), "max_points": hidden.points,
+            "parts": part_results(result), "zeroed": "tampering" if counted else None}
         cell.outputs = [_stream(report), nbformat.v4.new_output(
             "execute_result", data={"text/plain": repr(float(points))}, execution_count=None)]

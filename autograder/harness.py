@@ -1,6 +1,6 @@
 """The student-kernel side of a hidden test at grading time (see autograder/execute.py).
 
-The grader runs ``observar(...)`` in the student's kernel: it builds the hidden cases
+The grader runs ``observe(...)`` in the student's kernel: it builds the hidden cases
 from their seeds, calls the student's function, and saves plain data for the grader,
 which scores it in its own process. Imports only ``autograder.student``: the checks,
 the references and the course secret never enter the student's kernel.
@@ -14,19 +14,22 @@ import torch
 from autograder.student.compare import ComprobacionFallida, error_a_datos, observar_casos
 from autograder.student.diagnosis import Diagnostico
 
+TAMPERING_EVENT = "autograder.tampering"  # the audit event the kernel's guard answers
 
-def manipulaciones():
+
+def tampering_records():
     """What the hardened kernel's guard saw, as its records (empty under a stock kernel)."""
     records = []
-    sys.audit("autograder.manipulaciones", records)
+    sys.audit(TAMPERING_EVENT, records)
     return [{"kind": str(r["kind"]), "target": str(r["target"])} for r in records]
 
 
-def observar(chapter_key, exercise_id, name, cases, target):
+def observe(chapter_key, exercise_id, name, cases, target):
     """Observe the notebook's function ``name`` on ``cases``; torch.save them to ``target``.
 
-    Called by the grader (autograder/execute.py); the names ``observar``, ``manipulaciones``
-    and the saved keys are the protocol between the two sides."""
+    Called by the grader (autograder/execute.py); the names ``observe``,
+    ``tampering_records`` and the saved keys ("observations", "tampering") are the protocol
+    between the two sides."""
     import __main__
 
     module = importlib.import_module(f"autograder.chapters.{chapter_key}.student")
@@ -37,4 +40,4 @@ def observar(chapter_key, exercise_id, name, cases, target):
         observations = [{"resultado": None, "error": error} for _ in cases]
     else:
         observations = observar_casos(exercise, function, cases)
-    torch.save({"observaciones": observations, "manipulaciones": manipulaciones()}, target)
+    torch.save({"observations": observations, "tampering": tampering_records()}, target)

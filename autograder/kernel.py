@@ -12,7 +12,7 @@ Before any student code runs, the launcher
 
 The hidden tests themselves are scored in the grader's process (``autograder.execute``);
 this kernel adds defence in depth and reports what it saw: refused reads and changed
-attributes ("manipulaciones"), which zero the exercise being graded.
+attributes (its tampering records), which zero the exercise being graded.
 """
 
 import os
@@ -133,6 +133,9 @@ class Guard:
         self.refused = []
         self.spaces = watched_namespaces()
         self.snapshot = {label: dict(space) for label, space in self.spaces.items()}
+        from autograder.harness import TAMPERING_EVENT  # imported by watched_namespaces
+
+        self.report_event = TAMPERING_EVENT  # the harness asks for the records with it
 
     def _is_protected(self, path):
         try:
@@ -173,7 +176,7 @@ class Guard:
         raise PermissionError(f"Bloqueado al calificar: {event} {target}")
 
     def hook(self, event, args):
-        if event == "autograder.manipulaciones":
+        if event == self.report_event:
             args[0].extend(self.refused)
             args[0].extend(self.changed())
         elif event in ("open", "os.listdir", "os.scandir", "sqlite3.connect") and args:
@@ -207,25 +210,6 @@ def _hidden_module(name):
             re.fullmatch(r"autograder\.chapters(\.ch\d\d)?", name)):
         return False  # a chapter's notebook side (and the packages that lead to it)
     return not any(name == m or name.startswith(m + ".") for m in KERNEL_SIDE_MODULES[1:-1])
-
-
-def protections():
-    """Which protections a grading kernel gets on this machine, in words (for the summary)."""
-    import subprocess
-
-    probe = subprocess.run([sys.executable, "-c",
-                            "from autograder.kernel import apply_limits; print(apply_limits())"],
-                           capture_output=True, text=True, timeout=60)
-    limits = probe.stdout.strip() or "ninguno (la plataforma no los admite)"
-    from autograder.sandbox import isolation
-
-    return [
-        isolation().words(),
-        "pruebas ocultas calificadas en el proceso del calificador (fuera del kernel)",
-        f"límites de recursos del kernel: {limits}",
-        "guardián de auditoría: lecturas privadas, procesos y bibliotecas nativas bloqueados; "
-        "cambios en torch/numpy/builtins/utilidades detectados",
-    ]
 
 
 def install_kernelspec(prefix=sys.prefix):

@@ -2,8 +2,8 @@
 
 In ``solutions/NN_slug.py`` an exercise is two cells, named by the function students write:
 
-    # %% exercise="accumulate_gradients"     the solution cell (BEGIN/END SOLUTION inside)
-    # %% test="accumulate_gradients"         the graded cell: leave it empty
+    # %% exercise="<function>"     the solution cell (BEGIN/END SOLUTION inside)
+    # %% test="<function>"         the graded cell: leave it empty
 
 The build turns them into nbgrader cells: grade id = the function name, points = the sum
 of the parts the chapter declares (``autograder/chapters/chNN/student.py``), and the test

@@ -19,6 +19,7 @@ from nbgrader.preprocessors import (
 )
 
 from autograder.execute import GradingExecute
+from autograder.facts import METADATA_KEY
 from autograder.preprocessors import (
     DropStderrFromTests,
     HideHiddenTests,
@@ -26,6 +27,7 @@ from autograder.preprocessors import (
     RestoreHelperCell,
     SanitizeStudentContent,
     SkipDemoCells,
+    StatusBanner,
 )
 
 c = get_config()  # noqa: F821 - provided by traitlets when it loads this file
@@ -84,8 +86,16 @@ c.Autograde.autograde_preprocessors = [
     SanitizeStudentContent,
 ]
 
-# Feedback: HideHiddenTests after GetGrades (which reads the scores of the cells).
-c.GenerateFeedback.preprocessors = [GetGrades, HideHiddenTests, CSSHTMLHeaderPreprocessor]
+# GradingExecute writes what it found into the notebook's metadata (autograder.facts), which
+# grading and the feedback read. ClearMetadataPreprocessor is off (nbconvert's default);
+# whoever turns it on keeps those facts.
+c.ClearMetadataPreprocessor.preserve_nb_metadata_mask = {("language_info", "name"),
+                                                         (METADATA_KEY,)}
+
+# Feedback: HideHiddenTests after GetGrades (which reads the scores of the cells);
+# StatusBanner puts the status and the intake notes first.
+c.GenerateFeedback.preprocessors = [GetGrades, HideHiddenTests, StatusBanner,
+                                    CSSHTMLHeaderPreprocessor]
 
 # `nbgrader zip_collect <assignment>`: an LMS's "download all submissions" zip, put in
 # downloaded/<assignment>/archive/, lands in submitted/<student>/<assignment>/. The file

@@ -1,20 +1,48 @@
-"""What grading one submission produced, and its status in words (spelled here only)."""
+"""What grading one submission produced, and its status (spelled here only, with its words)."""
 
+import enum
 from dataclasses import dataclass, field
 
-STATUS_TEXT = {
-    "graded": "calificada",
-    "timed out": "una celda superó el tiempo límite y se interrumpió",
-    "crashed": "una celda terminó el proceso de Python; se omitió y se calificó el resto",
-    "tampering detected": "se detectó una manipulación; los ejercicios afectados no puntúan",
-    "unreadable": "el cuaderno entregado no se pudo leer",
-    "kernel died": "el kernel se cerró durante la ejecución: la entrega no pudo calificarse",
-    "grader crashed": "el proceso que la calificaba murió dos veces: la entrega no pudo "
-                      "calificarse",
-    "grader error": "error al calificar",
-}
-# Statuses with nothing graded: every exercise scores 0, whatever the gradebook held before.
-UNGRADED = ("kernel died", "grader crashed", "grader error", "unreadable")
+
+class Status(str, enum.Enum):
+    """How grading a submission ended. The value is what grades.csv and the summary show;
+    ``text`` says it to a student, in Spanish."""
+
+    GRADED = "graded", "calificada"
+    TIMED_OUT = "timed out", "una celda superó el tiempo límite y se interrumpió"
+    CRASHED = ("crashed",
+               "una celda terminó el proceso de Python; se omitió y se calificó el resto")
+    TAMPERING = ("tampering detected",
+                 "se detectó una manipulación; los ejercicios afectados no puntúan")
+    UNREADABLE = "unreadable", "el cuaderno entregado no se pudo leer"
+    KERNEL_DIED = ("kernel died",
+                   "el kernel se cerró durante la ejecución: la entrega no pudo calificarse")
+    GRADER_CRASHED = ("grader crashed", "el proceso que la calificaba murió dos veces: la "
+                      "entrega no pudo calificarse")
+    GRADER_ERROR = "grader error", "error al calificar"
+    RECORDED = "recorded", "registrada en el libro de calificaciones"  # read back, not graded
+
+    def __new__(cls, value, text):
+        member = str.__new__(cls, value)
+        member._value_ = value
+        member.text = text
+        return member
+
+    # The plain value wherever it is written (f-strings, CSV), on every Python version.
+    def __str__(self):
+        return self.value
+
+    def __format__(self, spec):
+        return format(self.value, spec)
+
+
+# Nothing graded: every exercise scores 0, whatever the gradebook held before.
+UNGRADED = frozenset({Status.KERNEL_DIED, Status.GRADER_CRASHED, Status.GRADER_ERROR,
+                      Status.UNREADABLE})
+# An autograded notebook to show: the feedback page is nbgrader's, not the plain one.
+SHOWS_NOTEBOOK = frozenset({Status.GRADED, Status.TIMED_OUT, Status.CRASHED, Status.TAMPERING})
+# Their detail is for the grades file, too long or technical for the summary table.
+DETAIL_NOT_SUMMARISED = frozenset({Status.KERNEL_DIED, Status.GRADER_ERROR})
 
 
 @dataclass
@@ -23,8 +51,8 @@ class Outcome:
 
     student: str
     assignment: str
-    status: str = "graded"
-    detail: str = ""
+    status: Status = Status.GRADED
+    detail: str = ""  # in Spanish: which cell, what tampering, why unreadable
     scores: dict = field(default_factory=dict)  # grade cell id -> points
     max_scores: dict = field(default_factory=dict)
     notes: list = field(default_factory=list)  # repairs made on intake, in Spanish

@@ -10,6 +10,8 @@ server gradebook (``db_url``, PostgreSQL) every worker writes to it directly.
 Workers run under ``autograder.workers``: a worker that dies (whatever killed it) is
 replaced, its submission is graded once more in a fresh worker, and recorded as
 ``grader crashed`` if that dies too; the rest of the class is graded either way.
+
+``LocalPool`` is the executor ``autograder.pipeline.grade`` uses unless handed another.
 """
 
 import os
@@ -20,35 +22,76 @@ from pathlib import Path
 import nbformat
 
 from autograder import workers as pool
-from autograder.course import gradebook_url, nbgrader_api
+from autograder.course import nbgrader_api, sqlite_gradebook
 from autograder.grading import grade_one, plain_feedback, read_scores
 from autograder.hidden.seeds import SECRET_FILE
 from autograder.kernel import PRIVATE_PATHS_ENV
-from autograder.outcome import Outcome
+from autograder.outcome import Outcome, Status
 
-_worker = {}  # per worker process: its folder and NbGraderAPI
+_worker = {}  # per worker process: its folder, NbGraderAPI and gradebook
 # A submission's worker is killed after this long: every cell at its limit, the kernel
 # restarted after each of the cells that may kill it, and a margin for nbgrader itself.
 KERNEL_RESTARTS = 4
 MARGIN_S = 300
 
 
-def _folder(course_dir, root, timeout, db_url, private=()):
-    """This process's private course folder (made on its first submission)."""
+class LocalPool:
+    """Grade a run's submissions in ``workers`` supervised processes on this machine."""
+
+    def __init__(self, workers=1):
+        self.workers = workers
+
+    def grade(self, run, outcomes, done):
+        """Grade the collected ``outcomes`` of ``run`` (a ``grading.GradeRun``);
+        ``done(outcome)`` as each finishes. Returns them in the order given."""
+        readable = [o for o in outcomes if o.status != Status.UNREADABLE]
+        finished = {id(o): done(_ungraded(o, run))
+                    for o in outcomes if o.status == Status.UNREADABLE}
+
+        def finish(result):
+            if isinstance(result, (pool.Lost, pool.Failed)):
+                outcome = _lost(result, run)
+                key = id(result.task[1])
+            else:
+                key, outcome = result
+                if _own_gradebook(run):
+                    record_grades(run, outcome)
+            finished[key] = done(outcome)
+
+        with tempfile.TemporaryDirectory(prefix="autograder-workers-") as root:
+            pool.run([(id(o), o) for o in readable], _keyed_grade_task, args=(run, root),
+                     workers=self.workers, done=finish,
+                     task_seconds=task_seconds(run.course_dir, readable, run.timeout))
+        return [finished[id(o)] for o in outcomes]
+
+
+def _own_gradebook(run):
+    """Whether the run's gradebook is the course's own sqlite file: workers then grade
+    against private copies of it (one sqlite file takes no writers side by side), and
+    their grades are recorded in it afterwards. A server gradebook they write directly."""
+    return run.db_url == sqlite_gradebook(run.course_dir)
+
+
+def _folder(run, root):
+    """This process's private course folder (made on its first submission), its
+    NbGraderAPI and the gradebook that API writes to."""
     if "folder" not in _worker:
         # Kernels started without the OS sandbox inherit this: their guard refuses to
         # read the course, every worker's folder, the submissions and the grades.
         os.environ[PRIVATE_PATHS_ENV] = os.pathsep.join(
-            str(p) for p in (course_dir, root, *private))
+            str(p) for p in (run.course_dir, root, *run.private))
         folder = Path(root) / f"worker-{os.getpid()}"
         for name in ("source", "release"):
-            shutil.copytree(course_dir / name, folder / name)
+            shutil.copytree(run.course_dir / name, folder / name)
         for name in ("nbgrader_config.py", SECRET_FILE):
-            shutil.copy2(course_dir / name, folder / name)
-        if db_url is None:
-            shutil.copy2(course_dir / "gradebook.db", folder / "gradebook.db")
-        _worker.update(folder=folder, api=nbgrader_api(folder, timeout=timeout, db_url=db_url))
-    return _worker["folder"], _worker["api"]
+            shutil.copy2(run.course_dir / name, folder / name)
+        db_url = run.db_url
+        if _own_gradebook(run):
+            shutil.copy2(run.course_dir / "gradebook.db", folder / "gradebook.db")
+            db_url = sqlite_gradebook(folder)
+        _worker.update(folder=folder, db_url=db_url,
+                       api=nbgrader_api(folder, timeout=run.timeout, db_url=db_url))
+    return _worker["folder"], _worker["api"], _worker["db_url"]
 
 
 def _replace(produced, target):
@@ -58,48 +101,52 @@ def _replace(produced, target):
     shutil.move(str(produced), str(target))
 
 
-def _grade_task(course_dir, root, out_dir, timeout, db_url, private, outcome):
+def _grade_task(run, root, outcome):
     """In a worker: grade one submission, then hand its folders back to the course."""
     import warnings
 
     warnings.filterwarnings("ignore", message=".*not in session.*")
-    folder, api = _folder(course_dir, root, timeout, db_url, private)
+    folder, api, db_url = _folder(run, root)
     student, assignment = outcome.student, outcome.assignment
-    submitted = course_dir / "submitted" / student / assignment
+    submitted = run.course_dir / "submitted" / student / assignment
     if submitted.exists():
         mine = folder / "submitted" / student / assignment
         if mine.exists():
             shutil.rmtree(mine)
         shutil.copytree(submitted, mine)
-    grade_one(api, folder, outcome, out_dir, db_url)
+    grade_one(api, folder, outcome, run.feedback_page(outcome), db_url)
     for kind in ("autograded", "feedback"):
         produced = folder / kind / student / assignment
         if produced.exists():
-            _replace(produced, course_dir / kind / student / assignment)
+            _replace(produced, run.course_dir / kind / student / assignment)
     return outcome
 
 
-def record_grades(course_dir, outcome):
-    """Record an autograded submission in the course's sqlite gradebook, as autograde would."""
+def _keyed_grade_task(run, root, task):
+    key, outcome = task
+    return key, _grade_task(run, root, outcome)
+
+
+def record_grades(run, outcome):
+    """Record an autograded submission in the run's gradebook, as autograde would."""
     from nbgrader.api import Gradebook
     from nbgrader.preprocessors import SaveAutoGrades
 
     student, assignment = outcome.student, outcome.assignment
-    path = course_dir / "autograded" / student / assignment / f"{assignment}.ipynb"
+    path = run.course_dir / "autograded" / student / assignment / f"{assignment}.ipynb"
     if not path.exists():
         return
-    url = gradebook_url(course_dir)
-    stamp = course_dir / "submitted" / student / assignment / "timestamp.txt"
-    with Gradebook(url) as gradebook:
+    stamp = run.course_dir / "submitted" / student / assignment / "timestamp.txt"
+    with Gradebook(run.db_url) as gradebook:
         gradebook.update_or_create_student(student)
         extra = {"timestamp": stamp.read_text().strip()} if stamp.exists() else {}
         gradebook.update_or_create_submission(assignment, student, **extra)
-    resources = {"nbgrader": {"db_url": url, "assignment": assignment, "notebook": assignment,
-                              "student": student}}
+    resources = {"nbgrader": {"db_url": run.db_url, "assignment": assignment,
+                              "notebook": assignment, "student": student}}
     SaveAutoGrades().preprocess(nbformat.read(path, as_version=4), resources)
 
 
-def _lost(result, course_dir, out_dir, db_url):
+def _lost(result, run):
     """The Outcome of a submission no worker could grade: 0 points, and why."""
     if isinstance(result, pool.Lost):
         outcome, how = result.task[1], (
@@ -108,14 +155,19 @@ def _lost(result, course_dir, out_dir, db_url):
             f"{result.attempts} intentos; " + (f"terminado por {result.signal_name}"
                                               if result.signal_name else
                                               f"código de salida {result.exitcode}"))
-        status = "grader crashed"
+        status = Status.GRADER_CRASHED
     else:
         outcome, how = result.task[1], result.error.strip().splitlines()[-1]
-        status = "grader error"
+        status = Status.GRADER_ERROR
     outcome = Outcome(outcome.student, outcome.assignment, status=status, detail=how,
                       notes=outcome.notes)
-    read_scores(course_dir, outcome, db_url)
-    plain_feedback(outcome, out_dir / "feedback" / outcome.student / f"{outcome.assignment}.html")
+    return _ungraded(outcome, run)
+
+
+def _ungraded(outcome, run):
+    """Nothing graded: zero points and a plain page, here, without a worker."""
+    read_scores(outcome, run.db_url)
+    plain_feedback(outcome, run.feedback_page(outcome))
     return outcome
 
 
@@ -130,43 +182,3 @@ def task_seconds(course_dir, outcomes, timeout):
         if release.exists():
             cells = max(cells, len(nbformat.read(release, as_version=4).cells))
     return cells * per_cell * KERNEL_RESTARTS + MARGIN_S
-
-
-def grade_in_workers(outcomes, course_dir, out_dir, timeout, db_url, workers, done,
-                     private=()):
-    """Grade ``outcomes`` in ``workers`` processes; ``done(outcome)`` as each finishes.
-    Returns them in the order given. ``private``: more folders kernels must not read
-    (e.g. where the submissions came from)."""
-    course_dir, out_dir = Path(course_dir).resolve(), Path(out_dir).resolve()
-    readable = [o for o in outcomes if o.status != "unreadable"]
-    finished = {id(o): done(_unreadable(o, course_dir, out_dir, db_url))
-                for o in outcomes if o.status == "unreadable"}
-
-    def finish(result):
-        if isinstance(result, (pool.Lost, pool.Failed)):
-            outcome = _lost(result, course_dir, out_dir, db_url)
-            key = id(result.task[1])
-        else:
-            key, outcome = result
-            if db_url is None:
-                record_grades(course_dir, outcome)
-        finished[key] = done(outcome)
-
-    with tempfile.TemporaryDirectory(prefix="autograder-workers-") as root:
-        pool.run([(id(o), o) for o in readable], _keyed_grade_task,
-                 args=(course_dir, root, out_dir, timeout, db_url, tuple(map(str, private))),
-                 workers=workers,
-                 done=finish, task_seconds=task_seconds(course_dir, readable, timeout))
-    return [finished[id(o)] for o in outcomes]
-
-
-def _keyed_grade_task(course_dir, root, out_dir, timeout, db_url, private, task):
-    key, outcome = task
-    return key, _grade_task(course_dir, root, out_dir, timeout, db_url, private, outcome)
-
-
-def _unreadable(outcome, course_dir, out_dir, db_url):
-    """Nothing to run: zero points and a plain page, here, without a worker."""
-    read_scores(course_dir, outcome, db_url)
-    plain_feedback(outcome, out_dir / "feedback" / outcome.student / f"{outcome.assignment}.html")
-    return outcome

@@ -11,6 +11,8 @@ from nbgrader import utils
 from nbgrader.api import Gradebook, MissingEntry
 from nbgrader.preprocessors import NbGraderPreprocessor, OverwriteCells
 
+from autograder.facts import Facts, classify
+from autograder.feedback import status_banner
 from autograder.sanitize import clean_notebook
 
 DEMO_TAG = "demo"
@@ -19,6 +21,7 @@ SKIPPED_DEMO_SOURCE = "# Demostración omitida al calificar (no afecta a la nota
 HIDDEN_TESTS_RE = re.compile(r"### BEGIN HIDDEN TESTS.*?### END HIDDEN TESTS\n?", re.DOTALL)
 HIDDEN_TESTS_NOTE = "# (Aquí se ejecutaron las pruebas ocultas; su código no se muestra.)\n"
 HELPER_NOTE = "# Utilidades del curso (celda generada; su código no se repite aquí).\n"
+STATUS_CELL_ID = "estado-de-la-entrega"
 
 
 def is_demo(cell):
@@ -123,3 +126,17 @@ class HideHiddenTests(NbGraderPreprocessor):
             if output.output_type == "error":
                 output.traceback = [f"{output.ename}: {output.evalue}"]
         return cell, resources
+
+
+class StatusBanner(NbGraderPreprocessor):
+    """In feedback, a first cell with the submission's status and the repairs made on intake,
+    from the facts grading stored in the notebook (``autograder.facts``), in Spanish."""
+
+    def preprocess(self, nb, resources):
+        facts = Facts.read(nb)
+        banner = status_banner(*classify(facts), facts.notes)
+        if banner:
+            cell = nbformat.v4.new_markdown_cell(banner)
+            cell["id"] = STATUS_CELL_ID
+            nb.cells.insert(0, cell)
+        return nb, resources

@@ -112,6 +112,21 @@ def require_isolation():
     return found
 
 
+def protections():
+    """Which protections a grading kernel gets on this machine, in words (for the summary)."""
+    probe = subprocess.run([sys.executable, "-c",
+                            "from autograder.kernel import apply_limits; print(apply_limits())"],
+                           capture_output=True, text=True, timeout=60)
+    limits = probe.stdout.strip() or "ninguno (la plataforma no los admite)"
+    return [
+        isolation().words(),
+        "pruebas ocultas calificadas en el proceso del calificador (fuera del kernel)",
+        f"límites de recursos del kernel: {limits}",
+        "guardián de auditoría: lecturas privadas, procesos y bibliotecas nativas bloqueados; "
+        "cambios en torch/numpy/builtins/utilidades detectados",
+    ]
+
+
 def _python_dirs():
     """The Python environment: prefixes, and where the interpreter really lives."""
     dirs = {Path(p).resolve() for p in (sys.prefix, sys.base_prefix, sys.exec_prefix)}

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from nbgrader import utils
 
 from autograder import markers
+from autograder.outcome import Status
 
 
 def solution_code(source_nb):
@@ -38,4 +39,4 @@ class SampleStudent:
     deleted: tuple = ()  # grade ids of cells the student deleted
     lost: tuple = ()  # grade ids of the exercises expected to score 0; ("*",) = all
     partial: dict = field(default_factory=dict)  # grade id -> points expected (partial credit)
-    expected_status: str = "graded"
+    expected_status: Status = Status.GRADED

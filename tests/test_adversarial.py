@@ -23,6 +23,7 @@ from autograder.adversarial import (
     write_corpus,
 )
 from autograder.hidden.seeds import SECRET_FILE
+from autograder.outcome import Status
 from autograder.pipeline import grade, prepare_course
 from autograder.sample_class import SAMPLE_CLASS, submission
 from autograder.sandbox import ETC_FILES, KERNEL_PACKAGE_ROOT, KERNEL_SIDE, isolation
@@ -62,12 +63,12 @@ def test_every_case_and_the_honest_student_have_an_outcome(outcomes):
     by_student, _ = outcomes
     assert set(by_student) == {c.student_id for c in _cases(outcomes)} | {HONEST.student_id}
     assert not [s for s, o in by_student.items()
-                if o.status in ("grader error", "grader crashed", "kernel died")]
+                if o.status in (Status.GRADER_ERROR, Status.GRADER_CRASHED, Status.KERNEL_DIED)]
 
 
 def test_the_honest_student_is_graded_correctly(outcomes):
     honest = outcomes[0][HONEST.student_id]
-    assert honest.status == "graded" and honest.score == honest.max_score == 8
+    assert honest.status == Status.GRADED and honest.score == honest.max_score == 8
 
 
 def test_no_undeserved_points_and_a_reason_for_each_case(outcomes):
@@ -90,8 +91,8 @@ def test_each_case_has_spanish_feedback(outcomes):
     for student, outcome in by_student.items():
         page = (root / "out" / "feedback" / student / f"{ASSIGNMENT}.html").read_text()
         assert "BEGIN HIDDEN TESTS" not in page and "autograder.checks" not in page
-        if outcome.status != "graded":
-            assert "Estado:" in page or outcome.status == "unreadable"
+        if outcome.status != Status.GRADED:
+            assert "Estado:" in page or outcome.status == Status.UNREADABLE
 
 
 def _allowed_folder(folder, own_folder):
@@ -225,7 +226,7 @@ def test_a_dead_grading_worker_is_replaced_and_nothing_is_lost(tmp_path):
     killer.join()
     assert killed, "no busy worker was found to kill"
     assert [(o.student, o.status, o.score) for o in graded] == [
-        (name, "graded", 8.0) for name in ("ana", "bea", "carla")]
+        (name, Status.GRADED, 8.0) for name in ("ana", "bea", "carla")]
 
 
 def _children(pid):

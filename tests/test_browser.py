@@ -385,6 +385,7 @@ def test_student_html_never_runs_in_feedback_or_formgrader(browser, lab, course,
 
     from autograder.adversarial import ASSIGNMENT, HOSTILE_CASES, write_corpus
     from autograder.course import gradebook_url
+    from autograder.outcome import Status
     from autograder.pipeline import grade
 
     hostile = [c for c in HOSTILE_CASES if c.student_id == "html_hostil"]
@@ -394,7 +395,7 @@ def test_student_html_never_runs_in_feedback_or_formgrader(browser, lab, course,
     control.write_text(HTMLExporter(template_name="classic").from_filename(str(notebook))[0])
     graded = grade(submissions, tmp_path / "out", course_dir=course, timeout=30,
                    progress=lambda line: None, workers=1)
-    assert [o.status for o in graded] == ["graded"]
+    assert [o.status for o in graded] == [Status.GRADED]
     with Gradebook(gradebook_url(course)) as gradebook:
         submission_id = gradebook.find_submission_notebook(
             ASSIGNMENT, ASSIGNMENT, "html_hostil").id

@@ -5,6 +5,7 @@ import csv
 import nbformat
 
 from autograder.canary import check, render
+from autograder.outcome import Status
 from autograder.submissions import SampleStudent
 
 ASSIGNMENT = "01_prueba"
@@ -43,8 +44,8 @@ def _course(tmp_path, ana_points=2.0, **notebook):
         writer = csv.writer(handle)
         writer.writerow(["student", "assignment", "status", "detail", "notes", "ch01_f_test",
                          "score", "max_score"])
-        writer.writerow(["ana", ASSIGNMENT, "graded", "", "", ana_points, ana_points, 2.0])
-        writer.writerow(["bruno", ASSIGNMENT, "graded", "", "", 0.0, 0.0, 2.0])
+        writer.writerow(["ana", ASSIGNMENT, Status.GRADED, "", "", ana_points, ana_points, 2.0])
+        writer.writerow(["bruno", ASSIGNMENT, Status.GRADED, "", "", 0.0, 0.0, 2.0])
     return course, grades
 
 

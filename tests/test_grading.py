@@ -7,7 +7,10 @@ import re
 import pytest
 
 from autograder.canary import expected_points
-from autograder.pipeline import grade, prepare_course, summary_table
+from autograder.export import summary_table
+from autograder.outcome import SHOWS_NOTEBOOK as SHOWS
+from autograder.outcome import Status
+from autograder.pipeline import grade, prepare_course
 from autograder.sample_class import SAMPLE_CLASS, write_sample_class
 
 pytestmark = pytest.mark.slow
@@ -61,6 +64,31 @@ def test_feedback_names_the_misconception_and_the_parts(graded):
     assert "sin `.clone()`" in text and "Pista:" in text
     text = (graded["out"] / "feedback" / "hugo" / "01_grafo_dinamico.html").read_text()
     assert "✓ valor de la penalización" in text and "✗ diferenciable" in text
+
+
+def test_each_hidden_test_is_stored_part_by_part_in_the_graded_notebook(graded):
+    """A class report reads the parts from the autograded notebook, not from its text."""
+    import nbformat
+
+    from autograder.facts import Facts
+
+    for (student, assignment), outcome in graded["outcomes"].items():
+        if outcome.status not in SHOWS:
+            continue
+        path = graded["course"] / "autograded" / student / assignment / f"{assignment}.ipynb"
+        stored = Facts.read(nbformat.read(path, as_version=4)).hidden_tests
+        assert stored, (student, assignment)
+        for exercise, test in stored.items():
+            assert test["points"] == outcome.scores[f"{exercise}_test"], (student, exercise)
+            if test["zeroed"] is None:
+                assert test["points"] == pytest.approx(sum(p["earned"] for p in test["parts"]))
+                assert test["max_points"] == sum(p["points"] for p in test["parts"])
+                assert all(p["earned"] == 0 for p in test["parts"] if p["diagnosis"])
+    hugo = graded["course"] / "autograded" / "hugo" / FIRST / f"{FIRST}.ipynb"
+    parts = Facts.read(nbformat.read(hugo, as_version=4)).hidden_tests["gradient_penalty"]
+    earned = {p["part"].split()[0]: (p["earned"], p["diagnosis"]) for p in parts["parts"]}
+    assert earned["valor"] == (1.5, None)
+    assert earned["diferenciable"][0] == 0 and earned["diferenciable"][1]
 
 
 def test_grades_csv_has_one_row_per_submission(graded):
@@ -142,7 +170,7 @@ def test_parallel_grading_records_every_grade_in_the_course_gradebook(graded):
 
     with Gradebook(gradebook_url(graded["course"])) as gradebook:
         for (student, assignment), outcome in graded["outcomes"].items():
-            if outcome.status in ("kernel died", "grader error", "unreadable"):
+            if outcome.status in (Status.KERNEL_DIED, Status.GRADER_ERROR, Status.UNREADABLE):
                 continue
             submission = gradebook.find_submission_notebook(assignment, assignment, student)
             recorded = {g.name: float(g.score or 0.0) for g in submission.grades}

@@ -22,7 +22,7 @@ def test_private_course_files_are_refused_and_recorded(guard):
     with pytest.raises(PermissionError):
         guard.hook("open", (str(course / "submitted" / "ana" / "x.ipynb"), "r", 0))
     report = []
-    guard.hook("autograder.manipulaciones", (report,))
+    guard.hook("autograder.tampering", (report,))
     targets = [r["target"] for r in report if r["kind"] == "read"]
     assert any("gradebook.db" in t for t in targets) and any("submitted" in t for t in targets)
 
@@ -73,7 +73,7 @@ def test_hidden_modules_cannot_be_imported_and_the_attempt_is_recorded(guard):
         guard.hook("import", ("autograder.chapters.ch01.hidden", None, [], [], []))
     guard.hook("import", ("autograder.harness", None, [], [], []))
     report = []
-    guard.hook("autograder.manipulaciones", (report,))
+    guard.hook("autograder.tampering", (report,))
     assert report == [{"kind": "import", "target": "autograder.hidden.reference"},
                       {"kind": "import", "target": "autograder.chapters.ch01.hidden"}]
 

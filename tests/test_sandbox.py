@@ -10,14 +10,14 @@ import pytest
 
 from autograder import sandbox
 from autograder.course import ROOT
-from autograder.kernel import protections
+from autograder.outcome import Status
 
 
 def test_isolation_can_be_turned_off_and_says_so(monkeypatch):
     monkeypatch.setenv(sandbox.SANDBOX_ENV, "off")
     found = sandbox.isolation()
     assert not found.active and "NO activo" in found.words()
-    assert "NO activo" in protections()[0]
+    assert "NO activo" in sandbox.protections()[0]
 
 
 def test_without_bubblewrap_the_summary_says_how_to_get_it(monkeypatch):
@@ -109,6 +109,6 @@ def test_without_the_sandbox_grading_still_holds_with_the_guard(tmp_path, monkey
     copier = graded["copia_de_otro"]
     assert copier.scores["manual_backward_test"] == 0
     killer = graded["mata_padre"]
-    assert killer.status == "tampering detected" and "señal" in killer.detail
+    assert killer.status == Status.TAMPERING and "señal" in killer.detail
     assert killer.scores["manual_backward_test"] == 0
     assert os.getpid()  # this process, the grader's caller, is alive

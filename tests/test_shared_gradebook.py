@@ -8,7 +8,8 @@ import sys
 import pytest
 from postgres import Server  # tests/postgres.py
 
-from autograder.pipeline import export, grade, gradebook_outcomes, prepare_course
+from autograder.export import export, gradebook_outcomes
+from autograder.pipeline import grade, prepare_course
 from autograder.sample_class import write_sample_class
 
 pytestmark = pytest.mark.slow

@@ -14,7 +14,9 @@ import pytest
 
 from autograder.__main__ import main
 from autograder.course import chapter_named
-from autograder.pipeline import grade, gradebook_outcomes, prepare_course
+from autograder.export import gradebook_outcomes
+from autograder.outcome import Status
+from autograder.pipeline import grade, prepare_course
 from autograder.submissions import fill_solutions, solution_code
 
 pytestmark = pytest.mark.slow
@@ -60,7 +62,7 @@ def test_canvas_zip_is_collected_graded_and_one_student_regraded(tmp_path):
                                             progress=None)}
     assert outcomes["anaperez"].score == outcomes["anaperez"].max_score > 0
     assert outcomes["luisgomez"].score == 0
-    assert {o.status for o in outcomes.values()} == {"graded"}
+    assert {o.status for o in outcomes.values()} == {Status.GRADED}
     for folder in ("submitted", "autograded"):  # late penalties read it there
         assert (course / folder / "anaperez" / name / "timestamp.txt").read_text() == \
             stamp.read_text()

@@ -48,7 +48,7 @@ def _free_names(tree):
 @functools.cache
 def load_reference(chapter_key):
     """The chapter's solution cells run in a namespace of their own, as a module-like
-    object: ``load_reference("ch03").accumulate_gradients``."""
+    object: ``load_reference("ch03").<function>``."""
     cells = jupytext.read(chapter_named(chapter_key).source).cells
     imports = _imports(cells)
     namespace = {"__name__": f"autograder.hidden.reference.{chapter_key}"}

@@ -75,6 +75,18 @@ def score(hidden, cases, observations):
     return puntuar(hidden.exercise.partes, built, public_answers(hidden))
 
 
+def part_results(result):
+    """A ``Resultado``'s parts as plain data: name, points, points earned (by ``puntuar``'s
+    rule: a requirement earns only beside a value part that passed) and the diagnosis id of
+    the failure (None when the part passed)."""
+    any_value = any(failure is None and not part.requisito for part, failure in result.fallos)
+    return [{"part": part.nombre, "points": part.puntos,
+             "earned": part.puntos if failure is None and (any_value or not part.requisito)
+             else 0.0,
+             "diagnosis": None if failure is None else failure.diagnostico}
+            for part, failure in result.fallos]
+
+
 def _not_implemented(*args, **kwargs):
     raise NotImplementedError()
 

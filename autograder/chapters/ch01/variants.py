@@ -11,6 +11,7 @@ from autograder.chapters.ch01.student import (
 )
 from autograder.corpus import CORRECT, Registry
 from autograder.hidden.reference import load_reference
+from autograder.outcome import Status
 from autograder.submissions import SampleStudent
 
 reference = load_reference("ch01")
@@ -473,10 +474,10 @@ SAMPLE_STUDENTS = [
                   lost=("manual_backward_test",)),
     SampleStudent("elena", "una celda que nunca termina",
                   {"gradient_penalty": PENALTY_CELL_THAT_NEVER_ENDS},
-                  lost=("gradient_penalty_test",), expected_status="timed out"),
+                  lost=("gradient_penalty_test",), expected_status=Status.TIMED_OUT),
     SampleStudent("fede", "mata el kernel (os._exit) en una celda",
                   {"manual_backward": KERNEL_KILLER},
-                  lost=("manual_backward_test",), expected_status="crashed"),
+                  lost=("manual_backward_test",), expected_status=Status.CRASHED),
     SampleStudent("hugo", "casi bien: penalización sin create_graph (crédito parcial)",
                   {"gradient_penalty": PENALTY_WITHOUT_CREATE_GRAPH},
                   partial={"gradient_penalty_test": 2.0}),
