@@ -3,8 +3,13 @@
 import pytest
 
 from autograder.course import chapters
-from autograder.mutation import MIN_SCORE, chapter_mutants, mutation_verdicts, scores
-from autograder.mutation import stale_equivalences
+from autograder.mutation import (
+    MIN_SCORE,
+    chapter_mutants,
+    mutation_verdicts,
+    scores,
+    stale_equivalences,
+)
 
 pytestmark = pytest.mark.slow
 
