@@ -78,16 +78,18 @@ def _cerca_de(valor, objetivo):
 
 
 def nombre_de_factor(razon, factores):
-    """The diagnosis id that explains ``razon`` (−1, 2, ½, or one of ``factores``)."""
+    """The diagnosis id that explains ``razon`` (−1, one of ``factores``, 2 or ½)."""
     if abs(razon + 1) < 1e-3:
         return "signo"
-    if abs(razon - 2) < 1e-3 or abs(razon - 0.5) < 1e-3:
-        return "factor_2"
+    # The chapter's own factors first: a ratio of 2 is "divided twice by accum" when accum
+    # is 2, not a square's derivative.
     for diagnostico, valor in factores.items():
         if _cerca_de(razon, valor):
             return diagnostico
         if _cerca_de(razon, 1 / valor) and diagnostico in INVERSOS:
             return INVERSOS[diagnostico]
+    if abs(razon - 2) < 1e-3 or abs(razon - 0.5) < 1e-3:
+        return "factor_2"
     return "escala_desconocida"
 
 

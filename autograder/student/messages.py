@@ -21,8 +21,10 @@ CATALOGO = {
     "factor_2": (
         "Factor 2",
         "`{nombre}` es {razon:.3g} × el valor correcto.",
-        "¿Olvidaste (o duplicaste) el 2 de la derivada de un cuadrado?",
-        "`{nombre}` is off by a factor of 2: the derivative of a square."),
+        "Busca un 2 de más o de menos: la derivada de un cuadrado, una media sobre el doble "
+        "(o la mitad) de elementos, algo sumado dos veces.",
+        "`{nombre}` is off by a factor of 2 (a square's derivative, a mean over the wrong "
+        "count, something added twice)."),
     "suma_en_vez_de_media": (
         "Suma en vez de media",
         "`{nombre}` es {razon:.3g} × el valor correcto, y {razon:.3g} es el número de elementos "
@@ -63,7 +65,7 @@ CATALOGO = {
         "`{nombre}` still carries the GradScaler's scale: unscale_ before clipping or reading."),
     "escala_desconocida": (
         "Factor constante",
-        "`{nombre}` es proporcional al valor correcto pero {razon:.4g} veces más grande.",
+        "`{nombre}` es proporcional al valor correcto: {razon:.4g} × ese valor.",
         "Busca un factor constante de más o de menos (una media, un 2, un número de pasos).",
         "`{nombre}` is a constant multiple ({razon:.4g}) of the expected value."),
     "ceros": (
