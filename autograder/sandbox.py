@@ -196,12 +196,13 @@ def bwrap_argv(bwrap, cwd, kernel_dir, scratch=None):
     if os.geteuid() == 0:  # a root sandbox keeps its capabilities unless told otherwise
         args += ["--cap-drop", "ALL"]
     args += _system_args()
+    # The private /tmp first: what is bound next may live under /tmp (a venv there).
+    args += ["--proc", "/proc", "--dev", "/dev", *_gpu_args(),
+             "--size", str(TMP_BYTES), "--tmpfs", "/tmp"]
     for root in _python_dirs():
         args += ["--ro-bind", str(root), str(root)]
     args += _package_args()
-    args += ["--proc", "/proc", "--dev", "/dev", *_gpu_args(),
-             "--size", str(TMP_BYTES), "--tmpfs", "/tmp",
-             "--bind", str(kernel_dir), str(kernel_dir),
+    args += ["--bind", str(kernel_dir), str(kernel_dir),
              "--bind", str(scratch), str(cwd), "--chdir", str(cwd)]
     for name in ("passwd", "group"):
         if (kernel_dir / name).exists():

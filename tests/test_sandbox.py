@@ -4,6 +4,7 @@ import os
 import shutil
 import subprocess
 import sys
+from pathlib import Path
 
 import nbformat
 import pytest
@@ -27,6 +28,14 @@ def test_without_bubblewrap_the_summary_says_how_to_get_it(monkeypatch):
     monkeypatch.setenv(sandbox.SANDBOX_ENV, "required")  # then grading refuses to start
     with pytest.raises(RuntimeError, match="required"):
         sandbox.require_isolation()
+
+
+def test_an_environment_under_tmp_is_mounted_over_the_private_tmp(tmp_path, monkeypatch):
+    venv = Path("/tmp/clone/.venv")  # CI or a user may keep the clone and its venv in /tmp
+    monkeypatch.setattr(sandbox, "_python_dirs", lambda: [venv])
+    argv = sandbox.bwrap_argv("bwrap", tmp_path, tmp_path / "k")
+    binds = [i for i, a in enumerate(argv) if a == "--ro-bind" and argv[i + 1] == str(venv)]
+    assert binds and binds[0] > argv.index("--tmpfs")
 
 
 def test_the_command_line_isolates_everything(tmp_path):
