@@ -820,7 +820,8 @@ print(f"exactitud de prueba final: {registro['exactitud'][-1]:.3f}")
 # - En cada paso, en este orden: recorte con `torch.nn.utils.clip_grad_norm_` si `max_norm`
 #   no es `None`, `optimizer.step()`, `scheduler.step()` si hay planificador; y pon los
 #   gradientes a cero antes del ciclo siguiente.
-# - Devuelve la media de las pérdidas **sin dividir** de todos los micro-lotes, como `float`.
+# - Devuelve la media de las pérdidas **sin dividir** de todos los micro-lotes (una por
+#   micro-lote, sin ponderar por su tamaño), como `float`.
 
 # %% exercise="train_one_epoch"
 def train_one_epoch(model, loader, loss_fn, optimizer, scheduler=None, accum=1, max_norm=None):
@@ -843,8 +844,9 @@ def train_one_epoch(model, loader, loss_fn, optimizer, scheduler=None, accum=1, 
     gradientes se ponen a cero antes del primer ``backward()`` del ciclo siguiente (cómo
     quedan los ``.grad`` al terminar la época no importa).
 
-    Devuelve la media de las pérdidas **sin dividir** de todos los micro-lotes, como
-    ``float`` de Python. No cambia nada más: ni los ajustes de ``loss_fn`` ni los del
+    Devuelve la media de las pérdidas **sin dividir** de todos los micro-lotes (una por
+    micro-lote, sin ponderar por su tamaño: el último de un ``DataLoader`` puede ser más
+    corto), como ``float`` de Python. No cambia nada más: ni los ajustes de ``loss_fn`` ni los del
     optimizador (salvo lo que cambien sus pasos y el planificador), ni los
     ``requires_grad``, ni el modo de autograd, ni los micro-lotes.
     """

@@ -573,7 +573,7 @@ def modules_that_change(model, x):
     sin hijos. Cada hoja que se ejecuta durante `model(x)`, con todo el modelo en modo
     evaluación, recibe ahí una entrada (en estos modelos, una sola vez); se ejecuta sobre
     esa entrada en modo entrenamiento y en modo evaluación, y se lista si las dos salidas
-    difieren. Las hojas que `model(x)` no ejecuta no se listan. Devuelve una lista (o
+    difieren en algo, por poco que sea (comparación exacta, como `torch.equal`). Las hojas que `model(x)` no ejecuta no se listan. Devuelve una lista (o
     tupla) con sus nombres de `model.named_modules()`, en cualquier orden.
 
     Todo sin grafo: el pase del modelo y cada ejecución de una hoja, con autograd

@@ -87,9 +87,10 @@ def test_hidden_layouts_hold_every_trap_and_need_different_answers():
         layouts = [shape[4] for shape, _ in plan("modules_that_change", hidden.HIDDEN,
                                                  student, SECRET)]
         for layout in layouts:
-            assert len(layout) == 6 and set("BDGSZ") <= set(layout)
-            assert len(set(layout) - set("BDGSZ")) == 1 and set(layout) - set("BDGSZ") <= set(
-                "RTI")
+            extra = set(layout) - set("BDGSZg")
+            assert set("BDGSZ") <= set(layout) and len(extra) == 1 and extra <= set("RTI")
+            assert len(layout) == 6 + ("g" in layout)
+        assert any("g" in layout for layout in layouts)  # a change below allclose's tolerance
         answers = [hidden._changing(layout) for layout in layouts]
         assert len(set(map(frozenset, answers))) == len(answers)  # a fixed answer shows
 

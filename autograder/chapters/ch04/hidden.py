@@ -22,7 +22,8 @@ reference = load_reference("ch04")  # the solution cells of solutions/04_*.py
 def _epoch_shapes(generator):
     """Four epochs. scheduler, accum and max_norm omitted (their defaults) with momentum and
     an iterable loader that cannot be sliced; accum=3 with a partial
-    last cycle (AdamW, cosine, no clipping: every scale mistake shows) on a nested model
+    last cycle and a shorter last micro-batch (AdamW, cosine, no clipping: every scale
+    mistake shows, and a mean weighted by sample counts too) on a nested model
     that arrives half in eval mode with zeroed ``.grad``; accum=2 with clipping tight
     enough to act and no scheduler; accum larger than the number of batches, cosine, max_norm
     omitted."""
@@ -46,10 +47,11 @@ def _epoch_shapes(generator):
     B, D, H, C = network()
     n = 3 * integer(generator, 2, 3) + integer(generator, 1, 2)
     cases.append((n, B, D, H, C, 3, 0, "coseno", "adamw", "lista", 0, "mixto", True, 0.1,
-                   True))
+                   True, integer(generator, 1, B - 1)))
     B, D, H, C = network()
     cases.append((2 * integer(generator, 2, 3), B, D, H, C, 2, 0.3, "ninguno", "sgd", loader(),
-                  0, ("train", "eval")[integer(generator, 0, 1)], coin(), smoothing(), coin()))
+                  0, ("train", "eval")[integer(generator, 0, 1)], coin(), smoothing(), coin(),
+                  integer(generator, 1, B - 1) if coin() else 0))
     B, D, H, C = network()
     n = 1
     cases.append((n, B, D, H, C, n + integer(generator, 1, 3), 0, "coseno", "sgd_simple",
@@ -77,6 +79,9 @@ EPOCH_SPACE = Space(dimensions=(
     Dimension("loader.kind", lambda e: type(e["loader"]).__name__,
               must_include=("list", "Cargador")),
     Dimension("loader.batches", lambda e: len(e["loader"]), must_include=(1,)),
+    Dimension("loader.smaller_last",
+              lambda e: len(_lotes(e["loader"])[-1]) < len(_lotes(e["loader"])[1]),
+              must_include=(True, False)),
     Dimension("loss_fn.label_smoothing", lambda e: e["loss_fn"].label_smoothing,
               must_include=(0.0, 0.1)),
     Dimension("optimizer", lambda e: (type(e["optimizer"]).__name__,

@@ -170,6 +170,12 @@ MENSAJES = {
         "`LambdaLR` multiplica la lr inicial por el factor: para terminar en `min_lr`, el factor "
         "final debe ser `min_lr / lr`.",
         "The cosine ends at min_lr·lr: min_lr was used as a factor of lr."),
+    "media_por_muestra": (
+        "Media por muestra",
+        "`{nombre}` pesa cada pérdida por el tamaño de su micro-lote, pero el último es más "
+        "corto y el enunciado pide la media de las pérdidas de los micro-lotes.",
+        "Relee qué media pide el enunciado: ¿una por muestra o una por micro-lote?",
+        "`{nombre}` is a per-sample mean; the exercise asks for the mean of the batch losses."),
     "media_de_ciclos": (
         "Media de las medias de cada ciclo",
         "`{nombre}` es la media de las pérdidas medias de cada ciclo, pero el último ciclo es "
@@ -680,7 +686,7 @@ class Cargador:
 def construir_entrenamiento(generador, forma):
     """Inputs of train_one_epoch for ``forma`` = (n_lotes, tam_lote, D, H, C, accum,
     max_norm, planificador, optimizador[, cargador, omitidos, inicio, anidado, suavizado,
-    grad]).
+    grad, ultimo]).
 
     ``max_norm`` 0 means None; planificador "coseno" or "ninguno"; optimizador "sgd"
     (momentum), "sgd_simple" or "adamw"; cargador "lista" or "iterable" (a ``Cargador``);
@@ -688,7 +694,8 @@ def construir_entrenamiento(generador, forma):
     max_norm, accum, scheduler); inicio "eval", "train" or "mixto" (the top module in
     train mode, the first layer in eval mode); anidado: the layers inside submodules;
     suavizado: the loss's label smoothing; grad: the parameters arrive with ``.grad``
-    zeroed (not None). The public example: a list, eval mode, nothing omitted.
+    zeroed (not None); ultimo: the size of a shorter last micro-batch (0: all the same).
+    The public example: a list, eval mode, nothing omitted.
     """
     n, B, D, H, C, accum, max_norm, planificador, optimizador = forma[:9]
     cargador, omitidos, inicio, anidado, suavizado, grad = (
@@ -702,8 +709,11 @@ def construir_entrenamiento(generador, forma):
     if grad:
         for p in modelo.parameters():
             p.grad = torch.zeros_like(p)
-    lotes = [(torch.randn(B, D, generator=generador, dtype=torch.float64),
-              torch.randint(0, C, (B,), generator=generador)) for _ in range(n)]
+    tamanos = [B] * n
+    if len(forma) > 15 and forma[15]:  # a shorter last micro-batch, as a DataLoader gives
+        tamanos[-1] = forma[15]
+    lotes = [(torch.randn(b, D, generator=generador, dtype=torch.float64),
+              torch.randint(0, C, (b,), generator=generador)) for b in tamanos]
     if optimizador == "adamw":
         opt = torch.optim.AdamW(modelo.parameters(), lr=0.05, weight_decay=0.1)
     elif optimizador == "sgd":
@@ -826,8 +836,12 @@ def observar_entrenamiento(train_one_epoch, entradas):
 
 
 def contexto_entrenamiento(forma):
-    n, accum, max_norm = forma[0], forma[5], forma[6]
-    return {"n_lotes": n, "accum": accum, "max_norm": float(max_norm) if max_norm else None}
+    n, B, accum, max_norm = forma[0], forma[1], forma[5], forma[6]
+    tamanos = [B] * n
+    if len(forma) > 15 and forma[15]:
+        tamanos[-1] = forma[15]
+    return {"n_lotes": n, "accum": accum, "max_norm": float(max_norm) if max_norm else None,
+            "tamanos": tamanos}
 
 
 def _sin(traza, etiqueta):
@@ -957,6 +971,10 @@ def _perdida_devuelta(caso):
     ciclos = [perdidas[i:i + accum] for i in range(0, len(perdidas), accum)]
     if n % accum and len(ciclos) > 1:  # a short last cycle weighs as much as a full one
         alternativas["media_de_ciclos"] = sum(sum(c) / len(c) for c in ciclos) / len(ciclos)
+    tamanos = datos.get("tamanos", [])
+    if len(set(tamanos)) > 1 and len(tamanos) == len(perdidas):  # a shorter last batch
+        alternativas["media_por_muestra"] = (sum(p * b for p, b in zip(perdidas, tamanos))
+                                             / sum(tamanos))
     comparar_numero("la pérdida media devuelta", datos["devuelto"], datos["esperado"]["perdida"],
                     datos["devuelto_grafo"], {"suma_en_vez_de_media": n}, alternativas)
 
@@ -1016,11 +1034,11 @@ def entrenamiento_a_mano(model, loader, loss_fn, optimizer, scheduler, accum, ma
 
 
 def comprobar_train_one_epoch(train_one_epoch):
-    """Public check: 5 micro-batches from a loader that cannot be sliced, accum=2 (a
-    partial last cycle), clipping, cosine."""
+    """Public check: 5 micro-batches from a loader that cannot be sliced (the last one
+    shorter), accum=2 (a partial last cycle), clipping, cosine."""
     caso = caso_en_proceso(TRAIN_ONE_EPOCH, train_one_epoch, 4,
                            (5, 6, 3, 5, 3, 2, 0.6, "coseno", "sgd_simple", "iterable", 0, "eval",
-                            False, 0.0, False), entrenamiento_a_mano)
+                            False, 0.0, False, 4), entrenamiento_a_mano)
     comprobar(TRAIN_ONE_EPOCH.partes, caso,
               "El orden, los gradientes de cada paso, los parámetros y la pérdida coinciden "
               "(en este ejemplo pequeño).")

@@ -76,6 +76,10 @@ def _evaluation_shapes(generator):
     n = EVALUATION_CASES
     modes = spread(generator, ("eval", "train", "mixto", "azar"), n)
     options = _options(generator, n, anidada=(True, False), ruido=(True, False))
+    trained = modes.index("train")  # a noise layer that is on: only measuring in eval hides it
+    options[trained]["ruido"] = True
+    if all(o["ruido"] for o in options):
+        options[(trained + 1) % n]["ruido"] = False
     mixed = modes.index("mixto")
     options[mixed]["anidada"] = True
     if all(o["anidada"] for o in options):
@@ -119,6 +123,9 @@ EVALUATION_SPACE = Space(dimensions=SHARED_DIMENSIONS + (
     Dimension("model.nieto_con_otro_modo", lambda i: hijo_con_otro_modo(i["model"]),
               must_include=(True,)),
     Dimension("model.ruido", _has(RuidoGaussiano), must_include=(True, False)),
+    Dimension("model.ruido_activo", lambda i: any(isinstance(m, RuidoGaussiano) and m.training
+                                                  for m in i["model"].modules()),
+              must_include=(True, False)),
     Dimension("x.N=1", lambda i: i["x"].shape[0] == 1, must_include=(True, False)),
     Dimension("y.clases", lambda i: list(i["model"].modules())[-1].out_features),
 ))
@@ -128,9 +135,10 @@ EVALUATION_SPACE = Space(dimensions=SHARED_DIMENSIONS + (
 MODULE_CASES = 4
 
 
-def _layout(generator):
-    """The middle block: every trap (S, Z, G) plus B and D, shuffled, with an extra layer."""
-    codes = list("BDGSZ") + [("R", "T", "I")[integer(generator, 0, 2)]]
+def _layout(generator, tiny=False):
+    """The middle block: every trap (S, Z, G) plus B and D, shuffled, with an extra layer;
+    ``tiny`` (float64 cases) adds a layer whose change is far below allclose's tolerance."""
+    codes = list("BDGSZ") + [("R", "T", "I")[integer(generator, 0, 2)]] + (["g"] if tiny else [])
     order = torch.randperm(len(codes), generator=generator).tolist()
     return "".join(codes[i] for i in order)
 
@@ -148,10 +156,10 @@ def _module_shapes(generator):
     smallest = integer(generator, 0, n - 1)
     cases = []
     while len(cases) < n:
-        layout = _layout(generator)
+        i = len(cases)
+        layout = _layout(generator, tiny=options[i]["dtype"] == "float64")
         if any(_changing(shape[4]) == _changing(layout) for shape, _ in cases):
             continue  # two layouts with the same answer would not expose a fixed one
-        i = len(cases)
         shape = (2 if i == smallest else integer(generator, 3, 9), integer(generator, 1, 6),
                  integer(generator, 3, 8), integer(generator, 1, 5), layout, modes[i],
                  _pairs(options[i]))
@@ -168,6 +176,9 @@ MODULE_SPACE = Space(dimensions=SHARED_DIMENSIONS + (
     Dimension("model.hoja_sin_ejecutar", lambda i: hasattr(i["model"], "reserva"),
               must_include=(True, False)),
     Dimension("model.capas", lambda i: tuple(type(m).__name__ for m in i["model"].modules())),
+    Dimension("model.cambio_diminuto", lambda i: any(
+        isinstance(m, RuidoGaussiano) and m.sigma < 1e-6 for m in i["model"].modules()),
+              must_include=(True, False)),
     Dimension("x.N=2", lambda i: i["x"].shape[0] == 2, must_include=(True, False)),
 ))
 
@@ -183,6 +194,10 @@ def _mc_shapes(generator):
     modes = spread(generator, ("train", "mixto", "eval", "azar"), n)
     options = _options(generator, n, anidada=(True, False), ruido=(True, False),
                        dropout2=(True, False))
+    trained = modes.index("train")  # a noise layer that arrives on must be switched off
+    options[trained]["ruido"] = True
+    if all(o["ruido"] for o in options):
+        options[(trained + 1) % n]["ruido"] = False
     fewest = integer(generator, 0, n - 1)
     return [((integer(generator, 1, 8), integer(generator, 1, 6), integer(generator, 3, 8),
               integer(generator, 1, 5), _p(generator),
@@ -201,6 +216,9 @@ def _expected_mc(model, x, n_samples, llamada):
 MC_SPACE = Space(dimensions=SHARED_DIMENSIONS + (
     Dimension("model.profundidad", lambda i: profundidad(i["model"]), must_include=(1, 2)),
     Dimension("model.ruido", _has(RuidoGaussiano), must_include=(True, False)),
+    Dimension("model.ruido_activo", lambda i: any(isinstance(m, RuidoGaussiano) and m.training
+                                                  for m in i["model"].modules()),
+              must_include=(True, False)),
     Dimension("model.dropouts", lambda i: sum(isinstance(m, nn.Dropout)
                                               for m in i["model"].modules()),
               must_include=(1, 2)),
