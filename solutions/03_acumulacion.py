@@ -384,8 +384,9 @@ def accumulate_gradients(model, loss_fn, x, y, accum):
 
     Llama a ``model`` exactamente ``accum`` veces, sobre trozos consecutivos de
     m = N / accum filas (``x[0:m]``, ``x[m:2*m]``...), con un ``backward()`` por trozo. Lo
-    que ``.grad`` tuviera antes de la llamada se descarta; los parámetros congelados se
-    quedan sin gradiente.
+    que ``.grad`` tuviera antes de la llamada se descarta, también en los parámetros
+    congelados (pueden llegar con un ``.grad`` de cuando se entrenaban): al terminar no
+    tienen gradiente (``.grad`` en ``None`` o a ceros).
 
     Devuelve la pérdida del lote entero como ``float`` de Python.
 
@@ -737,8 +738,8 @@ def clipped_step(model, loss_fn, optimizer, x, y, max_norm):
     """Un paso de entrenamiento sobre el lote ``(x, y)`` con recorte de la norma del
     gradiente.
 
-    Recibe un modelo (plano o con submódulos anidados; puede tener parámetros congelados),
-    una pérdida ``loss_fn`` que promedia sobre el lote, un optimizador creado sobre los
+    Recibe un modelo (plano o con submódulos anidados; puede tener parámetros congelados,
+    que llegan sin ``.grad``), una pérdida ``loss_fn`` que promedia sobre el lote, un optimizador creado sobre los
     parámetros entrenables del modelo (cualquiera; puede traer estado), el lote ``x``, ``y``
     (de una fila o más) y ``max_norm > 0``.
 

@@ -64,6 +64,10 @@ def _accumulation_shapes(generator):
     losses = _spread(generator, ("mse", "ce", "huber"), 4)
     dtypes = _spread(generator, ("float64", "float32"), 4)
     nested, frozen, stale = (_spread(generator, (True, False), 4) for _ in range(3))
+    both = frozen.index(True)  # a frozen parameter that arrives with a .grad of its own
+    stale[both] = True
+    if all(stale):
+        stale[(both + 1) % 4] = False
     modes = _spread(generator, MODES, 4)
     cases = []
     for i in range(4):
@@ -135,6 +139,9 @@ ACCUMULATION_SPACE = Space(
                   must_include=("MSELoss", "CrossEntropyLoss", "HuberLoss")),
         Dimension("model.anidado", lambda i: _nested(i["model"]), must_include=(True, False)),
         Dimension("model.congelado", lambda i: _frozen(i["model"]), must_include=(True, False)),
+        Dimension("model.congelado_con_grad", lambda i: any(
+            not p.requires_grad and p.grad is not None for p in i["model"].parameters()),
+                  must_include=(True, False)),
         Dimension("model.grad_previo", lambda i: _stale(i["model"]),
                   must_include=(True, False)),
         Dimension("model.H", lambda i: i["model"][-1].in_features),

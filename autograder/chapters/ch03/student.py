@@ -280,10 +280,11 @@ def datos(generador, tipo, N, D, K, dtype=torch.float64):
     return x, y, torch.nn.HuberLoss(delta=0.5) if tipo == "huber" else torch.nn.MSELoss()
 
 
-def gradientes_viejos(generador, modelo):
-    """Leftovers of an earlier step in every trainable parameter's ``.grad``."""
+def gradientes_viejos(generador, modelo, congelados=False):
+    """Leftovers of an earlier step in every trainable parameter's ``.grad`` (and in the
+    frozen ones' too with ``congelados``: trained, then frozen)."""
     for p in modelo.parameters():
-        if p.requires_grad:
+        if p.requires_grad or congelados:
             p.grad = torch.randn(p.shape, generator=generador, dtype=torch.float64).to(p.dtype)
 
 
@@ -506,7 +507,7 @@ def construir_acumulacion(generador, forma):
     modelo = red_pequena(generador, D, H, K, dtype, anidada, congelada, modo)
     x, y, loss_fn = datos(generador, tipo, m * accum, D, K, dtype)
     if viejos:
-        gradientes_viejos(generador, modelo)
+        gradientes_viejos(generador, modelo, congelados=True)
     return {"model": modelo, "loss_fn": loss_fn, "x": x, "y": y, "accum": accum}
 
 
