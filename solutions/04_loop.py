@@ -299,20 +299,30 @@ con_dropout.train()
 #
 # Escribe `evaluate(model, loader, loss_fn)`. Devuelve la pérdida media **por muestra** y
 # la exactitud, los dos como `float` de Python. Los lotes pueden tener tamaños distintos:
-# no promedies las medias de cada lote. El modelo que recibes puede tener BatchNorm y
+# no promedies las medias de cada lote. `loss_fn` puede ser cualquier pérdida que promedie
+# sobre su lote (no solo `nn.CrossEntropyLoss()`): usa la que recibes. El modelo que recibes puede tener BatchNorm y
 # llegar en modo entrenamiento (*train mode*) o en modo evaluación (*eval mode*): evalúa en
 # modo evaluación, sin construir grafo, y déjalo al final en el modo en que llegó (como
 # hace `test_loop`).
 
 # %% exercise="evaluate"
 def evaluate(model, loader, loss_fn):
-    """Mean loss per sample and accuracy of ``model`` over ``loader``.
+    """Pérdida media por muestra y exactitud de ``model`` sobre ``loader``.
 
-    ``loader`` yields (x, y) batches, possibly of different sizes; ``loss_fn`` averages
-    over its batch (like ``nn.CrossEntropyLoss()``). Returns ``(loss, accuracy)``, two
-    Python floats, accuracy in [0, 1] (prediction = argmax of the logits). Runs every
-    forward pass in eval mode with gradient tracking off, changes no BatchNorm running
-    statistic, and leaves the model in the mode (train or eval) it had on entry.
+    Recibe ``model``, un clasificador que devuelve logits (puede tener BatchNorm, Dropout y
+    submódulos anidados; llega con todos sus módulos en modo entrenamiento o todos en modo
+    evaluación); ``loader``, un iterable de lotes ``(x, y)`` de tamaños quizá distintos; y
+    ``loss_fn``, una función de pérdida que promedia sobre su lote (como
+    ``nn.CrossEntropyLoss()``, pero puede ser otra: úsala a ella).
+
+    Devuelve ``(loss, accuracy)``, dos ``float`` de Python: la media de la pérdida sobre
+    todas las muestras y la fracción de aciertos en [0, 1] (predicción = argmax de los
+    logits).
+
+    Cada pase hacia adelante se hace en modo evaluación y sin construir grafo, también si
+    quien llama tiene autograd activado. Al terminar, todo queda como llegó: el modo de
+    cada submódulo, las estadísticas de BatchNorm, los parámetros y sus ``.grad``, los
+    ajustes de ``loss_fn``, los lotes y el modo de autograd de quien llama.
     """
     ### BEGIN SOLUTION
     was_training = model.training
@@ -721,18 +731,27 @@ display(explorador)
 # \mathrm{min\_lr} + (\mathrm{lr} - \mathrm{min\_lr})\cdot
 # \dfrac{1 + \cos\!\big(\pi\,\frac{t - W}{T - W}\big)}{2} & W \le t \le T \end{cases}$$
 #
-# Puedes combinar `LinearLR` y `CosineAnnealingLR` con `SequentialLR`, o escribir el factor
-# con `LambdaLR`. Comprueba a mano que en $t = W$ la tasa vale `lr` y en $t = T$, `min_lr`.
+# Si el optimizador tiene varios grupos de parámetros, todos con la misma `lr`, la curva se
+# aplica a cada uno. Puedes combinar `LinearLR` y `CosineAnnealingLR` con `SequentialLR`, o
+# escribir el factor con `LambdaLR`. Comprueba a mano que en $t = W$ la tasa vale `lr` y en $t = T$, `min_lr`.
 
 # %% exercise="warmup_cosine"
 def warmup_cosine(optimizer, warmup_steps, total_steps, min_lr=0.0):
-    """A learning-rate scheduler: linear warmup, then cosine annealing to ``min_lr``.
+    """Crea un planificador: calentamiento lineal y después coseno hasta ``min_lr``.
 
-    With lr the optimizer's learning rate on entry, W = warmup_steps >= 1 and
-    T = total_steps > W, the learning rate after t calls to ``scheduler.step()`` is
-    lr * (t + 1) / (W + 1) for t < W, and
-    min_lr + (lr - min_lr) * (1 + cos(pi * (t - W) / (T - W))) / 2 for W <= t <= T.
-    Returns the scheduler (an object of ``torch.optim.lr_scheduler``); takes no step.
+    Recibe ``optimizer``, un optimizador de ``torch.optim`` con uno o varios grupos de
+    parámetros, todos con la misma tasa ``lr`` (la de ``param_groups``, no la de
+    ``optimizer.defaults``; si los grupos ya tienen ``initial_lr``, vale lo mismo que
+    ``lr``); ``warmup_steps`` = W >= 1 y ``total_steps`` = T > W, enteros; ``min_lr``
+    (opcional, 0 por defecto), 0 <= min_lr < lr.
+
+    Tras t llamadas a ``scheduler.step()`` la tasa de cada grupo es
+    lr * (t + 1) / (W + 1) si t < W, y
+    min_lr + (lr - min_lr) * (1 + cos(pi * (t - W) / (T - W))) / 2 si W <= t <= T.
+
+    Devuelve el planificador (un objeto de ``torch.optim.lr_scheduler``, ya creado sobre
+    ``optimizer``). Crearlo solo cambia el ``lr`` de los grupos (e ``initial_lr``): no da
+    ningún paso y no toca los parámetros ni los demás ajustes del optimizador.
     """
     ### BEGIN SOLUTION
     warmup = torch.optim.lr_scheduler.LinearLR(
@@ -792,7 +811,8 @@ print(f"exactitud de prueba final: {registro['exactitud'][-1]:.3f}")
 # max_norm=None)`: una época con acumulación de gradientes, recorte y planificador, con las
 # llamadas en su orden.
 #
-# - Pon el modelo en modo entrenamiento (puede llegar en modo evaluación).
+# - Pon el modelo en modo entrenamiento (puede llegar en modo evaluación) y déjalo así.
+# - `loader` puede ser un `DataLoader`: recórrelo con `for`, sin indexarlo ni cortarlo.
 # - Un paso del optimizador cada `accum` micro-lotes **y** tras el último lote, aunque su
 #   ciclo esté incompleto (si hay 7 lotes y `accum=3`, los ciclos tienen 3, 3 y 1).
 # - Divide la pérdida de cada micro-lote por el número de micro-lotes de **su** ciclo
@@ -804,15 +824,29 @@ print(f"exactitud de prueba final: {registro['exactitud'][-1]:.3f}")
 
 # %% exercise="train_one_epoch"
 def train_one_epoch(model, loader, loss_fn, optimizer, scheduler=None, accum=1, max_norm=None):
-    """One training epoch with gradient accumulation, clipping and a per-step scheduler.
+    """Una época de entrenamiento con acumulación de gradientes, recorte y planificador.
 
-    ``loader`` is a sized iterable of (x, y) micro-batches. Puts ``model`` in train mode.
-    Micro-batches are grouped in cycles of ``accum`` (the last one may be shorter); each
-    micro-batch loss is divided by its cycle's length before ``backward()``. At the end of
-    every cycle: ``torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm)`` if
-    ``max_norm`` is not None, then ``optimizer.step()``, then ``scheduler.step()`` if
-    ``scheduler`` is not None; gradients are zeroed before the next cycle's first backward.
-    Returns the mean of the undivided micro-batch losses as a Python float.
+    Recibe ``model`` (puede llegar en modo evaluación, del todo o en parte, y tener
+    submódulos anidados; sus ``.grad`` llegan a cero o a ``None``); ``loader``, un iterable
+    con ``len()`` de micro-lotes ``(x, y)`` (una lista o un ``DataLoader``: no lo indexes
+    ni lo cortes); ``loss_fn``, que promedia sobre su lote; ``optimizer``; ``scheduler``
+    (``None`` por defecto); ``accum`` >= 1 (1 por defecto; puede ser mayor que el número
+    de micro-lotes) y ``max_norm`` (``None`` por defecto: sin recorte). Se llama con
+    autograd activado.
+
+    Pone el modelo en modo entrenamiento (todos sus submódulos) y lo deja así. Agrupa los
+    micro-lotes en ciclos consecutivos de ``accum`` (el último puede ser más corto) y
+    divide la pérdida de cada micro-lote por la longitud de **su** ciclo antes de
+    ``backward()``. Al final de cada ciclo, en este orden:
+    ``torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm)`` si ``max_norm`` no es
+    ``None``, ``optimizer.step()`` y ``scheduler.step()`` si hay planificador; los
+    gradientes se ponen a cero antes del primer ``backward()`` del ciclo siguiente (cómo
+    quedan los ``.grad`` al terminar la época no importa).
+
+    Devuelve la media de las pérdidas **sin dividir** de todos los micro-lotes, como
+    ``float`` de Python. No cambia nada más: ni los ajustes de ``loss_fn`` ni los del
+    optimizador (salvo lo que cambien sus pasos y el planificador), ni los
+    ``requires_grad``, ni el modo de autograd, ni los micro-lotes.
     """
     ### BEGIN SOLUTION
     model.train()

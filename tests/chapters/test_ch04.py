@@ -2,12 +2,14 @@
 the hidden cases exercise what they claim, inputs differ per student (the shared contract
 is in test_contract.py)."""
 
+import pytest
 import torch
 
 from autograder.chapters.ch04 import hidden
 from autograder.chapters.ch04 import student as public
 from autograder.hidden.reference import load_reference
 from autograder.hidden.runner import grade_hidden, plan
+from autograder.hidden.space import coverage
 from autograder.student.compare import ComprobacionFallida
 
 reference = load_reference("ch04")
@@ -92,3 +94,27 @@ def test_parameter_updates_are_measured_from_the_inputs_as_they_were_before_any_
                    if part.nombre.startswith("parám"))
     assert failure is not None and "todo ceros" not in str(failure)
     assert "razón ajustada" in str(failure)
+
+
+@pytest.mark.parametrize("name", ["evaluate", "warmup_cosine", "train_one_epoch"])
+def test_the_draws_cover_the_contract_space(name):
+    assert coverage(hidden.HIDDEN[name], getattr(reference, name)) == []
+
+
+def test_a_forgotten_partial_step_costs_the_order_part_only():
+    from autograder.chapters.ch04.variants import train_one_epoch_drops_partial_cycle
+
+    for student in ("alumna", "alumno", "otra"):
+        result = grade("train_one_epoch", train_one_epoch_drops_partial_cycle, student)
+        lost = [part.nombre for part, failure in result.fallos if failure is not None]
+        assert len(lost) == 1 and lost[0].startswith("model.train()"), result.informe(student)
+
+
+def test_the_hidden_loader_cannot_be_sliced_and_the_defaults_are_drawn():
+    cases = plan("train_one_epoch", hidden.HIDDEN, "alumna", "pruebas")
+    inputs = [public.construir_entrenamiento(torch.Generator().manual_seed(seed), shape)
+              for shape, seed in cases]
+    assert any(isinstance(i["loader"], public.Cargador) for i in inputs)
+    assert any("accum" not in i for i in inputs)
+    with pytest.raises(TypeError):
+        public.Cargador([(torch.zeros(1), torch.zeros(1))])[0:1]

@@ -7,33 +7,90 @@ from autograder.chapters.ch04.student import (
     NOMBRES_ENTRENAMIENTO,
     TRAIN_ONE_EPOCH,
     WARMUP_COSINE,
+    _lotes,
     ejecutar_instrumentado,
     evaluacion_de_golpe,
     lrs_esperadas,
 )
 from autograder.hidden.reference import load_reference
 from autograder.hidden.runner import HiddenExercise, case_seed, checker, hidden_table, integer
+from autograder.hidden.space import Dimension, Space
 
 reference = load_reference("ch04")  # the solution cells of solutions/04_*.py
 
 
 def _epoch_shapes(generator):
-    """Three epochs: accum=1 with momentum and a cosine schedule; accum=3 with a partial
-    last cycle (AdamW, cosine, no clipping: every scale mistake shows); accum=2 with
-    clipping tight enough to act and no scheduler (the default arguments)."""
+    """Four epochs. scheduler, accum and max_norm omitted (their defaults) with momentum and
+    an iterable loader that cannot be sliced; accum=3 with a partial
+    last cycle (AdamW, cosine, no clipping: every scale mistake shows) on a nested model
+    that arrives half in eval mode with zeroed ``.grad``; accum=2 with clipping tight
+    enough to act and no scheduler; accum larger than the number of batches, cosine, max_norm
+    omitted."""
     def network():
         return (integer(generator, 4, 8), integer(generator, 2, 5), integer(generator, 3, 6),
                 integer(generator, 2, 4))
 
+    def coin():
+        return bool(integer(generator, 0, 1))
+
+    def loader():
+        return ("lista", "iterable")[integer(generator, 0, 1)]
+
+    def smoothing():
+        return (0.0, 0.1)[integer(generator, 0, 1)]
+
+    cases = []
     B, D, H, C = network()
-    a = ((integer(generator, 3, 5), B, D, H, C, 1, 0, "coseno", "sgd"), case_seed(generator))
+    cases.append((integer(generator, 3, 5), B, D, H, C, 1, 0, "ninguno", "sgd", "iterable", 3,
+                  "eval", False, 0.0, False))
     B, D, H, C = network()
     n = 3 * integer(generator, 2, 3) + integer(generator, 1, 2)
-    b = ((n, B, D, H, C, 3, 0, "coseno", "adamw"), case_seed(generator))
+    cases.append((n, B, D, H, C, 3, 0, "coseno", "adamw", "lista", 0, "mixto", True, 0.1,
+                   True))
     B, D, H, C = network()
-    c = ((2 * integer(generator, 2, 3), B, D, H, C, 2, 0.3, "ninguno", "sgd"),
-         case_seed(generator))
-    return [a, b, c]
+    cases.append((2 * integer(generator, 2, 3), B, D, H, C, 2, 0.3, "ninguno", "sgd", loader(),
+                  0, ("train", "eval")[integer(generator, 0, 1)], coin(), smoothing(), coin()))
+    B, D, H, C = network()
+    n = 1
+    cases.append((n, B, D, H, C, n + integer(generator, 1, 3), 0, "coseno", "sgd_simple",
+                   loader(), 1, "eval", coin(), smoothing(), coin()))
+    return [(shape, case_seed(generator)) for shape in cases]
+
+
+def _omitted(inputs, name):
+    return "omitido" if name not in inputs else inputs[name]
+
+
+def _modules(inputs):
+    return [m.training for m in inputs["model"].modules()]
+
+
+EPOCH_SPACE = Space(dimensions=(
+    Dimension("model.start_mode", lambda e: ("train" if all(_modules(e)) else
+                                              "eval" if not any(_modules(e)) else "mixto"),
+              must_include=("eval", "mixto")),
+    Dimension("model.nested", lambda e: len(list(e["model"].children())),
+              must_include=(2, 3)),
+    Dimension("model.grad", lambda e: next(e["model"].parameters()).grad is None,
+              must_include=(True, False)),
+    Dimension("model.D", lambda e: _lotes(e["loader"])[0].shape[1]),
+    Dimension("loader.kind", lambda e: type(e["loader"]).__name__,
+              must_include=("list", "Cargador")),
+    Dimension("loader.batches", lambda e: len(e["loader"]), must_include=(1,)),
+    Dimension("loss_fn.label_smoothing", lambda e: e["loss_fn"].label_smoothing,
+              must_include=(0.0, 0.1)),
+    Dimension("optimizer", lambda e: (type(e["optimizer"]).__name__,
+                                      e["optimizer"].defaults.get("momentum")),
+              must_include=(("SGD", 0.9), ("SGD", 0), ("AdamW", None))),
+    Dimension("scheduler", lambda e: type(_omitted(e, "scheduler")).__name__,
+              must_include=("str", "NoneType", "CosineAnnealingLR")),
+    Dimension("accum", lambda e: _omitted(e, "accum"), must_include=("omitido", 2, 3)),
+    Dimension("accum.partial_cycle", lambda e: len(e["loader"]) % e.get("accum", 1) != 0,
+              must_include=(True, False)),
+    Dimension("accum.more_than_batches", lambda e: e.get("accum", 1) > len(e["loader"]),
+              must_include=(True,), varies=False),
+    Dimension("max_norm", lambda e: _omitted(e, "max_norm"), must_include=("omitido", None)),
+))
 
 
 def _expected_epoch(*inputs):
@@ -45,14 +102,43 @@ def _expected_epoch(*inputs):
 
 
 def _evaluation_shapes(generator):
-    """Two cases: the model arrives in train mode, then in eval mode (left as it came)."""
-    cases = []
-    for mode in ("train", "eval"):
-        n, B = integer(generator, 2, 4), integer(generator, 5, 8)
-        shape = (n, B, integer(generator, 2, B - 2), integer(generator, 2, 5),
-                 integer(generator, 3, 6), integer(generator, 2, 4), mode)
-        cases.append((shape, case_seed(generator)))
-    return cases
+    """Three evaluations, each with its own loss function: a flat model in train mode with
+    a smaller last batch; a nested one (a Dropout inside) in eval mode with stale ``.grad``,
+    called under ``no_grad``, over a single full batch; then everything drawn."""
+    def sizes(n, last_full, B, C, D):
+        B, C, D = integer(generator, *B), integer(generator, *C), integer(generator, *D)
+        return (n, B, B if last_full else integer(generator, 2, B - 2), D,
+                integer(generator, 3, 6), C)
+
+    coin = lambda: bool(integer(generator, 0, 1))  # noqa: E731
+    first = sizes(integer(generator, 2, 4), False, (5, 6), (2, 3), (2, 3))
+    second = sizes(1, True, (7, 8), (4, 5), (4, 5))
+    third = sizes(integer(generator, 2, 4), coin(), (5, 8), (2, 5), (1, 5))
+    mode = ("train", "eval")[integer(generator, 0, 1)]
+    shapes = [first + ("train", "ce", False, False, False),
+              second + ("eval", "suavizada", True, True, True),
+              third + (mode, "margen", coin(), coin(), coin())]
+    return [(shape, case_seed(generator)) for shape in shapes]
+
+
+EVALUATION_SPACE = Space(dimensions=(
+    Dimension("model.mode", lambda e: e["model"].training, must_include=(True, False)),
+    Dimension("model.nested", lambda e: len(list(e["model"].children())), must_include=(3, 4)),
+    Dimension("model.stale_grad", lambda e: e["model"][-1].weight.grad is not None,
+              must_include=(True, False)),
+    Dimension("model.caller_no_grad", lambda e: e["model"]._llamante_sin_grad,
+              must_include=(True, False)),
+    Dimension("model.D", lambda e: e["loader"][0][0].shape[1]),
+    Dimension("model.C", lambda e: e["model"][-1].out_features),
+    Dimension("loader.batches", lambda e: len(e["loader"]), must_include=(1,)),
+    Dimension("loader.batch_size", lambda e: len(e["loader"][0][1])),
+    Dimension("loader.smaller_last", lambda e: len(e["loader"][-1][1]) < len(e["loader"][0][1]),
+              must_include=(True, False)),
+    Dimension("loss_fn", lambda e: (type(e["loss_fn"]).__name__,
+                                    getattr(e["loss_fn"], "label_smoothing", None)),
+              must_include=(("CrossEntropyLoss", 0.0), ("CrossEntropyLoss", 0.3),
+                            ("MultiMarginLoss", None))),
+))
 
 
 def _expected_evaluation(model, loader, loss_fn):
@@ -62,28 +148,71 @@ def _expected_evaluation(model, loader, loss_fn):
 
 
 def _scheduler_shapes(generator):
-    """Same total_steps and lr (a hard-coded sequence would repeat), W and min_lr vary."""
-    first = integer(generator, 3, 9)
-    second = first + integer(generator, 2, 4)
-    return [((W, 30, 0.1, round(0.001 * integer(generator, 1, 20), 6)), case_seed(generator))
-            for W in (first, second)]
+    """Four schedules, each with its own lr (never only the public 0.1): a one-step cosine
+    (T = W + 1, W >= 2: a schedule one step ahead is told from one without warmup) over two
+    parameter groups that already carry ``initial_lr``; W = 1 with min_lr omitted (its
+    default, 0); then two with T = 30 and W drawn."""
+    def lr():
+        return round(0.005 * integer(generator, 2, 60), 6)
+
+    def minimo(base):
+        return round(base * 0.01 * integer(generator, 1, 30), 8)
+
+    base, W = lr(), integer(generator, 2, 9)
+    cases = [((W, W + 1, base, minimo(base), 2, True), case_seed(generator))]
+    base = lr()
+    cases.append(((1, 1 + integer(generator, 3, 12), base, None, 1, False), case_seed(generator)))
+    # two schedules in a row with the public example's T (a table of its rates replayed
+    # is then the same answer twice: copied), each with its own W and lr
+    first = integer(generator, 2, 9)
+    for W in (first, first + integer(generator, 1, 5)):
+        base = lr()
+        cases.append(((W, 30, base, minimo(base), 1, bool(integer(generator, 0, 1))),
+                      case_seed(generator)))
+    return cases
 
 
-def _expected_lrs(optimizer, warmup_steps, total_steps, min_lr):
+def _expected_lrs(optimizer, warmup_steps, total_steps, min_lr=0.0):
     expected = lrs_esperadas(optimizer, warmup_steps, total_steps, min_lr)
     scheduler = reference.warmup_cosine(optimizer, warmup_steps, total_steps, min_lr)
-    lrs = [optimizer.param_groups[0]["lr"]]
+    lrs = [[g["lr"] for g in optimizer.param_groups]]
     for _ in range(total_steps):
         optimizer.step()
         scheduler.step()
-        lrs.append(optimizer.param_groups[0]["lr"])
+        lrs.append([g["lr"] for g in optimizer.param_groups])
     expected["correcta"] = torch.tensor(lrs, dtype=torch.float64)
     return expected
 
 
+def _groups(inputs):
+    return len(inputs["optimizer"].param_groups)
+
+
+SCHEDULER_SPACE = Space(dimensions=(
+    Dimension("optimizer.lr", lambda e: e["optimizer"].param_groups[0]["lr"]),
+    Dimension("optimizer.param_groups", _groups, must_include=(1, 2)),
+    Dimension("optimizer.initial_lr", lambda e: "initial_lr" in e["optimizer"].param_groups[0]
+              and "ya" or "no", must_include=("ya",)),
+    Dimension("optimizer.defaults_lr", lambda e: e["optimizer"].defaults["lr"]
+              == e["optimizer"].param_groups[0]["lr"], must_include=(False,),
+              varies=False),
+    Dimension("warmup_steps", lambda e: e["warmup_steps"], must_include=(1,)),
+    Dimension("total_steps", lambda e: e["total_steps"]),
+    Dimension("total_steps.cosine", lambda e: e["total_steps"] - e["warmup_steps"],
+              must_include=(1,)),
+    Dimension("min_lr", lambda e: e.get("min_lr"), must_include=(None,)),
+))
+
+
 HIDDEN = hidden_table(
-    HiddenExercise(TRAIN_ONE_EPOCH, _epoch_shapes, _expected_epoch),
-    HiddenExercise(EVALUATE, _evaluation_shapes, _expected_evaluation),
-    HiddenExercise(WARMUP_COSINE, _scheduler_shapes, _expected_lrs),
+    HiddenExercise(TRAIN_ONE_EPOCH, _epoch_shapes, _expected_epoch, EPOCH_SPACE),
+    HiddenExercise(EVALUATE, _evaluation_shapes, _expected_evaluation, EVALUATION_SPACE),
+    HiddenExercise(WARMUP_COSINE, _scheduler_shapes, _expected_lrs, SCHEDULER_SPACE),
 )
 check = checker(HIDDEN)  # what the graded cells of the instructor notebook call
+
+EQUIVALENT_MUTANTS = {
+    "warmup_cosine": {
+        "L17:13 sin end_factor=": "LinearLR's end_factor defaults to 1.0, the value dropped",
+    },
+}

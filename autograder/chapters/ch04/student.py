@@ -19,16 +19,20 @@ from autograder.student.compare import (
     ComprobacionFallida,
     Ejercicio,
     Parte,
+    cambios,
     caso_en_proceso,
     comprobar,
     ejercicios,
     error_a_datos,
+    estado,
     exigir,
     fallar,
     llamar,
     observar_llamada,
+    verificar_sin_efectos,
 )
 from autograder.student.diagnosis import (
+    INVERSOS,
     Diagnostico,
     cerca,
     diagnosticar_parametros,
@@ -114,6 +118,12 @@ MENSAJES = {
         "`loss_fn`, que ya hace `log_softmax` por dentro.",
         "Pasa los logits crudos a `loss_fn`; para la predicción basta `argmax` de los logits.",
         "`{nombre}` is the cross-entropy of softmax(logits): a softmax before the loss."),
+    "perdida_ignorada": (
+        "Otra pérdida en lugar de `loss_fn`",
+        "`{nombre}` es la entropía cruzada de los logits, pero `loss_fn` es otra función de "
+        "pérdida: calculaste la pérdida por tu cuenta en vez de llamar a la que recibiste.",
+        "La pérdida la decide quien llama: usa `loss_fn(logits, y)`, sea cual sea.",
+        "`{nombre}` is the cross-entropy of the logits, not the given loss_fn."),
     "modo_forzado_a_train": (
         "Modo no restaurado",
         "El modelo llegó en modo evaluación y tu función lo dejó en modo entrenamiento: "
@@ -146,6 +156,42 @@ MENSAJES = {
         "El coseno termina en 0 y no en `min_lr` ({min_lr:.4g}).",
         "Pasa `eta_min=min_lr` a `CosineAnnealingLR` (o súmalo en tu fórmula).",
         "The cosine phase ends at 0 instead of min_lr."),
+    "planificador_adelantado": (
+        "Un paso adelantado",
+        "Cada tasa es la que tocaba un paso después: antes de devolverlo, el planificador ya "
+        "había avanzado (llamaste a `step()` al crearlo).",
+        "La fábrica solo crea el planificador; el primer `scheduler.step()` lo da el bucle, "
+        "después del primer `optimizer.step()`.",
+        "Every rate is one step ahead: the scheduler was stepped when created."),
+    "min_lr_como_factor": (
+        "min_lr como fracción",
+        "El coseno baja hasta `min_lr · lr` y no hasta `min_lr` ({min_lr:.4g}): en el factor de "
+        "`LambdaLR` usaste `min_lr` como si fuera una fracción de `lr`.",
+        "`LambdaLR` multiplica la lr inicial por el factor: para terminar en `min_lr`, el factor "
+        "final debe ser `min_lr / lr`.",
+        "The cosine ends at min_lr·lr: min_lr was used as a factor of lr."),
+    "media_de_ciclos": (
+        "Media de las medias de cada ciclo",
+        "`{nombre}` es la media de las pérdidas medias de cada ciclo, pero el último ciclo es "
+        "más corto: sus micro-lotes pesan más que los demás.",
+        "Suma la pérdida sin dividir de cada micro-lote y divide al final por el número de "
+        "micro-lotes.",
+        "`{nombre}` averages the per-cycle means; the short last cycle weighs too much."),
+    "lr_ajena": (
+        "Coseno desde otra tasa",
+        "La fase de coseno está escrita con lr = {otra:.4g}, pero la tasa del optimizador al "
+        "crear el planificador era {tasa:.4g}: tomaste la del ejemplo o la de "
+        "`optimizer.defaults`.",
+        "La `lr` de partida es la que tiene cada grupo en `optimizer.param_groups` al crear el "
+        "planificador: léela de ahí (o deja que `CosineAnnealingLR` la tome).",
+        "The cosine phase is written from lr = {otra:.4g}, not the optimizer's current lr."),
+    "grupos_sin_planificar": (
+        "Solo el primer grupo de parámetros",
+        "El optimizador tiene {grupos} grupos de parámetros y solo el primero sigue la curva "
+        "del contrato: los demás se quedaron con otra tasa.",
+        "Un planificador de `torch.optim.lr_scheduler` cambia la tasa de **todos** los grupos; "
+        "si escribes el tuyo, recorre `optimizer.param_groups`.",
+        "Only the first parameter group follows the schedule; the others do not."),
     "no_es_planificador": (
         "No es un planificador",
         "La función devolvió `{tipo}`; se esperaba un planificador con `step()` y "
@@ -155,6 +201,25 @@ MENSAJES = {
         "The function returned `{tipo}`, not a learning-rate scheduler."),
 }
 registrar(MENSAJES)
+
+
+def _sin_cuadrados(diagnostico, factores=None):
+    """Nothing in this chapter squares: a ratio of 2 or ½ is one of ``factores`` (or its
+    inverse) when it fits, else a plain constant factor, never "the 2 of a square"."""
+    if diagnostico is None or diagnostico.id != "factor_2":
+        return diagnostico
+    razon = diagnostico.hechos.get("razon", 0.0)
+    for nombre, valor in (factores or {}).items():
+        if abs(razon - valor) < 1e-3 * abs(valor):
+            return Diagnostico(nombre, diagnostico.hechos)
+        if nombre in INVERSOS and abs(razon * valor - 1) < 1e-3:
+            return Diagnostico(INVERSOS[nombre], diagnostico.hechos)
+    return Diagnostico("escala_desconocida", diagnostico.hechos)
+
+
+def diagnosticar_escala(nombre, obtenido, esperado, factores=None):
+    """``diagnosticar_tensor``, with the chapter's reading of a factor 2."""
+    return _sin_cuadrados(diagnosticar_tensor(nombre, obtenido, esperado, factores), factores)
 
 
 def red_clasificadora(generador, D, H, C, batchnorm=False):
@@ -197,25 +262,446 @@ def comparar_numero(nombre, valor, esperado, tiene_grafo=False, factores=None,
     for diagnostico, otro in alternativas.items():
         if otro is not None and cerca(obtenido, _como_tensor(otro)):
             fallar(diagnostico, nombre=nombre)
-    exigir(diagnosticar_tensor(nombre, obtenido, esperado, factores))
+    exigir(diagnosticar_escala(nombre, obtenido, esperado, factores))
 
 
-# ---------------------------------------------------------------- exercise 1: train_one_epoch
+# ---------------------------------------------------------------- exercise 1: evaluate
+PERDIDAS_EVALUACION = {
+    "ce": lambda: torch.nn.CrossEntropyLoss(),
+    "suavizada": lambda: torch.nn.CrossEntropyLoss(label_smoothing=0.3),
+    "margen": lambda: torch.nn.MultiMarginLoss(),
+}
+
+
+def construir_evaluacion(generador, forma):
+    """model (with BatchNorm), loader with a smaller last batch, loss_fn; ``forma`` =
+    (n_lotes, tam_lote, tam_ultimo, D, H, C[, modo[, perdida, sin_grad, anidado, grad]]):
+    modo "train" (default) or "eval", the mode the model arrives in, and must be left in;
+    perdida a key of PERDIDAS_EVALUACION (a loss that averages over its batch); sin_grad:
+    the caller runs evaluate under ``torch.no_grad()`` (read by the observer from the model's
+    ``_llamante_sin_grad``); anidado: the layers inside submodules, with a Dropout; grad: the
+    parameters arrive with a stale ``.grad`` (evaluate must leave it)."""
+    n, B, ultimo, D, H, C = forma[:6]
+    perdida, sin_grad, anidado, grad = forma[7:11] if len(forma) > 7 else ("ce", False,
+                                                                           False, False)
+    modelo = red_clasificadora(generador, D, H, C, batchnorm=True)
+    if anidado:
+        modelo = torch.nn.Sequential(torch.nn.Sequential(modelo[0], modelo[1]),
+                                     torch.nn.Sequential(modelo[2], torch.nn.Dropout(0.4)),
+                                     modelo[3])
+    lotes = []
+    for i in range(n):
+        tam = ultimo if i == n - 1 else B
+        x = torch.randn(tam, D, generator=generador, dtype=torch.float64)
+        y = torch.randint(0, C, (tam,), generator=generador)
+        lotes.append((x, y))
+    modelo.eval()
+    with torch.no_grad():  # some right answers in every batch: accuracy is never 0
+        for x, y in lotes:
+            y[0] = modelo(x[:1]).argmax(1)[0]
+    if grad:
+        for p in modelo.parameters():
+            p.grad = torch.randn(p.shape, generator=generador, dtype=torch.float64)
+    modelo.train(_modo_inicial(forma) == "train")
+    modelo._llamante_sin_grad = bool(sin_grad)
+    return {"model": modelo, "loader": lotes, "loss_fn": PERDIDAS_EVALUACION[perdida]()}
+
+
+def observar_evaluacion(evaluate, entradas):
+    """The result, whether it keeps a graph, the mode and grad mode of every forward, and
+    everything the call changed (``estado`` before and after), called in the caller's grad
+    mode."""
+    modelo = entradas["model"]
+    llamadas, crudo = [], {}
+    buffers = {k: b.detach().clone() for k, b in modelo.named_buffers()}
+    lotes = [t.detach().clone() for lote in entradas["loader"] for t in lote]
+
+    def guardar(*args):
+        crudo["valor"] = evaluate(*args)
+        return crudo["valor"]
+
+    gancho = modelo.register_forward_pre_hook(lambda m, a: llamadas.append(
+        {"entrenando": any(x.training for x in m.modules()), "grad": torch.is_grad_enabled()}))
+    try:
+        with torch.set_grad_enabled(not getattr(modelo, "_llamante_sin_grad", False)):
+            antes = estado(entradas)
+            observacion = observar_llamada(guardar, *entradas.values())
+            despues = estado(entradas)
+    finally:
+        gancho.remove()
+    valor = crudo.get("valor")
+    grafos = ([isinstance(v, torch.Tensor) and v.grad_fn is not None for v in valor]
+              if type(valor) in (tuple, list) else [])
+    despues["loader"] = all(torch.equal(a, b) for a, b in zip(
+        lotes, [t for lote in entradas["loader"] for t in lote]))
+    antes["loader"] = True
+    observacion.update(
+        llamadas=llamadas, grafos=grafos, estado_antes=antes, estado_despues=despues,
+        modos_finales=[m.training for m in modelo.modules()],
+        buffers_cambiados=[k for k, b in modelo.named_buffers() if not torch.equal(b,
+                                                                                   buffers[k])])
+    return observacion
+
+
+def _modo_inicial(forma):
+    return forma[6] if len(forma) > 6 else "train"
+
+
+def contexto_evaluacion(forma):
+    n, B, ultimo = forma[:3]
+    return {"muestras": (n - 1) * B + ultimo, "n_lotes": n, "modo_inicial": _modo_inicial(forma)}
+
+
+def _modo_evaluacion(caso):
+    for llamada in caso.datos["llamadas"]:
+        if llamada["entrenando"]:
+            fallar("modelo_en_train")
+        if llamada["grad"]:
+            fallar("grafo_al_evaluar")
+    if caso.datos["buffers_cambiados"]:
+        fallar("buffers_cambiados", nombre=caso.datos["buffers_cambiados"][0])
+
+
+def _par(caso):
+    resultado = caso.resultado
+    if type(resultado) not in (tuple, list) or len(resultado) != 2:
+        fallar("tipo", nombre="el resultado", esperado="una tupla (pérdida, exactitud)",
+               tipo=type(resultado).__name__ if not isinstance(resultado, dict)
+               else resultado.get("__objeto__", "dict"))
+    grafos = caso.datos["grafos"] or [False, False]
+    return resultado, grafos
+
+
+def _perdida_media(caso):
+    resultado, grafos = _par(caso)
+    esperado = caso.datos["esperado"]
+    comparar_numero("la pérdida media", resultado[0], esperado["perdida"], grafos[0],
+                    {"suma_en_vez_de_media": caso.datos["muestras"],
+                     "dividido_por_lotes": caso.datos["muestras"] / caso.datos["n_lotes"]},
+                    {"media_de_lotes": esperado["perdida_por_lotes"],
+                     "doble_softmax": esperado.get("perdida_doble_softmax"),
+                     "perdida_ignorada": esperado.get("perdida_sin_loss_fn")})
+
+
+def _exactitud(caso):
+    resultado, grafos = _par(caso)
+    esperado = caso.datos["esperado"]
+    comparar_numero("la exactitud", resultado[1], esperado["exactitud"], grafos[1],
+                    {"aciertos_sin_dividir": caso.datos["muestras"],
+                     "dividido_por_lotes": caso.datos["muestras"] / caso.datos["n_lotes"]},
+                    {"media_de_lotes": esperado["exactitud_por_lotes"]})
+
+
+def _modo_restaurado(caso):
+    modos = caso.datos["modos_finales"]
+    if caso.datos["modo_inicial"] == "train" and not all(modos):
+        fallar("modelo_en_eval")
+    if caso.datos["modo_inicial"] == "eval" and any(modos):
+        fallar("modo_forzado_a_train")
+    # the running statistics are the first part's; the modes were judged above
+    distintos = [n for n in cambios(caso.datos["estado_antes"], caso.datos["estado_despues"])
+                 if not n.endswith((".running_mean", ".running_var", ".num_batches_tracked",
+                                    ".training"))]
+    if distintos:
+        fallar("efecto_secundario", que=", ".join(f"`{n}`" for n in distintos[:4]))
+
+
+EVALUATE = Ejercicio(
+    funcion="evaluate",
+    partes=[
+        Parte("model.eval() y torch.no_grad() en cada pase", 0.5, _modo_evaluacion,
+              requisito=True),
+        Parte("pérdida media por muestra (float)", 1.0, _perdida_media),
+        Parte("exactitud (float entre 0 y 1)", 1.0, _exactitud),
+        Parte("deja el modelo, la pérdida y autograd como llegaron", 0.5, _modo_restaurado,
+              requisito=True),
+    ],
+    construir=construir_evaluacion, observar=observar_evaluacion, contexto=contexto_evaluacion)
+
+
+def evaluacion_de_golpe(model, loader, loss_fn):
+    """The public oracle: one pass over all the samples at once, on a copy in eval mode,
+    ``loss_fn`` applied to each sample alone (it averages over its batch)."""
+    copia = copy.deepcopy(model).eval()
+    x = torch.cat([xb for xb, _ in loader])
+    y = torch.cat([yb for _, yb in loader])
+    with torch.no_grad():
+        logits = copia(x)
+        por_muestra = torch.stack([loss_fn(logits[i:i + 1], y[i:i + 1]).double()
+                                   for i in range(len(y))])
+        doble_softmax = loss_fn(logits.softmax(1), y)
+        entropia = torch.nn.functional.cross_entropy(logits, y)
+        acierto = (logits.argmax(1) == y).double()
+    tamanos = [len(yb) for _, yb in loader]
+    trozos_p, trozos_a = torch.split(por_muestra, tamanos), torch.split(acierto, tamanos)
+    return {"perdida": por_muestra.mean().item(), "exactitud": acierto.mean().item(),
+            "perdida_doble_softmax": doble_softmax.item(),
+            "perdida_sin_loss_fn": entropia.item(),
+            "perdida_por_lotes": sum(t.mean().item() for t in trozos_p) / len(tamanos),
+            "exactitud_por_lotes": sum(t.mean().item() for t in trozos_a) / len(tamanos)}
+
+
+def comprobar_evaluate(evaluate):
+    """Public check: a BatchNorm model, batches of 6, 6 and 3 samples; it arrives in train
+    mode, then (another model, with a label-smoothed loss and stale gradients) in eval
+    mode, and must be left as it arrived."""
+    for forma, exito in (((3, 6, 3, 4, 5, 3, "train"),
+                          "y el modelo vuelve a modo entrenamiento."),
+                         ((3, 6, 3, 4, 5, 3, "eval", "suavizada", False, False, True),
+                          "y el modelo que llegó en modo evaluación sigue así (con otra "
+                          "`loss_fn`).")):
+        caso = caso_en_proceso(EVALUATE, evaluate, 5, forma, evaluacion_de_golpe)
+        comprobar(EVALUATE.partes, caso,
+                  f"Pérdida y exactitud correctas, sin grafo, en modo evaluación, {exito}")
+
+
+# ---------------------------------------------------------------- exercise 2: warmup_cosine
+def construir_planificador(generador, forma):
+    """The inputs of warmup_cosine; ``forma`` = (W, T, lr, min_lr[, grupos, initial_lr]).
+
+    ``min_lr`` None: the call omits it (its default, 0). ``grupos``: how many parameter
+    groups (all with the same ``lr``, the second with weight decay); the optimizer's
+    ``defaults["lr"]`` is never that ``lr``. ``initial_lr``: the groups already carry an
+    ``initial_lr`` (equal to their ``lr``), as a scheduler created earlier leaves them."""
+    W, T, lr, min_lr = forma[:4]
+    grupos, inicial = (forma[4], forma[5]) if len(forma) > 4 else (1, False)
+    if len(forma) > 4:
+        parametros = [torch.zeros(1 + g, dtype=torch.float64, requires_grad=True)
+                      for g in range(grupos)]
+        opt = torch.optim.SGD([{"params": [p], "lr": float(lr), "weight_decay": 0.01 * g}
+                               for g, p in enumerate(parametros)], lr=float(lr) * 3 + 0.5,
+                              momentum=0.5)
+        if inicial:
+            for grupo in opt.param_groups:
+                grupo["initial_lr"] = grupo["lr"]
+    else:  # the public example, as it always was
+        parametro = torch.zeros(1, dtype=torch.float64, requires_grad=True)
+        opt = torch.optim.SGD([parametro], lr=float(lr))
+    entradas = {"optimizer": opt, "warmup_steps": int(W), "total_steps": int(T)}
+    if min_lr is not None:
+        entradas["min_lr"] = float(min_lr)
+    return entradas
+
+
+def _tasas(opt):
+    return [grupo["lr"] for grupo in opt.param_groups]
+
+
+def observar_planificador(warmup_cosine, entradas):
+    """The learning rate of every group before any step and after each of ``total_steps``
+    steps (rows: steps, columns: groups), and what creating the scheduler changed."""
+    crudo = {}
+    opt = entradas["optimizer"]
+    parametros = {f"param_groups[{i}].params[{j}]": p for i, g in enumerate(opt.param_groups)
+                  for j, p in enumerate(g["params"])}
+
+    def crear(*args):
+        crudo["planificador"] = warmup_cosine(*args)
+        return crudo["planificador"]
+
+    antes = estado(dict(entradas, **parametros))
+    observacion = observar_llamada(crear, *entradas.values())
+    observacion.update(estado_antes=antes, estado_despues=estado(dict(entradas, **parametros)))
+    if observacion["error"] is not None:
+        return observacion
+    planificador = crudo["planificador"]
+    if not callable(getattr(planificador, "step", None)):
+        observacion["resultado"] = {"__objeto__": type(planificador).__name__,
+                                    "valor": observacion["resultado"]}
+        return observacion
+    lrs = [_tasas(opt)]
+
+    def avanzar():
+        for _ in range(entradas["total_steps"]):
+            opt.step()
+            planificador.step()
+            lrs.append(_tasas(opt))
+
+    try:
+        llamar(avanzar)
+    except ComprobacionFallida as error:  # a scheduler that fails is reported
+        return dict(observacion, resultado=None, error=error_a_datos(error))
+    observacion["resultado"] = torch.tensor(lrs, dtype=torch.float64)
+    return observacion
+
+
+def secuencia_lr(lr, W, T, min_lr, variante="correcta", ajena=None):
+    """Closed-form learning rates for steps 0..T: the contract and its usual mistakes.
+    ``ajena``: the cosine written from another lr (the example's 0.1, ``defaults["lr"]``)
+    as a factor of the group's own lr."""
+    valores = []
+    fin_coseno = T if variante == "tmax_total" else T - W
+    minimo = 0.0 if variante == "sin_min_lr" else min_lr
+    for t in range(T + 1):
+        if t < W:
+            valores.append(lr * (t + 1) / (W + 1))
+        else:
+            c = 0.5 * (1 + math.cos(math.pi * (t - W) / fin_coseno))
+            if variante == "min_lr_factor":  # min_lr taken as a fraction of lr
+                valores.append(lr * (minimo + (1 - minimo) * c))
+            else:
+                valores.append(minimo + (lr - minimo) * c if ajena is None else
+                               lr * (minimo + (ajena - minimo) * c) / ajena)
+    return torch.tensor(valores, dtype=torch.float64)
+
+
+def lrs_esperadas(optimizer, warmup_steps, total_steps, min_lr=0.0):
+    """The public oracle (closed form, one column per parameter group) with the sequences of
+    the usual mistakes."""
+    def columnas(variante, ajena=None):
+        return torch.stack([secuencia_lr(lr, warmup_steps, total_steps, min_lr, variante,
+                                         ajena) for lr in _tasas(optimizer)], dim=1)
+
+    esperadas = {variante: columnas(variante)
+                 for variante in ("correcta", "tmax_total", "sin_min_lr", "min_lr_factor")}
+    for ajena in (0.1, optimizer.defaults["lr"]):
+        if all(abs(ajena - lr) > 1e-9 for lr in _tasas(optimizer)):
+            esperadas[f"lr_ajena {ajena:.6g}"] = columnas("correcta", ajena)
+    return esperadas
+
+
+def _secuencia(caso):
+    resultado = caso.resultado
+    if not isinstance(resultado, torch.Tensor):
+        fallar("no_es_planificador", tipo=resultado.get("__objeto__", "dict")
+               if isinstance(resultado, dict) else type(resultado).__name__)
+    esperada = caso.datos["esperado"]["correcta"]
+    if resultado.shape != esperada.shape:
+        exigir(diagnosticar_escala("la secuencia de tasas", resultado, esperada))
+    return resultado
+
+
+def _otros_grupos(lrs, esperada, desde, hasta):
+    """The first group follows the contract: do the others too?"""
+    if not cerca(lrs[desde:hasta], esperada[desde:hasta]):
+        fallar("grupos_sin_planificar", grupos=lrs.shape[1])
+
+
+def _calentamiento(caso):
+    lrs = _secuencia(caso)
+    W = caso.datos["W"]
+    esperada = caso.datos["esperado"]["correcta"]
+    lr = esperada[W, 0].item()
+    # (with W = 1, one step ahead is also "no warmup": only W >= 2 tells them apart)
+    if W >= 2 and cerca(lrs[:-1], esperada[1:]):
+        fallar("planificador_adelantado")
+
+    def vale_lr(t):
+        return abs(lrs[t, 0].item() - lr) < 1e-9 * max(1.0, lr)
+
+    # W = 1 starting at lr and still at lr in step 1: a warmup from 1/W, not none at all
+    if vale_lr(0) and not (W == 1 and vale_lr(1)):
+        fallar("sin_calentamiento", tasa=lrs[0, 0].item())
+    for t in range(W + 1):
+        if not cerca(lrs[t:t + 1, 0], esperada[t:t + 1, 0]):
+            fallar("calentamiento_incorrecto", paso=t, tasa=lrs[t, 0].item(),
+                   tasa_esperada=esperada[t, 0].item())
+    _otros_grupos(lrs, esperada, 0, W + 1)
+
+
+def _coseno(caso):
+    lrs = _secuencia(caso)
+    W = caso.datos["W"]
+    if W >= 2 and cerca(lrs[:-1], caso.datos["esperado"]["correcta"][1:]):
+        fallar("planificador_adelantado")
+    esperadas = {k: v[:, 0] for k, v in caso.datos["esperado"].items()}
+    tramo = lrs[W:, 0]
+    if not cerca(tramo, esperadas["correcta"][W:]):
+        min_lr = caso.datos["min_lr"]
+        if cerca(tramo, esperadas["tmax_total"][W:]):
+            fallar("coseno_tmax_total")
+        if cerca(tramo, esperadas["sin_min_lr"][W:]):
+            fallar("sin_min_lr", min_lr=caso.datos["min_lr"])
+        if min_lr and cerca(tramo, esperadas["min_lr_factor"][W:]):
+            fallar("min_lr_como_factor", min_lr=caso.datos["min_lr"])
+        for clave, otra in esperadas.items():
+            if clave.startswith("lr_ajena") and cerca(tramo, otra[W:]):
+                fallar("lr_ajena", otra=float(clave.split()[1]),
+                       tasa=caso.datos["esperado"]["correcta"][W, 0].item())
+        exigir(diagnosticar_escala("las tasas de la fase de coseno", tramo,
+                                   esperadas["correcta"][W:]))
+    _otros_grupos(lrs, caso.datos["esperado"]["correcta"], W, None)
+
+
+def _planificador_sin_efectos(caso):
+    """Creating the scheduler changes nothing but the groups' ``lr`` (and ``initial_lr``)."""
+    verificar_sin_efectos(caso, permitidos=[
+        f"optimizer.param_groups[{i}].{clave}" for i in range(8)
+        for clave in ("lr", "initial_lr")])
+
+
+def contexto_planificador(forma):
+    return {"W": int(forma[0]), "min_lr": float(forma[3] or 0.0)}
+
+
+WARMUP_COSINE = Ejercicio(
+    funcion="warmup_cosine",
+    partes=[
+        Parte("calentamiento lineal (pasos 0 a W)", 1.25, _calentamiento),
+        Parte("coseno de lr a min_lr (pasos W a total_steps)", 1.25, _coseno),
+        Parte("crearlo no da pasos ni cambia nada más que las tasas", 0.5,
+              _planificador_sin_efectos, requisito=True),
+    ],
+    construir=construir_planificador, observar=observar_planificador,
+    contexto=contexto_planificador)
+
+
+def comprobar_warmup_cosine(warmup_cosine):
+    """Public check: W=5, total_steps=30, lr=0.1, min_lr=0.001, against the closed form;
+    then W=2, total_steps=8, lr=0.05, min_lr=0.005 over two parameter groups."""
+    caso = caso_en_proceso(WARMUP_COSINE, warmup_cosine, 6, (5, 30, 0.1, 0.001), lrs_esperadas)
+    comprobar(WARMUP_COSINE.partes, caso,
+              "Las 31 tasas de aprendizaje siguen el calentamiento y el coseno del contrato.")
+    caso = caso_en_proceso(WARMUP_COSINE, warmup_cosine, 7, (2, 8, 0.05, 0.005, 2, False),
+                           lrs_esperadas)
+    comprobar(WARMUP_COSINE.partes, caso,
+              "También con otra lr y dos grupos de parámetros.")
+
+
+# ---------------------------------------------------------------- exercise 3: train_one_epoch
 NOMBRES_ENTRENAMIENTO = ("model", "loader", "loss_fn", "optimizer", "scheduler", "accum",
                          "max_norm")
 
 
-def construir_entrenamiento(generador, forma):
-    """Inputs of train_one_epoch for ``forma`` =
-    (n_lotes, tam_lote, D, H, C, accum, max_norm, planificador, optimizador).
+class Cargador:
+    """A sized iterable of micro-batches that cannot be indexed nor sliced (like a
+    DataLoader): each pass yields the same batches."""
 
-    ``max_norm`` 0 means no clipping; planificador "coseno" or "ninguno"; optimizador
-    "sgd" (momentum), "sgd_simple" or "adamw". The model starts in eval mode, as left by
-    an evaluation: train_one_epoch must switch it to train mode.
+    def __init__(self, lotes):
+        self._lotes = list(lotes)
+
+    def __len__(self):
+        return len(self._lotes)
+
+    def __iter__(self):
+        return iter(list(self._lotes))
+
+
+def construir_entrenamiento(generador, forma):
+    """Inputs of train_one_epoch for ``forma`` = (n_lotes, tam_lote, D, H, C, accum,
+    max_norm, planificador, optimizador[, cargador, omitidos, inicio, anidado, suavizado,
+    grad]).
+
+    ``max_norm`` 0 means None; planificador "coseno" or "ninguno"; optimizador "sgd"
+    (momentum), "sgd_simple" or "adamw"; cargador "lista" or "iterable" (a ``Cargador``);
+    omitidos: how many trailing arguments the call leaves to their defaults (0 to 3:
+    max_norm, accum, scheduler); inicio "eval", "train" or "mixto" (the top module in
+    train mode, the first layer in eval mode); anidado: the layers inside submodules;
+    suavizado: the loss's label smoothing; grad: the parameters arrive with ``.grad``
+    zeroed (not None). The public example: a list, eval mode, nothing omitted.
     """
-    n, B, D, H, C, accum, max_norm, planificador, optimizador = forma
+    n, B, D, H, C, accum, max_norm, planificador, optimizador = forma[:9]
+    cargador, omitidos, inicio, anidado, suavizado, grad = (
+        forma[9:15] if len(forma) > 9 else ("lista", 0, "eval", False, 0.0, False))
     modelo = red_clasificadora(generador, D, H, C)
-    modelo.eval()
+    if anidado:
+        modelo = torch.nn.Sequential(torch.nn.Sequential(modelo[0], modelo[1]), modelo[2])
+    modelo.train(inicio != "eval")
+    if inicio == "mixto":
+        next(iter(modelo.children())).eval()
+    if grad:
+        for p in modelo.parameters():
+            p.grad = torch.zeros_like(p)
     lotes = [(torch.randn(B, D, generator=generador, dtype=torch.float64),
               torch.randint(0, C, (B,), generator=generador)) for _ in range(n)]
     if optimizador == "adamw":
@@ -227,9 +713,13 @@ def construir_entrenamiento(generador, forma):
     pasos = -(-n // accum)
     planificador = (torch.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=pasos, eta_min=0.01)
                     if planificador == "coseno" else None)
-    return {"model": modelo, "loader": lotes, "loss_fn": torch.nn.CrossEntropyLoss(),
-            "optimizer": opt, "scheduler": planificador, "accum": int(accum),
-            "max_norm": float(max_norm) if max_norm else None}
+    entradas = {"model": modelo, "loader": Cargador(lotes) if cargador == "iterable" else lotes,
+                "loss_fn": torch.nn.CrossEntropyLoss(label_smoothing=float(suavizado)),
+                "optimizer": opt, "scheduler": planificador, "accum": int(accum),
+                "max_norm": float(max_norm) if max_norm else None}
+    for nombre in ("max_norm", "accum", "scheduler")[:omitidos]:
+        del entradas[nombre]
+    return entradas
 
 
 def _plano(parametros):
@@ -237,22 +727,39 @@ def _plano(parametros):
                       for p in parametros])
 
 
+def _lotes(loader):
+    return [t.detach().clone() for lote in (loader._lotes if isinstance(loader, Cargador)
+                                            else loader) for t in lote]
+
+
+def _estado_entrenamiento(entradas):
+    """``estado`` of the model and the loss, with the optimizer's settings (its state and
+    lr are training's to change) and the scheduler's presence."""
+    foto = estado({k: v for k, v in entradas.items() if k in ("model", "loss_fn")})
+    for i, grupo in enumerate(entradas["optimizer"].param_groups):
+        for clave, v in grupo.items():
+            if clave not in ("params", "lr", "initial_lr"):
+                foto[f"optimizer.param_groups[{i}].{clave}"] = v if type(v) in (
+                    bool, int, float, str, type(None)) else repr(v)
+    foto["loader"] = len(entradas["loader"])
+    return foto
+
+
 def ejecutar_instrumentado(funcion, entradas):
     """Run ``funcion`` on instrumented inputs; plain data about everything it did."""
-    modelo, opt, planificador = entradas["model"], entradas["optimizer"], entradas["scheduler"]
+    modelo, opt = entradas["model"], entradas["optimizer"]
+    planificador = entradas.get("scheduler")
+    perdida = entradas["loss_fn"]
     parametros = list(modelo.parameters())
     traza, pasos, modos, perdidas, crudo = [], [], [], [], {}
-    perdida_original = entradas["loss_fn"]
 
     def marcar_backward(grad):
         traza.append("backward")
 
-    def loss_fn(*args, **kwargs):
-        perdida = perdida_original(*args, **kwargs)
-        if isinstance(perdida, torch.Tensor) and perdida.requires_grad:
-            perdida.register_hook(marcar_backward)
-            perdidas.append(perdida.item())
-        return perdida
+    def al_calcular_la_perdida(modulo, args, salida):
+        if isinstance(salida, torch.Tensor) and salida.requires_grad:
+            salida.register_hook(marcar_backward)
+            perdidas.append(salida.item())
 
     def antes_del_paso(optimizador, args, kwargs):
         traza.append("optimizer.step")
@@ -277,8 +784,10 @@ def ejecutar_instrumentado(funcion, entradas):
         crudo["valor"] = funcion(*args)
         return crudo["valor"]
 
-    argumentos = dict(entradas, loss_fn=loss_fn)
+    lotes = _lotes(entradas["loader"])
+    antes = _estado_entrenamiento(entradas)
     ganchos = [opt.register_step_pre_hook(antes_del_paso),
+               perdida.register_forward_hook(al_calcular_la_perdida),
                modelo.register_forward_pre_hook(
                    lambda m, a: modos.append(all(x.training for x in m.modules())))]
     envolver(opt, "zero_grad", "optimizer.zero_grad")
@@ -287,7 +796,7 @@ def ejecutar_instrumentado(funcion, entradas):
         envolver(planificador, "step", "scheduler.step")
     utils.clip_grad_norm_ = recorte
     try:
-        observacion = observar_llamada(guardar, *argumentos.values())
+        observacion = observar_llamada(guardar, *entradas.values())
     finally:
         utils.clip_grad_norm_ = recorte_original
         for gancho in ganchos:
@@ -295,12 +804,16 @@ def ejecutar_instrumentado(funcion, entradas):
         del opt.zero_grad, modelo.zero_grad
         if planificador is not None:
             del planificador.step
+    despues = _estado_entrenamiento(entradas)
+    ahora = _lotes(entradas["loader"])
+    despues["loader"] = len(entradas["loader"]) if len(ahora) == len(lotes) and all(
+        torch.equal(a, b) for a, b in zip(lotes, ahora)) else "cambiado"
     valor = crudo.get("valor")
     finales = [p.detach().clone() for p in parametros]
     observacion.update(
         devuelto=observacion["resultado"], traza=traza, pasos=pasos, modos=modos,
-        perdidas=perdidas,
-        parametros=finales,
+        perdidas=perdidas, parametros=finales, estado_antes=antes, estado_despues=despues,
+        modos_finales=[m.training for m in modelo.modules()],
         devuelto_grafo=isinstance(valor, torch.Tensor) and valor.grad_fn is not None)
     if observacion["resultado"] is None and observacion["error"] is None:
         # A forgotten ``return`` is its own mistake, not a hard-coded answer.
@@ -370,18 +883,30 @@ def _orden_y_modo(caso):
         fallar("modelo_en_eval")
     exigir(diagnosticar_orden(datos["traza"], datos["esperado"]["traza"], datos["n_lotes"],
                               datos["accum"], datos["max_norm"]))
+    if not all(datos["modos_finales"]):
+        fallar("modelo_en_eval")
+
+
+def _pasos_comparables(datos):
+    """The steps to compare: the reference's, as many as the student took. A step missing
+    at the end costs the order part, not every step after it."""
+    obtenidos, esperados = datos["pasos"], datos["esperado"]["pasos"]
+    if len(esperados) == 1 and not obtenidos and datos["n_lotes"] % datos["accum"]:
+        return []  # the only cycle was partial and got no step: the order part says so
+    if esperados and not obtenidos:
+        exigir(diagnosticar_orden(datos["traza"], datos["esperado"]["traza"], datos["n_lotes"],
+                                  datos["accum"], datos["max_norm"]))
+        fallar("longitud", nombre="la lista de pasos del optimizador",
+               longitud=len(obtenidos), longitud_esperada=len(esperados))
+    return list(zip(obtenidos, esperados))
 
 
 def _gradientes_de_cada_paso(caso):
     datos = caso.datos
-    obtenidos, esperados = datos["pasos"], datos["esperado"]["pasos"]
     n, accum, max_norm = datos["n_lotes"], datos["accum"], datos["max_norm"]
-    if len(obtenidos) != len(esperados):
-        exigir(diagnosticar_orden(datos["traza"], datos["esperado"]["traza"], n, accum,
-                                  max_norm))
-        fallar("longitud", nombre="la lista de pasos del optimizador",
-               longitud=len(obtenidos), longitud_esperada=len(esperados))
-    for k, (obtenido, esperado) in enumerate(zip(obtenidos, esperados)):
+    obtenidos = datos["pasos"]
+    esperados = datos["esperado"]["pasos"]
+    for k, (obtenido, esperado) in enumerate(_pasos_comparables(datos)):
         if cerca(obtenido, esperado):
             continue
         if k > 0 and cerca(obtenido, esperado + obtenidos[k - 1]):
@@ -394,17 +919,33 @@ def _gradientes_de_cada_paso(caso):
         if k == len(esperados) - 1 and n % accum:  # the last, partial cycle
             factores["ciclo_parcial_dividido_por_accum"] = (n % accum) / accum
         if accum > 1:
-            factores["sin_dividir_por_accum"] = accum
-        exigir(diagnosticar_tensor(f"el gradiente del paso {k + 1}", obtenido, esperado,
+            factores["sin_dividir_por_accum"] = min(accum, n)
+        exigir(diagnosticar_escala(f"el gradiente del paso {k + 1}", obtenido, esperado,
                                    factores))
 
 
 def _parametros_finales(caso):
+    """Judged where the student took as many steps as the reference: a missing or extra
+    step is the order's mistake (and an extra one, the gradients'), not this part's."""
     datos = caso.datos
+    if len(datos["pasos"]) != len(datos["esperado"]["pasos"]):
+        _pasos_comparables(datos)  # no step at all fails here too
+        return
     antes = [v["valores"] for k, v in datos["originales"].items() if k.startswith("model.")]
     factores = {"sin_dividir_por_accum": datos["accum"]} if datos["accum"] > 1 else {}
-    exigir(diagnosticar_parametros(antes, datos["parametros"], datos["esperado"]["parametros"],
-                                   factores))
+    exigir(_sin_cuadrados(diagnosticar_parametros(antes, datos["parametros"],
+                                                  datos["esperado"]["parametros"], factores),
+                          factores))
+
+
+def _entrenamiento_sin_efectos(caso):
+    """Nothing changes but what training changes: parameters, gradients, buffers, modes,
+    the optimizer's state and lr, the scheduler's state."""
+    verificar_sin_efectos(caso, permitidos=("model.",))
+    distintos = [n for n in cambios(caso.datos["estado_antes"], caso.datos["estado_despues"])
+                 if n.endswith(".requires_grad")]
+    if distintos:
+        fallar("efecto_secundario", que=", ".join(f"`{n}`" for n in distintos[:4]))
 
 
 def _perdida_devuelta(caso):
@@ -413,6 +954,9 @@ def _perdida_devuelta(caso):
     divididas = [p / min(accum, n - (i - i % accum)) for i, p in enumerate(perdidas)]
     alternativas = ({"perdida_registrada_dividida": sum(divididas) / len(divididas)}
                     if accum > 1 and divididas else {})
+    ciclos = [perdidas[i:i + accum] for i in range(0, len(perdidas), accum)]
+    if n % accum and len(ciclos) > 1:  # a short last cycle weighs as much as a full one
+        alternativas["media_de_ciclos"] = sum(sum(c) / len(c) for c in ciclos) / len(ciclos)
     comparar_numero("la pérdida media devuelta", datos["devuelto"], datos["esperado"]["perdida"],
                     datos["devuelto_grafo"], {"suma_en_vez_de_media": n}, alternativas)
 
@@ -420,11 +964,13 @@ def _perdida_devuelta(caso):
 TRAIN_ONE_EPOCH = Ejercicio(
     funcion="train_one_epoch",
     partes=[
-        Parte("model.train() y orden: backward → clip → step → scheduler", 1.0, _orden_y_modo),
+        Parte("model.train() y orden: backward → clip → step → scheduler", 0.75, _orden_y_modo),
         Parte("gradientes que usa cada paso (acumulación, recorte, zero_grad)", 1.5,
               _gradientes_de_cada_paso),
         Parte("parámetros al final de la época", 1.0, _parametros_finales),
         Parte("pérdida media devuelta como float", 0.5, _perdida_devuelta),
+        Parte("no cambia la pérdida, los ajustes del optimizador ni autograd", 0.25,
+              _entrenamiento_sin_efectos, requisito=True),
     ],
     construir=construir_entrenamiento, observar=observar_entrenamiento,
     contexto=contexto_entrenamiento)
@@ -439,7 +985,8 @@ def entrenamiento_a_mano(model, loader, loss_fn, optimizer, scheduler, accum, ma
     lr0 = grupo.get("initial_lr", grupo["lr"])
     eta_min, t_max = scheduler.eta_min, scheduler.T_max
     traza, pasos, perdidas = [], [], []
-    ciclos = [loader[i:i + accum] for i in range(0, len(loader), accum)]
+    lotes = list(loader)
+    ciclos = [lotes[i:i + accum] for i in range(0, len(lotes), accum)]
     for t, ciclo in enumerate(ciclos):
         x = torch.cat([xb for xb, _ in ciclo])
         y = torch.cat([yb for _, yb in ciclo])
@@ -469,279 +1016,14 @@ def entrenamiento_a_mano(model, loader, loss_fn, optimizer, scheduler, accum, ma
 
 
 def comprobar_train_one_epoch(train_one_epoch):
-    """Public check: 5 micro-batches, accum=2 (a partial last cycle), clipping, cosine."""
+    """Public check: 5 micro-batches from a loader that cannot be sliced, accum=2 (a
+    partial last cycle), clipping, cosine."""
     caso = caso_en_proceso(TRAIN_ONE_EPOCH, train_one_epoch, 4,
-                           (5, 6, 3, 5, 3, 2, 0.6, "coseno", "sgd_simple"), entrenamiento_a_mano)
+                           (5, 6, 3, 5, 3, 2, 0.6, "coseno", "sgd_simple", "iterable", 0, "eval",
+                            False, 0.0, False), entrenamiento_a_mano)
     comprobar(TRAIN_ONE_EPOCH.partes, caso,
               "El orden, los gradientes de cada paso, los parámetros y la pérdida coinciden "
               "(en este ejemplo pequeño).")
-
-
-# ---------------------------------------------------------------- exercise 2: evaluate
-def construir_evaluacion(generador, forma):
-    """model (with BatchNorm), loader with a smaller last batch, loss_fn; ``forma`` =
-    (n_lotes, tam_lote, tam_ultimo, D, H, C[, modo]), modo "train" (default) or "eval":
-    the mode the model arrives in, and must be left in."""
-    n, B, ultimo, D, H, C = forma[:6]
-    modelo = red_clasificadora(generador, D, H, C, batchnorm=True)
-    lotes = []
-    for i in range(n):
-        tam = ultimo if i == n - 1 else B
-        x = torch.randn(tam, D, generator=generador, dtype=torch.float64)
-        y = torch.randint(0, C, (tam,), generator=generador)
-        lotes.append((x, y))
-    modelo.eval()
-    with torch.no_grad():  # some right answers in every batch: accuracy is never 0
-        for x, y in lotes:
-            y[0] = modelo(x[:1]).argmax(1)[0]
-    modelo.train(_modo_inicial(forma) == "train")
-    return {"model": modelo, "loader": lotes, "loss_fn": torch.nn.CrossEntropyLoss()}
-
-
-def observar_evaluacion(evaluate, entradas):
-    """The result, whether it keeps a graph, the mode and grad mode of every forward."""
-    modelo = entradas["model"]
-    llamadas, crudo = [], {}
-    buffers = {k: b.detach().clone() for k, b in modelo.named_buffers()}
-
-    def guardar(*args):
-        crudo["valor"] = evaluate(*args)
-        return crudo["valor"]
-
-    gancho = modelo.register_forward_pre_hook(lambda m, a: llamadas.append(
-        {"entrenando": any(x.training for x in m.modules()), "grad": torch.is_grad_enabled()}))
-    try:
-        observacion = observar_llamada(guardar, *entradas.values())
-    finally:
-        gancho.remove()
-    valor = crudo.get("valor")
-    grafos = ([isinstance(v, torch.Tensor) and v.grad_fn is not None for v in valor]
-              if type(valor) in (tuple, list) else [])
-    observacion.update(
-        llamadas=llamadas, grafos=grafos,
-        modos_finales=[m.training for m in modelo.modules()],
-        buffers_cambiados=[k for k, b in modelo.named_buffers() if not torch.equal(b,
-                                                                                   buffers[k])])
-    return observacion
-
-
-def _modo_inicial(forma):
-    return forma[6] if len(forma) > 6 else "train"
-
-
-def contexto_evaluacion(forma):
-    n, B, ultimo = forma[:3]
-    return {"muestras": (n - 1) * B + ultimo, "n_lotes": n, "modo_inicial": _modo_inicial(forma)}
-
-
-def _modo_evaluacion(caso):
-    for llamada in caso.datos["llamadas"]:
-        if llamada["entrenando"]:
-            fallar("modelo_en_train")
-        if llamada["grad"]:
-            fallar("grafo_al_evaluar")
-    if caso.datos["buffers_cambiados"]:
-        fallar("buffers_cambiados", nombre=caso.datos["buffers_cambiados"][0])
-
-
-def _par(caso):
-    resultado = caso.resultado
-    if type(resultado) not in (tuple, list) or len(resultado) != 2:
-        fallar("tipo", nombre="el resultado", esperado="una tupla (pérdida, exactitud)",
-               tipo=type(resultado).__name__ if not isinstance(resultado, dict)
-               else resultado.get("__objeto__", "dict"))
-    grafos = caso.datos["grafos"] or [False, False]
-    return resultado, grafos
-
-
-def _perdida_media(caso):
-    resultado, grafos = _par(caso)
-    esperado = caso.datos["esperado"]
-    comparar_numero("la pérdida media", resultado[0], esperado["perdida"], grafos[0],
-                    {"suma_en_vez_de_media": caso.datos["muestras"]},
-                    {"media_de_lotes": esperado["perdida_por_lotes"],
-                     "doble_softmax": esperado.get("perdida_doble_softmax")})
-
-
-def _exactitud(caso):
-    resultado, grafos = _par(caso)
-    esperado = caso.datos["esperado"]
-    comparar_numero("la exactitud", resultado[1], esperado["exactitud"], grafos[1],
-                    {"aciertos_sin_dividir": caso.datos["muestras"],
-                     "dividido_por_lotes": caso.datos["muestras"] / caso.datos["n_lotes"]},
-                    {"media_de_lotes": esperado["exactitud_por_lotes"]})
-
-
-def _modo_restaurado(caso):
-    modos = caso.datos["modos_finales"]
-    if caso.datos["modo_inicial"] == "train" and not all(modos):
-        fallar("modelo_en_eval")
-    if caso.datos["modo_inicial"] == "eval" and any(modos):
-        fallar("modo_forzado_a_train")
-
-
-EVALUATE = Ejercicio(
-    funcion="evaluate",
-    partes=[
-        Parte("model.eval() y torch.no_grad() en cada pase", 0.5, _modo_evaluacion,
-              requisito=True),
-        Parte("pérdida media por muestra (float)", 1.0, _perdida_media),
-        Parte("exactitud (float entre 0 y 1)", 1.0, _exactitud),
-        Parte("el modelo vuelve al modo en que llegó", 0.5, _modo_restaurado, requisito=True),
-    ],
-    construir=construir_evaluacion, observar=observar_evaluacion, contexto=contexto_evaluacion)
-
-
-def evaluacion_de_golpe(model, loader, loss_fn):
-    """The public oracle: one pass over all the samples at once, on a copy in eval mode."""
-    copia = copy.deepcopy(model).eval()
-    x = torch.cat([xb for xb, _ in loader])
-    y = torch.cat([yb for _, yb in loader])
-    with torch.no_grad():
-        logits = copia(x)
-        por_muestra = torch.nn.functional.cross_entropy(logits, y, reduction="none")
-        doble_softmax = torch.nn.functional.cross_entropy(logits.softmax(1), y)
-        acierto = (logits.argmax(1) == y).double()
-    tamanos = [len(yb) for _, yb in loader]
-    trozos_p, trozos_a = torch.split(por_muestra, tamanos), torch.split(acierto, tamanos)
-    return {"perdida": por_muestra.mean().item(), "exactitud": acierto.mean().item(),
-            "perdida_doble_softmax": doble_softmax.item(),
-            "perdida_por_lotes": sum(t.mean().item() for t in trozos_p) / len(tamanos),
-            "exactitud_por_lotes": sum(t.mean().item() for t in trozos_a) / len(tamanos)}
-
-
-def comprobar_evaluate(evaluate):
-    """Public check: a BatchNorm model, batches of 6, 6 and 3 samples; it arrives in train
-    mode, then (another model) in eval mode, and must be left as it arrived."""
-    for modo, exito in (("train", "y el modelo vuelve a modo entrenamiento."),
-                        ("eval", "y el modelo que llegó en modo evaluación sigue así.")):
-        caso = caso_en_proceso(EVALUATE, evaluate, 5, (3, 6, 3, 4, 5, 3, modo),
-                               evaluacion_de_golpe)
-        comprobar(EVALUATE.partes, caso,
-                  f"Pérdida y exactitud correctas, sin grafo, en modo evaluación, {exito}")
-
-
-# ---------------------------------------------------------------- exercise 3: warmup_cosine
-def construir_planificador(generador, forma):
-    """A fresh SGD optimizer over one parameter; ``forma`` = (W, T, lr, min_lr)."""
-    W, T, lr, min_lr = forma
-    parametro = torch.zeros(1, dtype=torch.float64, requires_grad=True)
-    return {"optimizer": torch.optim.SGD([parametro], lr=float(lr)), "warmup_steps": int(W),
-            "total_steps": int(T), "min_lr": float(min_lr)}
-
-
-def observar_planificador(warmup_cosine, entradas):
-    """The learning rate before any step and after each of ``total_steps`` steps."""
-    crudo = {}
-
-    def crear(*args):
-        crudo["planificador"] = warmup_cosine(*args)
-        return crudo["planificador"]
-
-    observacion = observar_llamada(crear, *entradas.values())
-    if observacion["error"] is not None:
-        return observacion
-    planificador, opt = crudo["planificador"], entradas["optimizer"]
-    if not callable(getattr(planificador, "step", None)):
-        observacion["resultado"] = {"__objeto__": type(planificador).__name__,
-                                    "valor": observacion["resultado"]}
-        return observacion
-    lrs = [opt.param_groups[0]["lr"]]
-
-    def avanzar():
-        for _ in range(entradas["total_steps"]):
-            opt.step()
-            planificador.step()
-            lrs.append(opt.param_groups[0]["lr"])
-
-    try:
-        llamar(avanzar)
-    except ComprobacionFallida as error:  # a scheduler that fails is reported
-        return {"resultado": None, "error": error_a_datos(error)}
-    observacion["resultado"] = torch.tensor(lrs, dtype=torch.float64)
-    return observacion
-
-
-def secuencia_lr(lr, W, T, min_lr, variante="correcta"):
-    """Closed-form learning rates for steps 0..T: the contract and its usual mistakes."""
-    valores = []
-    fin_coseno = T if variante == "tmax_total" else T - W
-    minimo = 0.0 if variante == "sin_min_lr" else min_lr
-    for t in range(T + 1):
-        if t < W:
-            valores.append(lr * (t + 1) / (W + 1))
-        else:
-            progreso = (t - W) / fin_coseno
-            valores.append(minimo + (lr - minimo) * 0.5 * (1 + math.cos(math.pi * progreso)))
-    return torch.tensor(valores, dtype=torch.float64)
-
-
-def lrs_esperadas(optimizer, warmup_steps, total_steps, min_lr):
-    """The public oracle (closed form) with the sequences of the usual mistakes."""
-    lr = optimizer.param_groups[0]["lr"]
-    return {variante: secuencia_lr(lr, warmup_steps, total_steps, min_lr, variante)
-            for variante in ("correcta", "tmax_total", "sin_min_lr")}
-
-
-def _secuencia(caso):
-    resultado = caso.resultado
-    if not isinstance(resultado, torch.Tensor):
-        fallar("no_es_planificador", tipo=resultado.get("__objeto__", "dict")
-               if isinstance(resultado, dict) else type(resultado).__name__)
-    return resultado
-
-
-def _calentamiento(caso):
-    lrs = _secuencia(caso)
-    W = caso.datos["W"]
-    esperada = caso.datos["esperado"]["correcta"]
-    if lrs.shape != esperada.shape:
-        exigir(diagnosticar_tensor("la secuencia de tasas", lrs, esperada))
-    lr = esperada[W].item()
-    if abs(lrs[0].item() - lr) < 1e-9 * max(1.0, lr) and W > 0:
-        fallar("sin_calentamiento", tasa=lrs[0].item())
-    for t in range(W + 1):
-        if not cerca(lrs[t:t + 1], esperada[t:t + 1]):
-            fallar("calentamiento_incorrecto", paso=t, tasa=lrs[t].item(),
-                   tasa_esperada=esperada[t].item())
-
-
-def _coseno(caso):
-    lrs = _secuencia(caso)
-    W = caso.datos["W"]
-    esperadas = caso.datos["esperado"]
-    if lrs.shape != esperadas["correcta"].shape:
-        exigir(diagnosticar_tensor("la secuencia de tasas", lrs, esperadas["correcta"]))
-    tramo = lrs[W:]
-    if cerca(tramo, esperadas["correcta"][W:]):
-        return
-    if cerca(tramo, esperadas["tmax_total"][W:]):
-        fallar("coseno_tmax_total")
-    if cerca(tramo, esperadas["sin_min_lr"][W:]):
-        fallar("sin_min_lr", min_lr=caso.datos["min_lr"])
-    exigir(diagnosticar_tensor("las tasas de la fase de coseno", tramo,
-                               esperadas["correcta"][W:]))
-
-
-def contexto_planificador(forma):
-    return {"W": int(forma[0]), "min_lr": float(forma[3])}
-
-
-WARMUP_COSINE = Ejercicio(
-    funcion="warmup_cosine",
-    partes=[
-        Parte("calentamiento lineal (pasos 0 a W)", 1.5, _calentamiento),
-        Parte("coseno de lr a min_lr (pasos W a total_steps)", 1.5, _coseno),
-    ],
-    construir=construir_planificador, observar=observar_planificador,
-    contexto=contexto_planificador)
-
-
-def comprobar_warmup_cosine(warmup_cosine):
-    """Public check: W=5, total_steps=30, lr=0.1, min_lr=0.001, against the closed form."""
-    caso = caso_en_proceso(WARMUP_COSINE, warmup_cosine, 6, (5, 30, 0.1, 0.001), lrs_esperadas)
-    comprobar(WARMUP_COSINE.partes, caso,
-              "Las 31 tasas de aprendizaje siguen el calentamiento y el coseno del contrato.")
 
 
 # In notebook order.

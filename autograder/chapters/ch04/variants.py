@@ -241,11 +241,27 @@ def evaluate_inference_mode_sums(model, loader, loss_fn):
     with torch.inference_mode():
         for x, y in loader:
             logits = model(x)
-            total_loss += torch.nn.functional.cross_entropy(logits, y, reduction="sum").item()
+            total_loss += loss_fn(logits, y).item() * y.numel()
             correct += (logits.softmax(dim=-1).argmax(dim=-1) == y).float().sum().item()
             seen += y.numel()
     if was_training:
         model.train()
+    return total_loss / seen, correct / seen
+
+
+@variant(EV, "perdida_ignorada")
+def evaluate_hard_coded_cross_entropy(model, loader, loss_fn):
+    # ignores loss_fn: sums F.cross_entropy(reduction="sum") whatever loss it was given
+    was_training = model.training
+    model.eval()
+    total_loss, correct, seen = 0.0, 0, 0
+    with torch.no_grad():
+        for x, y in loader:
+            logits = model(x)
+            total_loss += torch.nn.functional.cross_entropy(logits, y, reduction="sum").item()
+            correct += (logits.argmax(1) == y).sum().item()
+            seen += len(y)
+    model.train(was_training)
     return total_loss / seen, correct / seen
 
 
@@ -439,9 +455,154 @@ def warmup_cosine_stub(optimizer, warmup_steps, total_steps, min_lr=0.0):
 def warmup_cosine_hardcoded(optimizer, warmup_steps, total_steps, min_lr=0.0):
     # The 31 rates of the public example, replayed whatever the arguments.
     example = construir_planificador(torch.Generator().manual_seed(6), (5, 30, 0.1, 0.001))
-    table = lrs_esperadas(*example.values())["correcta"].tolist()
+    table = lrs_esperadas(*example.values())["correcta"][:, 0].tolist()
     base = optimizer.param_groups[0]["lr"]
     return torch.optim.lr_scheduler.LambdaLR(optimizer, lambda t: table[min(t, 30)] / base)
+
+
+# ---------------------------------------------------------------- classes the probes found
+@variant(TE, "excepcion")
+def train_one_epoch_slices_the_loader(model, loader, loss_fn, optimizer, scheduler=None,
+                                      accum=1, max_norm=None):
+    # cycles as slices loader[i:i + accum]: a DataLoader cannot be sliced
+    model.train()
+    losses = []
+    for start in range(0, len(loader), accum):
+        cycle = loader[start:start + accum]
+        optimizer.zero_grad()
+        for x, y in cycle:
+            loss = loss_fn(model(x), y)
+            (loss / len(cycle)).backward()
+            losses.append(loss.item())
+        if max_norm is not None:
+            torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm)
+        optimizer.step()
+        if scheduler is not None:
+            scheduler.step()
+    return sum(losses) / len(losses)
+
+
+@variant(TE, "efecto_secundario")
+def train_one_epoch_leaves_sum_reduction(model, loader, loss_fn, optimizer, scheduler=None,
+                                         accum=1, max_norm=None):
+    # switches loss_fn to reduction="sum" and divides by hand, never switching it back
+    loss_fn.reduction = "sum"
+    model.train()
+    n, total = len(loader), 0.0
+    for i, (x, y) in enumerate(loader):
+        loss = loss_fn(model(x), y) / len(y)
+        (loss / min(accum, n - (i - i % accum))).backward()
+        total += loss.item()
+        if (i + 1) % accum == 0 or i + 1 == n:
+            if max_norm is not None:
+                torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm)
+            optimizer.step()
+            if scheduler is not None:
+                scheduler.step()
+            optimizer.zero_grad()
+    return total / n
+
+
+@variant(EV, "efecto_secundario")
+def evaluate_leaves_autograd_off(model, loader, loss_fn):
+    # turns autograd off for good instead of inside a with block
+    torch.set_grad_enabled(False)
+    return _evaluate(model, loader, loss_fn)
+
+
+@variant(EV, "efecto_secundario")
+def evaluate_zeroes_the_gradients(model, loader, loss_fn):
+    model.zero_grad()  # "to be safe": the caller's gradients are gone
+    return _evaluate(model, loader, loss_fn)
+
+
+def _lambda_scheduler(optimizer, warmup_steps, total_steps, min_lr, lr):
+    def factor(t):
+        if t < warmup_steps:
+            return (t + 1) / (warmup_steps + 1)
+        c = (1 + math.cos(math.pi * (t - warmup_steps) / (total_steps - warmup_steps))) / 2
+        return (min_lr + (lr - min_lr) * c) / lr
+
+    return torch.optim.lr_scheduler.LambdaLR(optimizer, factor)
+
+
+@variant(WC, "lr_ajena")
+def warmup_cosine_example_lr(optimizer, warmup_steps, total_steps, min_lr=0.0):
+    # the public example's lr, 0.1, written in
+    return _lambda_scheduler(optimizer, warmup_steps, total_steps, min_lr, 0.1)
+
+
+@variant(WC, "lr_ajena")
+def warmup_cosine_defaults_lr(optimizer, warmup_steps, total_steps, min_lr=0.0):
+    # the optimizer's default lr, not its groups' current one
+    return _lambda_scheduler(optimizer, warmup_steps, total_steps, min_lr,
+                             optimizer.defaults["lr"])
+
+
+@variant(WC, "sin_min_lr")
+def warmup_cosine_min_lr_default_ignored(optimizer, warmup_steps, total_steps, min_lr=0.0):
+    return _lambda_scheduler(optimizer, warmup_steps, total_steps, 0.0, 1.0)
+
+
+class _FirstGroupOnly:
+    def __init__(self, optimizer, warmup_steps, total_steps, min_lr):
+        self.optimizer, self.t = optimizer, 0
+        self.args = (optimizer.param_groups[0]["lr"], warmup_steps, total_steps, min_lr)
+        self._set()
+
+    def _set(self):
+        lr, W, T, min_lr = self.args
+        if self.t < W:
+            rate = lr * (self.t + 1) / (W + 1)
+        else:
+            rate = min_lr + (lr - min_lr) * (1 + math.cos(math.pi * (self.t - W) / (T - W))) / 2
+        self.optimizer.param_groups[0]["lr"] = rate
+
+    def step(self):
+        self.t += 1
+        self._set()
+
+
+@variant(WC, "grupos_sin_planificar")
+def warmup_cosine_first_group_only(optimizer, warmup_steps, total_steps, min_lr=0.0):
+    return _FirstGroupOnly(optimizer, warmup_steps, total_steps, min_lr)
+
+
+@variant(WC, "planificador_adelantado")
+def warmup_cosine_steps_when_created(optimizer, warmup_steps, total_steps, min_lr=0.0):
+    # "to start the warmup": every rate is one step ahead
+    scheduler = _lambda_scheduler(optimizer, warmup_steps, total_steps, min_lr,
+                                  optimizer.param_groups[0]["lr"])
+    scheduler.step()
+    return scheduler
+
+
+@variant(WC, "min_lr_como_factor")
+def warmup_cosine_min_lr_as_a_factor(optimizer, warmup_steps, total_steps, min_lr=0.0):
+    return _lambda_scheduler(optimizer, warmup_steps, total_steps, min_lr, 1.0)
+
+
+@variant(TE, "media_de_ciclos")
+def train_one_epoch_mean_of_cycle_means(model, loader, loss_fn, optimizer, scheduler=None,
+                                        accum=1, max_norm=None):
+    model.train()
+    means, cycle = [], []
+    batches = list(loader)
+    for i, (x, y) in enumerate(batches):
+        size = min(accum, len(batches) - (i - i % accum))
+        loss = loss_fn(model(x), y)
+        (loss / size).backward()
+        cycle.append(loss.item())
+        if len(cycle) == size:
+            if max_norm is not None:
+                torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm)
+            optimizer.step()
+            if scheduler is not None:
+                scheduler.step()
+            optimizer.zero_grad()
+            means.append(sum(cycle) / len(cycle))
+            cycle = []
+    return sum(means) / len(means)
 
 
 CARLA_TRAIN_ONE_EPOCH = '''\
@@ -480,7 +641,7 @@ def evaluate(model, loader, loss_fn):
 
 SAMPLE_STUDENTS = [
     SampleStudent("carla", "acumulación sin el último ciclo parcial (crédito parcial)",
-                  {TE: CARLA_TRAIN_ONE_EPOCH}, partial={TE + "_test": 0.5}),
+                  {TE: CARLA_TRAIN_ONE_EPOCH}, partial={TE + "_test": 3.25}),
     SampleStudent("david", "evalúa sin torch.no_grad() (pierde el requisito)",
                   {EV: DAVID_EVALUATE}, partial={EV + "_test": 2.5}),
 ]
