@@ -394,8 +394,9 @@ plt.show()
 # Lee los números con honestidad. Son de tu CPU, y el tiempo de un pase tan corto (del orden
 # de un milisegundo) es ruidoso: repite la celda y verás cómo cambian. Registrar el grafo tiene
 # un coste fijo por operación (crear su nodo, guardar sus tensores) que con capas tan pequeñas
-# se nota: mira la razón frente a `no_grad`. La diferencia entre `no_grad` e
-# `inference_mode`, en cambio, queda casi siempre dentro del ruido. La memoria no es ruido:
+# se nota: mira la razón frente a `no_grad` que imprime la celda. Para la diferencia entre
+# `no_grad` e `inference_mode`, compara su razón con lo que varía al repetir la celda: si no
+# la supera, es ruido. La memoria no es ruido:
 # con el grafo se retienen las activaciones de cada capa, proporcionales al lote; sin él,
 # nada. En una GPU con un modelo grande, eso es lo que decide si el lote cabe.
 #

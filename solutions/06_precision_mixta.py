@@ -23,7 +23,9 @@
 # ejecución* y elige **GPU T4**. La T4 tiene núcleos tensoriales (*tensor cores*) de float16
 # pero no bfloat16 nativo: con ella verás la aceleración de float16. Sin GPU, el cuaderno
 # entero funciona igual en CPU: usa bfloat16 con autocast, las celdas de GPU se saltan y lo
-# dicen, y las medidas de velocidad son de tu CPU (en CPU, 16 bits rara vez acelera).
+# dicen, y las medidas de velocidad son de tu CPU. En CPU, bf16 acelera solo si el
+# procesador tiene instrucciones bf16: la sección 2 dice si el tuyo las tiene y la sección 7
+# mide el efecto.
 #
 # **La parte de GPU está sin verificar.** Esta versión del curso se escribió y se probó en
 # máquinas sin GPU. Las celdas de GPU y el caso CUDA de las pruebas ocultas no se han
@@ -231,9 +233,12 @@ print("3 × 2^16 en bf16:", (grande * 2.0**16).to(torch.bfloat16).item())
 #   capacidad de cómputo (8 o más) y no esa función. En las versiones recientes, su
 #   argumento `including_emulation` vale `True` por defecto: la celda siguiente imprime la
 #   firma que tiene en tu versión.
-# - **CPU**: `torch.autocast("cpu")` está pensado para bf16. Solo acelera si la CPU tiene
-#   instrucciones bf16 (AVX512-BF16 o AMX); si no, suele ser más lento que fp32 (lo mides
-#   en la sección 7).
+# - **CPU**: `torch.autocast("cpu")` está pensado para bf16. Que acelere o no lo decide el
+#   procesador: con instrucciones bf16 (AVX512-BF16 o AMX: las banderas `avx512_bf16` y
+#   `amx_bf16` de `/proc/cpuinfo` en Linux), los productos de matrices se hacen en bf16 por
+#   hardware; sin ellas, cada operación convierte entre formatos. La celda siguiente dice
+#   qué tiene tu CPU, junto con el juego de instrucciones que usa PyTorch
+#   (`torch.backends.cpu.get_cpu_capability()`); la sección 7 mide el efecto.
 
 # %% tags=["demo"]
 if torch.cuda.is_available():
@@ -242,7 +247,9 @@ if torch.cuda.is_available():
           f"is_bf16_supported(): {torch.cuda.is_bf16_supported()} · bf16 nativo: {BF16_NATIVO}")
 else:
     print("Sin GPU: esta celda no tiene nada que medir en CUDA (se salta).")
-print(f"CPU con instrucciones bf16: {bf16_nativo('cpu')}")
+capacidad_cpu = getattr(torch.backends.cpu, "get_cpu_capability", lambda: "desconocido")()
+print(f"CPU con instrucciones bf16: {bf16_nativo('cpu')} · instrucciones que usa PyTorch: "
+      f"{capacidad_cpu}")
 print("firma: torch.cuda.is_bf16_supported" + str(inspect.signature(torch.cuda.is_bf16_supported)))
 
 # %% [markdown]
@@ -788,6 +795,10 @@ for lote in (128, 1024):
                  else "igual de rápido")
     print(f"lote {lote}: bf16 / fp32 → tiempo ×{t16 / t32:.2f} (en esta CPU, bf16 es "
           f"{veredicto}) · memoria ×{m16 / m32:.2f}")
+CPU_BF16 = bf16_nativo("cpu")
+print(f"Esta CPU {'tiene' if CPU_BF16 else 'no tiene'} instrucciones bf16 (avx512_bf16 o "
+      f"amx_bf16): {'bf16 va por hardware' if CPU_BF16 else 'autocast convierte entre formatos'}"
+      f" (PyTorch usa {getattr(torch.backends.cpu, 'get_cpu_capability', lambda: '?')()}).")
 
 # %% [markdown]
 # En CPU, mira las dos cifras por separado.
@@ -798,17 +809,19 @@ for lote in (128, 1024):
 # pesos se comen casi todo el ahorro; con el lote grande mandan las activaciones y la memoria
 # baja hacia la mitad. Esta cuenta no depende de la CPU: sale igual en cualquiera.
 #
-# **Tiempo.** Sin instrucciones bf16 (mira la sección 2), la CPU emula la aritmética bf16 con
-# conversiones, y el paso suele ser más lento que en fp32. En la máquina sin esas
-# instrucciones donde se probó este cuaderno, bf16 fue entre 2 y 3 veces más lento; la celda
-# dice qué pasa en la tuya. Con AVX512-BF16 o AMX puede salir más rápido. No es un fallo: la
-# ganancia de velocidad está en los núcleos tensoriales de las GPU.
+# **Tiempo.** La celda imprime el cociente bf16 / fp32 que midió en tu CPU y si tiene
+# instrucciones bf16, que es lo que lo decide. Con AVX512-BF16 o AMX, los productos de
+# matrices van en bf16 por hardware y el paso puede ir bastante más rápido que en fp32, más
+# con el lote grande, donde esos productos pesan más. Sin ellas, autocast convierte cada
+# operación entre formatos y el paso suele ir más lento que en fp32. El mismo código da
+# resultados opuestos según la máquina: por eso se mide, y por eso `pick_amp_dtype` pregunta
+# por el soporte de bf16 y no solo por el dispositivo.
 #
 # En GPU, la celda siguiente mide fp32, fp16 y (si hay soporte nativo) bf16 con un modelo
 # más grande, y la memoria máxima con `torch.cuda.max_memory_allocated`. **Sin verificar en
 # esta versión del curso:** se construyó en una máquina sin GPU, así que aquí no hay cifras
-# de GPU medidas. En una T4 o mejor, espera que fp16 sea claramente más rápido que fp32; la
-# cifra exacta la da tu ejecución.
+# de GPU medidas. Con núcleos tensoriales (una T4 o posterior), fp16 debería ir más rápido
+# que fp32; la celda imprime la aceleración que mide en la tuya.
 
 # %% tags=["demo"]
 medidas_gpu = {}
@@ -871,6 +884,7 @@ plt.show()
 #   entre 2 y 4): para entrenar, autocast.
 # - La memoria de activaciones baja a la mitad, pero las copias de 16 bits de los pesos son
 #   memoria nueva: el ahorro real crece con el tamaño del lote.
-# - La ganancia de velocidad está en los núcleos tensoriales de la GPU: fp16 en una T4, bf16
-#   desde Ampere (sin verificar aquí: el curso se probó sin GPU). En CPU sin instrucciones
-#   bf16, 16 bits suele ir más lento; mídelo siempre.
+# - La velocidad depende del hardware: en GPU, de los núcleos tensoriales (fp16 en una T4,
+#   bf16 desde Ampere; sin verificar aquí: el curso se probó sin GPU); en CPU, de las
+#   instrucciones bf16 (AVX512-BF16, AMX), que aceleran bf16 donde existen. La sección 7 lo
+#   midió en tu máquina; mídelo siempre.

@@ -62,6 +62,8 @@ def test_feedback_names_the_misconception_and_the_parts(graded):
     text = (graded["out"] / "feedback" / "carla" / "01_grafo_dinamico.html").read_text()
     assert "Error frecuente: p.grad guardado sin clone" in text
     assert "sin `.clone()`" in text and "Pista:" in text
+    # the fix, which no public check shows, comes with the graded feedback (issue 18)
+    assert "Cómo corregirlo: Guarda `p.grad.clone()`." in text
     text = (graded["out"] / "feedback" / "hugo" / "01_grafo_dinamico.html").read_text()
     assert "✓ valor de la penalización" in text and "✗ diferenciable" in text
 

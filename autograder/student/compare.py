@@ -413,6 +413,9 @@ class Resultado:
     puntos: float
     maximo: float
     fallos: list  # (Parte, ComprobacionFallida or None), one per part
+    # diagnosis id -> how to fix it; the grader fills it (autograder/hidden/fixes.py), so
+    # only the feedback after grading shows a fix, never a public check.
+    arreglos: dict = field(default_factory=dict)
 
     def informe(self, titulo):
         lineas = [f"{titulo}: {self.puntos:g} / {self.maximo:g} puntos"]
@@ -421,7 +424,10 @@ class Resultado:
             marca = "✗" if fallo else "✓"
             lineas.append(f"  {marca} {parte.nombre} ({ganados:g}/{parte.puntos:g})")
             if fallo:
-                lineas.append("      " + str(fallo).replace("\n", "\n      "))
+                arreglo = self.arreglos.get(fallo.diagnostico)
+                mensaje = (texto(fallo.diagnostico, fallo.hechos, arreglo=arreglo) if arreglo
+                           else str(fallo))
+                lineas.append("      " + mensaje.replace("\n", "\n      "))
         return "\n".join(lineas)
 
     @property

@@ -3,6 +3,11 @@
 The one source of every message a student sees, in the notebook (public checks)
 and in the graded feedback (hidden tests). Injected into student notebooks by the
 build, so: standard library only. Placeholders are filled from the diagnosis facts.
+
+A hint (``pista``) says what is wrong and where to look, often as a question; it never
+hands over the fix (no code to paste: ``tests/chapters/test_hints.py`` enforces the
+rule). How to fix each mistake lives in ``autograder/hidden/fixes.py`` and the
+chapters' ``fixes.py``, which are never injected: the feedback shows it after grading.
 """
 
 # id -> (title, Spanish explanation, Spanish hint, English explanation)
@@ -16,7 +21,8 @@ CATALOGO = {
     "signo": (
         "Signo invertido",
         "`{nombre}` es −1 × el valor correcto.",
-        "Revisa la derivada de la pérdida: d/dŷ (ŷ − y)² = 2(ŷ − y), no 2(y − ŷ).",
+        "Revisa la derivada de la pérdida respecto de la predicción: ¿restas en el orden "
+        "correcto?",
         "`{nombre}` is −1 × the expected value: a sign error."),
     "factor_2": (
         "Factor 2",
@@ -50,18 +56,20 @@ CATALOGO = {
         "Pérdida sin dividir por accum",
         "`{nombre}` es {razon:.3g} × el valor correcto, exactamente el número de micro-lotes "
         "acumulados.",
-        "Divide la pérdida de cada micro-lote por `accum` antes de `backward()`: así la suma "
-        "de los gradientes es el gradiente del lote completo.",
+        "Cada micro-lote aporta su gradiente a `.grad`, y la suma debe ser el gradiente del "
+        "lote completo: ¿qué le falta a la pérdida de cada micro-lote antes de `backward()`?",
         "`{nombre}` is accum times too large: the loss was not divided by accum."),
     "dividido_de_mas_por_accum": (
         "Dividido dos veces por accum",
         "`{nombre}` es 1/{inversa:.3g} del valor correcto.",
-        "Divide la pérdida por `accum` una sola vez (no también los gradientes).",
+        "Busca dónde divides por `accum`: ¿lo haces en dos sitios (la pérdida y también los "
+        "gradientes)?",
         "`{nombre}` is accum times too small: divided by accum twice."),
     "gradiente_aun_escalado": (
         "Gradiente todavía escalado",
         "`{nombre}` es {razon:.4g} × el valor correcto: el factor de escala del `GradScaler`.",
-        "Llama a `scaler.unscale_(optimizer)` antes de recortar o de leer los gradientes.",
+        "El `GradScaler` multiplica la pérdida antes de `backward()`: ¿deshiciste esa escala "
+        "(`scaler.unscale_`) antes de recortar o de leer los gradientes?",
         "`{nombre}` still carries the GradScaler's scale: unscale_ before clipping or reading."),
     "escala_desconocida": (
         "Factor constante",
@@ -105,13 +113,15 @@ CATALOGO = {
         "Gradiente de un tensor intermedio",
         "`{nombre}` es None porque el tensor no es una hoja del grafo: `.grad` solo se guarda en "
         "las hojas.",
-        "Llama a `retain_grad()` antes de `backward()`, o usa `torch.autograd.grad`.",
+        "`.grad` solo se rellena en las hojas. Para un tensor intermedio, mira `retain_grad()` "
+        "o `torch.autograd.grad`.",
         "`{nombre}` is None: the tensor is not a leaf."),
     "none_sin_requires_grad": (
         "Tensor sin requires_grad",
         "`{nombre}` es None porque el tensor no tiene `requires_grad=True`: el grafo no lo "
         "registró (¿se creó bajo `torch.no_grad()` o con `.detach()`?).",
-        "Marca el tensor con `requires_grad_(True)` antes del pase hacia adelante.",
+        "¿En qué momento pasa el tensor a requerir gradiente? Tiene que ser antes del pase "
+        "hacia adelante (mira `requires_grad_`).",
         "`{nombre}` is None: the tensor does not require grad (no_grad or detach?)."),
     "none_sin_backward": (
         "Falta backward",
@@ -134,12 +144,13 @@ CATALOGO = {
         "Resultado traspuesto",
         "`{nombre}` es la traspuesta del resultado correcto (forma {forma}; se esperaba "
         "{forma_esperada}).",
-        "Revisa el orden de los factores del producto matricial (¿`A.T @ B` o `B.T @ A`?).",
+        "Revisa el orden de los factores del producto matricial: ¿cuál va traspuesto?",
         "`{nombre}` is the transpose of the expected result."),
     "dtype": (
         "dtype incorrecto",
         "`{nombre}` tiene dtype {dtype}, se esperaba {dtype_esperado}.",
-        "No cambies la precisión: evita `.float()` o tensores nuevos sin `dtype=`/`zeros_like`.",
+        "No cambies la precisión: ¿algún `.float()`, o un tensor nuevo creado sin indicar su "
+        "`dtype`?",
         "`{nombre}` has dtype {dtype}, expected {dtype_esperado}."),
     "longitud": (
         "Número de elementos",
@@ -150,91 +161,97 @@ CATALOGO = {
     "modificada": (
         "Entrada modificada",
         "Tu función modificó su entrada `{nombre}` (sus valores o su `requires_grad`).",
-        "Trabaja sobre copias (`x.detach().clone()`) o tensores nuevos: quien llama espera "
-        "encontrar sus tensores como los dejó.",
+        "¿Qué operación escribe sobre la entrada (un método con `_` final, una asignación por "
+        "índice, `.data`)? Quien llama espera encontrar sus tensores como los dejó.",
         "Your function modified its input `{nombre}`."),
     "efecto_secundario": (
         "Efecto secundario",
         "Tu función cambió lo que recibió y el enunciado pide dejarlo como estaba: {que}.",
-        "Quien llama espera encontrar sus objetos como los dejó: el modo de autograd "
-        "(`no_grad`), los `requires_grad` y `.grad`, los modos `train()`/`eval()`, la "
-        "configuración de la pérdida y del optimizador. Si cambias algo, restáuralo antes "
-        "de devolver.",
+        "Quien llama espera encontrar sus objetos como los dejó: el modo de autograd, los "
+        "`requires_grad` y `.grad`, los modos de entrenamiento y evaluación, la configuración "
+        "de la pérdida y del optimizador. ¿Qué cambias sin restaurarlo antes de devolver?",
         "Your function changed what it was given: {que}."),
     "sin_grafo": (
         "Sin grafo (create_graph)",
         "`{nombre}` no tiene `grad_fn`: no se puede derivar.",
-        "Pasa `create_graph=True` a `torch.autograd.grad` para que el gradiente quede en el grafo.",
+        "Por defecto, `torch.autograd.grad` devuelve gradientes sin grafo. ¿Qué argumento suyo "
+        "los deja en el grafo para poder derivarlos otra vez?",
         "`{nombre}` has no grad_fn: it cannot be differentiated (create_graph=True?)."),
     "segundo_backward": (
         "Segundo backward sin retain_graph",
         "Recorriste el mismo grafo dos veces y la primera pasada ya había liberado sus tensores "
         "intermedios.",
-        "Pasa `retain_graph=True` a la primera pasada (`backward` o `torch.autograd.grad`).",
+        "La primera pasada libera el grafo al terminar. ¿Qué argumento de `backward` (o de "
+        "`torch.autograd.grad`) lo conserva?",
         "A second backward through a graph already freed (retain_graph=True)."),
     "acumulado_sin_clone": (
         "p.grad guardado sin clone",
         "`{nombre}` es la suma de los gradientes de las dos pérdidas.",
-        "¿Guardaste `p.grad` sin `.clone()`? El segundo `backward()` suma sobre ese mismo tensor.",
+        "¿Guardaste `p.grad` sin `.clone()`? El segundo `backward()` suma sobre ese mismo "
+        "tensor.",
         "`{nombre}` aliases p.grad, which the next backward accumulated into (clone it)."),
     "acumulado_sin_zero": (
         "Gradientes acumulados entre pérdidas",
         "`{nombre}` es la suma de los gradientes de las dos pérdidas: `.grad` acumula.",
-        "Pon los gradientes a cero (o a None) entre una pérdida y la otra.",
+        "`.grad` acumula: ¿qué hay en `.grad` cuando empieza el `backward()` de la segunda "
+        "pérdida?",
         "`{nombre}` is the sum of both losses' gradients: zero .grad in between."),
     "forward_repetido": (
         "Pase hacia adelante repetido",
         "Llamaste al modelo {llamadas} veces; el ejercicio pide un único pase hacia adelante.",
-        "Calcula la salida una vez y deriva las dos pérdidas desde ella (`retain_graph=True`).",
+        "¿Cuántas veces llamas al modelo? Las dos pérdidas pueden salir de la misma salida "
+        "(mira `retain_graph=True`).",
         "The model was called {llamadas} times; one forward pass was expected."),
     "grad_poblado": (
         ".grad modificado",
         "Tu función dejó valores en el `.grad` de los parámetros.",
-        "Usa `torch.autograd.grad`, que devuelve los gradientes sin acumularlos en `.grad`.",
+        "`backward()` escribe en el `.grad` de los parámetros. ¿Qué función de autograd "
+        "devuelve los gradientes sin tocar `.grad`?",
         "Your function left values in the parameters' .grad."),
     "grafo_vivo": (
         "Grafo retenido al registrar",
         "El valor registrado `{nombre}` es un tensor con `grad_fn`: mantiene vivo el grafo de "
         "cada iteración y la memoria crece paso a paso.",
-        "Registra `loss.item()` (un float de Python), no el tensor `loss`.",
+        "¿Qué guardas en la lista: el tensor de la pérdida, con su `grad_fn`, o un número de "
+        "Python?",
         "The logged value `{nombre}` is a tensor with grad_fn: it keeps every graph alive."),
     "registro_tensor": (
         "Tensor en vez de número",
         "El valor registrado `{nombre}` es un tensor; se esperaba un número de Python.",
-        "Usa `.item()` para registrar un escalar.",
+        "El registro guarda números de Python, no tensores: mira `.item()`.",
         "The logged value `{nombre}` is a tensor, not a Python number."),
     # --- the training loop -----------------------------------------------------------------
     "sin_step": (
         "Parámetros sin actualizar",
         "Los parámetros no cambiaron: no se aplicó ningún paso del optimizador.",
-        "Después de `backward()`, llama a `optimizer.step()`.",
+        "Calcular los gradientes no cambia los parámetros: ¿qué llamada los actualiza después "
+        "de `backward()`?",
         "The parameters did not change: optimizer.step() was never applied."),
     "scheduler_antes_que_optimizer": (
         "Planificador antes que el optimizador",
         "`scheduler.step()` se llamó antes que `optimizer.step()`.",
-        "El planificador va después del paso del optimizador: `optimizer.step()` y luego "
-        "`scheduler.step()`.",
+        "Revisa el orden: ¿qué va primero, el paso del optimizador o el del planificador?",
         "scheduler.step() was called before optimizer.step()."),
     "scheduler_veces": (
         "Planificador: número de pasos",
         "`scheduler.step()` se llamó {veces} veces; se esperaban {veces_esperadas} (una por cada "
         "paso real del optimizador).",
-        "Con acumulación de gradientes, llama al planificador dentro del mismo `if` que "
-        "`optimizer.step()`.",
+        "El planificador avanza una vez por cada paso real del optimizador: con acumulación de "
+        "gradientes, ¿dónde llamas a `scheduler.step()`?",
         "scheduler.step() ran {veces} times, expected {veces_esperadas}."),
     "clip_antes_de_unscale": (
         "Recorte antes de unscale_",
         "Recortaste los gradientes antes de `scaler.unscale_(optimizer)`: recortaste gradientes "
         "todavía multiplicados por la escala.",
-        "Orden: `scaler.scale(loss).backward()`, `scaler.unscale_(optimizer)`, "
-        "`clip_grad_norm_`, `scaler.step(optimizer)`, `scaler.update()`.",
+        "Cuando recortas, ¿los gradientes siguen multiplicados por la escala? Sigue el "
+        "recorrido de `GradScaler`: escalar, `backward()`, deshacer la escala, recortar, paso y "
+        "`update()`.",
         "Gradients were clipped before scaler.unscale_(optimizer)."),
     "zero_grad_ausente": (
         "Falta zero_grad",
         "No se llamó a `optimizer.zero_grad()` en cada paso: los gradientes de un paso se suman "
         "a los del siguiente.",
-        "Llama a `optimizer.zero_grad()` una vez por paso del optimizador (al principio o al "
-        "final).",
+        "¿En qué momento de cada paso del optimizador se vacían los gradientes?",
         "optimizer.zero_grad() was not called on every step."),
     "orden_llamadas": (
         "Orden del bucle",
@@ -244,18 +261,19 @@ CATALOGO = {
     "modelo_en_eval": (
         "Modelo en modo evaluación",
         "El modelo quedó en modo evaluación (`model.training` es False).",
-        "Después de evaluar, vuelve a `model.train()` (o restaura el modo que tenía).",
+        "¿En qué modo dejas el modelo al terminar de evaluar? Quien llama sigue entrenando.",
         "The model was left in eval mode."),
     "modelo_en_train": (
         "Modelo en modo entrenamiento",
         "El modelo estaba en modo entrenamiento durante la evaluación.",
-        "Llama a `model.eval()` antes de evaluar: Dropout y BatchNorm cambian de comportamiento.",
+        "Dropout y BatchNorm cambian de comportamiento según el modo: ¿en qué modo está el "
+        "modelo mientras evalúas?",
         "The model was in train mode during evaluation."),
     "buffers_cambiados": (
         "BatchNorm modificada al evaluar",
         "Las estadísticas acumuladas de BatchNorm ({nombre}) cambiaron durante la evaluación.",
-        "Evalúa con `model.eval()`: en modo entrenamiento BatchNorm actualiza "
-        "`running_mean`/`running_var` con cada lote.",
+        "En modo entrenamiento, BatchNorm actualiza `running_mean` y `running_var` con cada "
+        "lote: ¿en qué modo está el modelo mientras evalúas?",
         "BatchNorm running statistics ({nombre}) changed during evaluation."),
     # --- errors --------------------------------------------------------------------------
     "excepcion": (
@@ -282,7 +300,7 @@ CATALOGO = {
     "sin_implementar": (
         "Sin implementar",
         "La función todavía lanza `NotImplementedError`.",
-        "Borra `raise NotImplementedError()` y escribe tu solución.",
+        "Quita el `NotImplementedError` del esqueleto y escribe tu solución.",
         "The function still raises NotImplementedError."),
 }
 
@@ -305,13 +323,17 @@ def registrar(mensajes):
 SIN_NOMBRE = {"no_reconocido", "excepcion"}
 
 
-def texto(diagnostico, hechos, idioma="es"):
-    """The message for ``diagnostico`` with its facts, as shown to a student."""
+def texto(diagnostico, hechos, idioma="es", arreglo=None):
+    """The message for ``diagnostico`` with its facts, as shown to a student.
+
+    ``arreglo``: how to fix it, added only in the feedback after grading."""
     titulo, es, pista, en = CATALOGO[diagnostico]
     if idioma == "en":
         return en.format(**hechos)
     cabecera = "" if diagnostico in SIN_NOMBRE else f"Error frecuente: {titulo}. "
     lineas = [cabecera + es.format(**hechos), "Pista: " + pista]
+    if arreglo:
+        lineas.append("Cómo corregirlo: " + arreglo)
     if hechos.get("detalles"):
         lineas.append(hechos["detalles"])
     return "\n  ".join(lineas)

@@ -36,9 +36,9 @@ MENSAJES = {
         "Autograd en un cálculo a mano",
         "Tu función usó autograd ({que}); el ejercicio pide aplicar la regla de la cadena a "
         "mano, con operaciones de tensores.",
-        "Se te llama dentro de `torch.no_grad()`: no lo desactives (`enable_grad`, "
-        "`set_grad_enabled(True)`) ni llames a `backward` o `torch.autograd.grad`. Cada "
-        "gradiente es un producto de matrices, una suma o una máscara.",
+        "Se te llama dentro de `torch.no_grad()`, y así debe seguir: nada de `enable_grad`, "
+        "`set_grad_enabled`, `backward` ni `torch.autograd.grad`. ¿Qué operación de tensores da "
+        "cada eslabón de la regla de la cadena?",
         "Your function used autograd ({que}); the gradients must be derived by hand."),
     "grad_escrito": (
         "Gradientes guardados en .grad",
@@ -72,14 +72,14 @@ MENSAJES = {
         "Incluye el .grad que ya había",
         "`{nombre}` es el gradiente pedido más lo que el `.grad` de los parámetros ya tenía "
         "al llamar a tu función: `backward()` suma sobre lo que encuentra.",
-        "No supongas que `.grad` llega vacío: vacíalo antes del primer `backward()`, o usa "
-        "`torch.autograd.grad`, que no lo lee ni lo escribe.",
+        "`.grad` puede llegar con valores de antes, y `backward()` suma sobre lo que encuentra: "
+        "¿qué había en `.grad` cuando hiciste tu primer `backward()`?",
         "`{nombre}` includes the .grad the parameters already held (backward accumulates)."),
     "perdidas_intercambiadas": (
         "Pérdidas intercambiadas",
         "`grads_a` son los gradientes de la L1 y `grads_b` los de la MSE: el orden es el "
         "contrario.",
-        "Devuelve primero los gradientes de `F.mse_loss` y después los de `F.l1_loss`.",
+        "¿En qué orden pide el enunciado los dos juegos de gradientes?",
         "grads_a and grads_b are swapped (MSE first, then L1)."),
     "l1_media_solo_sobre_lote": (
         "L1 promediada solo sobre el lote",
@@ -98,8 +98,8 @@ MENSAJES = {
         "requires_grad desactivado",
         "`{nombre}` llegó con `requires_grad=True` y tu función lo dejó en `False`: quien te "
         "llamó ya no recibirá su gradiente.",
-        "No cambies el `requires_grad` de lo que recibes: trabaja sobre una copia "
-        "(`x.detach()`). Si lo cambias, restaura el valor con el que llegó, no uno fijo.",
+        "¿Con qué `requires_grad` queda la entrada cuando devuelves? Quien llama espera "
+        "encontrarla como llegó, sea cual sea ese valor.",
         "`{nombre}` arrived with requires_grad=True and was left with False."),
 }
 registrar(MENSAJES)

@@ -39,60 +39,58 @@ MENSAJES = {
         "`{nombre}` tiene forma {forma}, se esperaba {forma_esperada}: desapareció una "
         "dimensión de tamaño 1 (un lote de una sola muestra, o una capa con una sola unidad "
         "o una sola clase, sigue teniendo esa dimensión).",
-        "¿Usas `squeeze()` o indexas con `[0]`? El resultado tiene la forma que pide el "
-        "enunciado también cuando alguna dimensión vale 1 (un gradiente, la del tensor "
-        "respecto del cual derivas).",
+        "¿Quitas alguna dimensión (`squeeze`, un índice fijo)? El resultado tiene la forma que "
+        "pide el enunciado también cuando alguna dimensión vale 1.",
         "`{nombre}` has shape {forma}, expected {forma_esperada}: a size-1 dimension was "
         "dropped."),
     "salida_sin_sesgo": (
         "Salida recalculada sin el sesgo",
         "`{nombre}` es el gradiente de una pérdida en la que la salida se calculó sin el "
         "sesgo (*bias*) de la última capa.",
-        "Si escribes la salida a mano, `nn.Linear` calcula `h @ W.T + b`; o llama a "
-        "`model[2](h)`, que ya lo incluye.",
+        "¿Qué calcula `nn.Linear` además del producto por la matriz de pesos?",
         "`{nombre}` is the gradient of a loss whose output left out the last layer's bias."),
     "gradiente_de_otro_intermedio": (
         "Gradiente de otro tensor intermedio",
         "`{nombre}` es el gradiente respecto de {otro}, no respecto de la activación oculta h.",
-        "Llama a `retain_grad()` (o pide `torch.autograd.grad`) sobre h = model[1](model[0](x)), "
-        "la salida de la Tanh, no sobre la salida de la capa lineal.",
+        "¿De qué tensor pides el gradiente? El enunciado pide el de la salida de la Tanh, no el "
+        "de la capa lineal que va antes.",
         "`{nombre}` is the gradient w.r.t. {otro}, not w.r.t. the hidden activation h."),
     "prediccion_con_grafo": (
         "Predicción con grafo",
         "La salida de tu función tiene `grad_fn` (o `requires_grad=True`): el pase hacia "
         "adelante se registró en un grafo.",
-        "Haz el pase hacia adelante dentro de `with torch.inference_mode():` (o "
-        "`torch.no_grad()`). Ojo: `torch.no_grad()` sin `with` no hace nada.",
+        "Tu pase hacia adelante todavía registra el grafo. ¿Está dentro de un bloque "
+        "`torch.inference_mode()` o `torch.no_grad()`? Ojo: llamarlos sin bloque no hace nada.",
         "The prediction has a grad_fn: the forward pass was recorded in a graph."),
     "salida_sin_modelo": (
         "La salida no sale del modelo",
         "Tu función devuelve {que}: no es una predicción calculada con el modelo, así que "
         "tampoco cuenta como una predicción hecha sin grafo.",
-        "Calcula los logits con `model(x)` dentro de `torch.inference_mode()` (o "
-        "`torch.no_grad()`) y aplica softmax sobre las clases.",
+        "¿De dónde salen tus logits? Tienen que salir del modelo que recibe la función, y sin "
+        "grafo.",
         "The output is {que}, not a prediction computed with the model."),
     "tensores_guardados": (
         "Tensores guardados para backward",
         "Durante la llamada se guardaron {n} tensores ({kib:.1f} KiB) para un pase hacia "
         "atrás: el pase hacia adelante se registró en un grafo, y la salida lo mantiene vivo.",
-        "Envuelve el pase hacia adelante en `torch.inference_mode()` o `torch.no_grad()` (como "
-        "bloque `with`): así no se registra ni se guarda nada.",
+        "Tu pase hacia adelante guarda tensores para un pase hacia atrás que nunca llegará. "
+        "¿Qué modo de autograd evita registrar nada?",
         "{n} tensors were saved for backward during the call: the forward pass was recorded."),
     "grafo_construido_y_descartado": (
         "Grafo construido y descartado",
         "La salida no tiene grafo, pero durante la llamada se guardaron {n} tensores "
         "({kib:.1f} KiB) para un pase hacia atrás que nunca llega: `detach()` al final corta "
         "el grafo después de haber pagado su memoria y su tiempo.",
-        "No registres nada desde el principio: envuelve el pase hacia adelante en "
-        "`torch.inference_mode()` o `torch.no_grad()` en lugar de hacer `detach()` al final.",
+        "Un `detach()` al final llega tarde: el grafo ya se construyó. ¿Qué modo de autograd "
+        "evita construirlo desde el principio?",
         "{n} tensors were saved for backward during the call: the graph was built, then "
         "detached."),
     "grad_desactivado_global": (
         "Gradientes desactivados para siempre",
         "Después de tu función, el cálculo de gradientes sigue desactivado en todo el proceso: "
         "el entrenamiento que venga después no construirá ningún grafo.",
-        "`torch.set_grad_enabled(False)` como instrucción suelta cambia el estado global. Usa un "
-        "bloque `with` (o el decorador), que lo restaura al salir.",
+        "`torch.set_grad_enabled` como instrucción suelta cambia el estado global para todo lo "
+        "que venga después. ¿Qué forma de usarlo lo restaura al salir?",
         "Grad mode was left disabled after the call (set_grad_enabled(False) without `with`)."),
     "modo_del_modelo_cambiado": (
         "Modo del modelo cambiado",
@@ -107,17 +105,16 @@ MENSAJES = {
         "Cálculo de gradientes reactivado",
         "Tu función se llamó dentro de `torch.no_grad()` y, al terminar, el cálculo de "
         "gradientes quedó activado: el código de quien llama empezará a construir grafos.",
-        "`torch.set_grad_enabled(True)` al final no restaura nada: pone un valor fijo. Un "
-        "bloque `with` (o el decorador) devuelve el modo que había, sea cual sea.",
+        "Volver a activar autograd al final no restaura nada: pone un valor fijo. ¿Y si quien "
+        "llama lo tenía desactivado?",
         "Called inside no_grad, the function left grad mode enabled."),
     "grafo_construido": (
         "Grafo construido",
         "La salida no tiene grafo, pero durante la llamada {n} operaciones quedaron "
         "registradas en un grafo (sus resultados tienen `grad_fn`): se pagó un grafo que "
         "nadie va a recorrer.",
-        "No registres nada desde el principio: envuelve el pase hacia adelante en "
-        "`torch.inference_mode()` o `torch.no_grad()`; ni `detach()` al final ni "
-        "`saved_tensors_hooks` propios evitan el grafo.",
+        "Ni un `detach()` al final ni `saved_tensors_hooks` propios evitan construir el grafo. "
+        "¿Qué modo de autograd no registra nada desde el principio?",
         "{n} operations recorded a grad_fn during the call: a graph was built."),
     "log_probabilidades": (
         "Log-probabilidades en vez de probabilidades",
@@ -130,61 +127,57 @@ MENSAJES = {
         "Softmax sobre el eje equivocado",
         "`{nombre}` es la softmax sobre las muestras del lote (dim=0): cada columna suma 1, "
         "no cada fila.",
-        "Cada fila es una muestra y cada columna una clase: normaliza sobre las clases, "
-        "`dim=1` (o `dim=-1`).",
+        "Cada fila es una muestra y cada columna una clase: ¿sobre qué dimensión normalizas?",
         "`{nombre}` is the softmax over the batch (dim=0), not over the classes."),
     "prediccion_sin_softmax": (
         "Logits en vez de probabilidades",
         "`{nombre}` contiene las salidas crudas del modelo (*logits*), no probabilidades.",
-        "Aplica `torch.softmax(..., dim=1)` a la salida del modelo.",
+        "Lo que devuelves son logits. ¿Qué función los convierte en probabilidades por fila?",
         "`{nombre}` holds the raw logits, not probabilities."),
     "cabeza_congelada": (
         "Cabeza congelada",
         "`{nombre}` es un parámetro de la cabeza y quedó con `requires_grad=False`: no se "
         "entrenaría nada.",
-        "Congela solo lo que no es `model.head`; la cabeza debe seguir con `requires_grad=True`.",
+        "¿Qué parámetros congelas? La cabeza (`model.head`) debe seguir entrenable.",
         "`{nombre}` belongs to the head and was frozen."),
     "encoder_sin_congelar": (
         "Nada congelado",
         "Ningún parámetro fuera de la cabeza quedó congelado (por ejemplo `{nombre}` sigue con "
         "`requires_grad=True`): se calcularán sus gradientes y el optimizador los moverá.",
-        "Congelar es `p.requires_grad_(False)` en cada parámetro. `torch.no_grad()` no congela "
-        "nada: solo afecta a las operaciones dentro de su bloque.",
+        "`torch.no_grad()` no congela nada: solo afecta a las operaciones de su bloque. ¿Qué "
+        "atributo de cada parámetro decide si es entrenable?",
         "No parameter outside the head was frozen (e.g. `{nombre}`)."),
     "congelado_parcial": (
         "Congelado a medias",
         "{n} de {total} parámetros fuera de la cabeza siguen entrenables, por ejemplo `{nombre}`.",
-        "Recorre `model.named_parameters()` entero: pesos y sesgos (*bias*), y todos los "
-        "submódulos que no son `head`, no solo uno.",
+        "¿Recorres todos los parámetros que no son de la cabeza, pesos y sesgos (*bias*), en "
+        "todos los submódulos?",
         "{n} of {total} parameters outside the head still require grad (e.g. `{nombre}`)."),
     "cabeza_sin_descongelar": (
         "Cabeza sin descongelar",
         "`{nombre}` es un parámetro de la cabeza que llegó congelado (`requires_grad=False`) y "
         "sigue así: congelar el resto no basta, la cabeza tiene que quedar entrenable.",
-        "No supongas que la cabeza llega entrenable: termina con "
-        "`model.head.requires_grad_(True)` (o pon `requires_grad` a `True` en cada parámetro "
-        "cuyo nombre empieza por `head.`).",
+        "No supongas que la cabeza llega entrenable: ¿qué `requires_grad` tienen sus parámetros "
+        "cuando devuelves?",
         "`{nombre}` belongs to the head, arrived frozen and was never unfrozen."),
     "ultimo_hijo_como_cabeza": (
         "El último submódulo no es la cabeza",
         "Dejaste entrenable `{hijo}`, el último submódulo del modelo, y congelaste `model.head`: "
         "la cabeza se reconoce por su nombre, no por su posición.",
-        "Usa `model.head` (o los parámetros cuyo nombre empieza por `head.`), no "
-        "`list(model.children())[-1]`.",
+        "La cabeza es `model.head`, no el último hijo del modelo: ¿cómo la encuentras tú?",
         "`{hijo}`, the last child module, was kept trainable instead of `model.head`."),
     "nombre_parecido_a_cabeza": (
         "Nombre parecido a «head»",
         "`{nombre}` no es de `model.head`, aunque su nombre contenga «head», y quedó entrenable.",
-        "Un parámetro es de la cabeza si su nombre empieza por `head.` (con el punto), o "
-        "recorre `model.head.parameters()`: `startswith('head')` o `'head' in name` también "
-        "atrapan `heads_aux` o `encoder.head_proj`.",
+        "¿Cómo decides que un parámetro es de la cabeza? Un nombre que solo se parece "
+        "(`heads_aux`, `encoder.head_proj`) no lo es.",
         "`{nombre}` is not under `model.head` but its name contains 'head'; it stayed trainable."),
     "parametro_del_modelo_sin_congelar": (
         "Parámetro del propio modelo sin congelar",
         "`{nombre}` está registrado directamente en el modelo, no en ninguno de sus "
         "submódulos, y quedó entrenable: recorrer los hijos (`named_children()`) no lo ve.",
-        "Recorre los parámetros, no los hijos: `model.named_parameters()` (o "
-        "`model.requires_grad_(...)`) incluye también los que el modelo registra él mismo.",
+        "¿Recorres los hijos o los parámetros? Un modelo puede registrar parámetros propios, "
+        "fuera de cualquier hijo.",
         "`{nombre}`, registered on the model itself, stayed trainable."),
     "modo_cambiado": (
         "Modo train/eval cambiado",

@@ -47,71 +47,70 @@ MENSAJES = {
         "Gradientes viejos en .grad",
         "`{nombre}` es el gradiente correcto más lo que `.grad` ya tenía antes de llamar a tu "
         "función: los gradientes del paso anterior se colaron en este.",
-        "Empieza con `model.zero_grad()` (u `optimizer.zero_grad()`) antes del primer "
-        "`backward()`: `backward()` suma sobre lo que encuentre en `.grad`.",
+        "`backward()` suma sobre lo que encuentra en `.grad`. ¿Qué había en `.grad` antes de tu "
+        "primer micro-lote?",
         "`{nombre}` is the right gradient plus what .grad held before the call (zero it first)."),
     "zero_grad_en_cada_micro_lote": (
         "zero_grad dentro del bucle de micro-lotes",
         "`{nombre}` es solo la contribución del último micro-lote: al poner los gradientes a "
         "cero antes de cada micro-lote borraste lo que habías acumulado.",
-        "Pon los gradientes a cero una vez por paso del optimizador, antes del primer "
-        "micro-lote, no dentro del bucle.",
+        "¿Cuántas veces pones los gradientes a cero por paso del optimizador? Si lo haces en "
+        "cada micro-lote, ¿qué queda de los anteriores?",
         "`{nombre}` holds only the last micro-batch: gradients were zeroed inside the loop."),
     "grad_borrado_al_final": (
         "Gradientes borrados al terminar",
         "Tus `backward()` llegaron a los parámetros, pero al terminar su `.grad` está vacío "
         "(None o ceros): los borraste después de acumularlos.",
-        "El resultado de esta función es justo lo que queda en `.grad`: ponlo a cero al "
-        "empezar, nunca al final.",
+        "El resultado de esta función es justo lo que queda en `.grad`: ¿en qué momento lo "
+        "pones a cero?",
         "Backward reached the parameters, but their .grad was cleared before returning."),
     "micro_lotes_incorrectos": (
         "Micro-lotes incorrectos",
         "El modelo recibió {llamadas} lote(s), de {tamanos} filas; se esperaban {accum} "
         "micro-lotes de {tamano} filas.",
-        "Parte `x` e `y` en `accum` trozos iguales (`x.chunk(accum)`) y haz un pase hacia "
-        "adelante por trozo: el lote entero nunca pasa de una vez por el modelo.",
+        "¿Cuántas filas pasan por el modelo en cada pase hacia adelante? Cada micro-lote es uno "
+        "de los `accum` trozos iguales del lote, y el lote entero nunca pasa de una vez.",
         "The model ran {llamadas} times on {tamanos} rows; expected {accum} calls on {tamano}."),
     "micro_lotes_no_consecutivos": (
         "Micro-lotes de filas salteadas",
         "El modelo recibió {accum} micro-lotes del tamaño correcto, pero no son trozos "
         "consecutivos de `x`: el micro-lote {indice} no son las filas {desde} a {hasta}.",
-        "Cada micro-lote es un trozo seguido de filas, en orden: `x.chunk(accum)` o "
-        "`x[i * m:(i + 1) * m]`, no `x[i::accum]`.",
+        "¿Qué filas forman cada micro-lote? Tienen que ser filas seguidas, en orden, no filas "
+        "salteadas.",
         "Micro-batch {indice} is not rows {desde}..{hasta} of x: rows were not consecutive."),
     "dividido_por_filas": (
         "Dividido por el tamaño del micro-lote",
         "`{nombre}` es {razon:.3g} × el valor correcto: dividiste la pérdida de cada "
         "micro-lote por su número de filas y no por el número de micro-lotes.",
-        "`loss_fn` ya promedia sobre las filas; lo que falta es promediar los `accum` "
-        "micro-lotes: divide por `accum`.",
+        "`loss_fn` ya promedia sobre las filas. ¿Por qué número tienes que dividir para "
+        "promediar también los micro-lotes?",
         "`{nombre}` is {razon:.3g} × the expected value: divided by the micro-batch size."),
     "perdida_sumada_sin_dividir": (
         "Pérdida devuelta sin dividir",
         "`{nombre}` es {razon:.3g} × el valor correcto: sumaste las pérdidas de los "
         "micro-lotes sin dividirlas por `accum`.",
-        "La pérdida del lote entero es la media de las pérdidas de sus micro-lotes: la suma "
-        "de las pérdidas ya divididas por `accum`.",
+        "¿La pérdida que devuelves es la del lote entero? Compara su escala con la de un solo "
+        "micro-lote.",
         "`{nombre}` is accum × the expected value: the undivided losses were summed."),
     "perdida_del_ultimo_micro_lote": (
         "Pérdida de un solo micro-lote",
         "`{nombre}` es la pérdida del último micro-lote, no la del lote entero.",
-        "Acumula las pérdidas de todos los micro-lotes en el bucle (con `.item()`) y devuelve "
-        "su media.",
+        "¿Qué pérdida devuelves: la del último micro-lote o la de todos?",
         "`{nombre}` is the loss of the last micro-batch only."),
     "ciclo_final_olvidado": (
         "Ciclo final olvidado",
         "Los últimos {resto} micro-lotes no llegaron a ningún paso del optimizador: {lotes} "
         "micro-lotes no son un múltiplo de `accum = {accum}` y el bucle solo da un paso cada "
         "`accum`.",
-        "Da también un paso tras el último micro-lote, aunque su ciclo esté incompleto: "
-        "`if (i + 1) % accum == 0 or i + 1 == len(batches)`.",
+        "¿Qué pasa con los últimos micro-lotes cuando su número no es múltiplo de `accum`? "
+        "Revisa la condición con la que decides dar un paso.",
         "The last {resto} micro-batches never reached an optimizer step (partial cycle)."),
     "ciclo_final_dividido_por_accum": (
         "Ciclo final dividido por accum",
         "`{nombre}` es {razon:.3g} × el valor correcto: el último ciclo tiene menos "
         "micro-lotes que `accum` y dividiste su pérdida por `accum`.",
-        "En el ciclo final incompleto, divide la pérdida por el número de micro-lotes que "
-        "tiene de verdad.",
+        "¿Cuántos micro-lotes tiene de verdad el último ciclo, y por qué número divides sus "
+        "pérdidas?",
         "`{nombre}` is {razon:.3g} × the expected value: the partial cycle divided by accum."),
     "micro_lote_mal_pesado": (
         "Un micro-lote con otro divisor",
@@ -126,87 +125,87 @@ MENSAJES = {
         "Pérdida registrada ya dividida",
         "`{nombre}` es la media de las pérdidas **divididas** por el tamaño de su ciclo: "
         "registraste lo que pasa a `backward()`, no la pérdida de cada micro-lote.",
-        "Divide solo lo que pasa a `backward()`; la pérdida de un paso es la media de las "
-        "pérdidas sin dividir de su ciclo (o la suma de las divididas).",
+        "¿Qué pérdida registras: la que pasa a `backward()` (dividida) o la del ciclo? Compara "
+        "su escala con la de un paso sin acumulación.",
         "`{nombre}` averages the losses already divided by the cycle length."),
     "numero_de_perdidas": (
         "Número de pérdidas registradas",
         "Devolviste {longitud} pérdidas; se esperaba una por paso del optimizador: "
         "{longitud_esperada}.",
-        "Añade a la lista la pérdida media del ciclo justo cuando das el paso: ni una por "
-        "micro-lote ni una sola al final.",
+        "¿Cuántas pérdidas tiene la lista al final? Debe haber una por paso del optimizador.",
         "{longitud} losses were returned; one per optimizer step ({longitud_esperada}) was "
         "expected."),
     "pasos_del_optimizador": (
         "Número de pasos del optimizador",
         "`optimizer.step()` se ejecutó {veces} veces; se esperaban {esperados}.",
-        "Cuenta los pasos: uno por ciclo de acumulación (el ciclo final incompleto también "
-        "cuenta), ni uno por micro-lote ni dos por ciclo; sin acumulación, uno solo.",
+        "Cuenta los pasos que das: ¿uno por ciclo de acumulación, incluido el ciclo final "
+        "incompleto?",
         "optimizer.step() ran {veces} times; expected {esperados}."),
     "parametros_fuera_del_optimizador": (
         "Parámetros cambiados fuera del optimizador",
         "Los parámetros al terminar no son los que dejan los pasos de `optimizer.step()` con "
         "los gradientes que vio cada uno: algo más los cambió.",
-        "Deja que solo `optimizer.step()` actualice los parámetros; no los toques a mano ni "
-        "cambies la tasa de aprendizaje del optimizador.",
+        "¿Hay algo, además de `optimizer.step()`, que cambie los parámetros o la tasa de "
+        "aprendizaje del optimizador?",
         "The final parameters are not what optimizer.step() left: something else changed them."),
     "paso_sin_gradientes": (
         "Paso sin gradientes",
         "Cuando llegó `optimizer.step()`, `.grad` estaba vacío (None o ceros): los "
         "gradientes se borraron entre `backward()` y `step()`.",
-        "El orden es `zero_grad()`, `backward()`, recorte, `step()`: poner a cero va antes "
-        "del `backward()`, no entre `backward()` y `step()`.",
+        "¿Qué hay en `.grad` cuando llamas a `step()`? Revisa dónde pones los gradientes a "
+        "cero.",
         "optimizer.step() saw no gradients: they were cleared between backward and step."),
     "recorte_fuera_de_sitio": (
         "Recorte fuera de sitio",
         "`optimizer.step()` usó los gradientes sin recortar: el recorte llegó tarde (después "
         "de `step`), demasiado pronto (antes de `backward`, cuando aún no había gradientes) "
         "o no llegó.",
-        "El orden es `loss.backward()`, `clip_grad_norm_(...)`, `optimizer.step()`.",
+        "¿Qué gradientes recortas? El recorte tiene que actuar sobre los gradientes de este "
+        "paso y antes de que el optimizador los use.",
         "optimizer.step() used unclipped gradients: clipping ran after step or before backward."),
     "recorte_por_parametro": (
         "Recorte parámetro a parámetro",
         "Recortaste la norma de cada parámetro por separado; `clip_grad_norm_` mide la norma "
         "conjunta de todos los gradientes y los escala a todos por el mismo factor.",
-        "Llama una sola vez, con todos los parámetros: "
-        "`clip_grad_norm_(model.parameters(), max_norm)`.",
+        "¿Cuántas veces llamas a `clip_grad_norm_`? La norma que se recorta es la de todos los "
+        "gradientes juntos.",
         "Each parameter was clipped on its own; the total norm of all gradients was expected."),
     "recorte_por_valor": (
         "Recorte por valor",
         "Recortaste cada componente a [−max_norm, max_norm] (`clip_grad_value_`); se pedía "
         "recortar la norma global.",
-        "Usa `torch.nn.utils.clip_grad_norm_`: reescala todos los gradientes por el mismo "
-        "factor y conserva su dirección.",
+        "¿Tu recorte conserva la dirección del gradiente? Recortar elemento a elemento no lo "
+        "hace.",
         "Gradients were clipped by value; clipping by the total norm was expected."),
     "recorte_siempre": (
         "Reescalado aunque no haga falta",
         "La norma del gradiente ya era menor que `max_norm` y aun así lo reescalaste hasta "
         "`max_norm`: recortar solo puede encoger el gradiente, nunca agrandarlo.",
-        "El factor es `min(1, max_norm / (norma + 1e-6))`: si la norma no pasa de `max_norm`, "
-        "el gradiente se queda como está.",
+        "Si la norma no pasa de `max_norm`, ¿qué debe pasarle al gradiente?",
         "Gradients were rescaled up to max_norm although their norm was already below it."),
     "recorte_a_otra_norma": (
         "Recorte a otra norma",
         "Los gradientes se recortaron a norma {vista:.4g}, no a `max_norm` = {max_norm:.4g}.",
-        "Recorta con el `max_norm` que recibe la función, no con un valor fijo.",
+        "¿De dónde sale tu umbral de recorte? La función lo recibe como argumento.",
         "Gradients were clipped to norm {vista:.4g}, not to max_norm = {max_norm:.4g}."),
     "norma_l1": (
         "Norma L1",
         "`{nombre}` usa la norma L1 (suma de valores absolutos); `clip_grad_norm_` usa la "
         "euclídea (L2) de todos los gradientes juntos.",
-        "La norma total es `sqrt(sum(g.pow(2).sum() for g in grads))`, o lo que devuelve "
+        "¿Qué norma calculas? Se pide la norma L2 de todos los gradientes juntos, como la mide "
         "`clip_grad_norm_`.",
         "`{nombre}` uses the L1 norm; the total L2 norm was expected."),
     "devuelve_la_perdida": (
         "Devuelve la pérdida",
         "`{nombre}` es el valor de la pérdida, no la norma del gradiente.",
-        "Devuelve lo que devuelve `clip_grad_norm_`: la norma total de antes del recorte.",
+        "¿Qué devuelve la función: la pérdida o la norma? Relee el enunciado.",
         "`{nombre}` is the loss, not the gradient norm."),
     "norma_tras_recorte": (
         "Norma después del recorte",
         "Devolviste {valor:.4g}, la norma después de recortar (igual a `max_norm`); se pedía "
         "la de antes.",
-        "`clip_grad_norm_` ya devuelve la norma previa al recorte: guárdala y devuélvela.",
+        "¿Mides la norma antes o después de recortar? Se pide la de antes (mira qué devuelve "
+        "`clip_grad_norm_`).",
         "The returned norm ({valor:.4g}) is the post-clipping one; the pre-clip norm was asked."),
 }
 registrar(MENSAJES)

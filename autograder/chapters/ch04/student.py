@@ -49,126 +49,124 @@ MENSAJES = {
         "Último ciclo sin paso",
         "El número de lotes no es múltiplo de `accum` y el último ciclo, incompleto, no terminó "
         "en un paso del optimizador: sus gradientes se quedaron en `.grad` sin usarse.",
-        "Da el paso también después del último lote: `if (i + 1) % accum == 0 or i + 1 == "
-        "len(loader):`.",
+        "¿Qué pasa con los últimos micro-lotes cuando su número no es múltiplo de `accum`? "
+        "Revisa la condición con la que decides dar el paso.",
         "The last, partial accumulation cycle never reached optimizer.step()."),
     "step_en_cada_microlote": (
         "Paso en cada micro-lote",
         "Llamaste a `optimizer.step()` después de cada micro-lote: con `accum > 1` no hubo "
         "acumulación.",
-        "Con acumulación, `step()`, el planificador y `zero_grad()` van dentro del `if` que se "
-        "cumple cada `accum` micro-lotes.",
+        "¿Cuántas veces das el paso por ciclo de acumulación? El paso del optimizador, el "
+        "planificador y la puesta a cero van juntos, una vez cada `accum` micro-lotes.",
         "optimizer.step() ran after every micro-batch: nothing was accumulated."),
     "recorte_fuera_de_lugar": (
         "Recorte fuera de lugar",
         "Los gradientes que usó `optimizer.step()` tenían una norma mayor que `max_norm`: el "
         "recorte no llegó antes del paso (o no se hizo).",
-        "`torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm)` va después del último "
-        "`backward()` del ciclo y antes de `optimizer.step()`.",
+        "¿Qué gradientes recortas? El recorte tiene que ver los gradientes de todo el ciclo, ya "
+        "acumulados, y actuar antes de que el optimizador los use.",
         "The gradients used by optimizer.step() were not clipped to max_norm."),
     "zero_grad_en_microlote": (
         "zero_grad dentro del ciclo",
         "Llamaste a `zero_grad()` entre dos micro-lotes del mismo ciclo: borraste los "
         "gradientes que querías acumular.",
-        "`zero_grad()` va una vez por paso del optimizador: justo después de `step()` (o al "
-        "empezar cada ciclo), nunca entre los `backward()` de un ciclo.",
+        "¿Cuántas veces pones los gradientes a cero por paso del optimizador? Entre dos "
+        "`backward()` de un mismo ciclo, se pierde lo acumulado.",
         "zero_grad() ran between micro-batches of one accumulation cycle."),
     "ciclo_parcial_dividido_por_accum": (
         "Último ciclo mal escalado",
         "`{nombre}` es {razon:.3g} × el valor correcto: en el último ciclo, incompleto, "
         "dividiste por `accum` y no por el número de micro-lotes que tiene.",
-        "En el ciclo final de `r` micro-lotes divide cada pérdida por `r`: así el paso usa la "
-        "media de sus micro-lotes, como los demás.",
+        "¿Cuántos micro-lotes tiene de verdad el ciclo final, y por qué número divides sus "
+        "pérdidas?",
         "`{nombre}` is r/accum of the expected value: the partial cycle was divided by accum."),
     "perdida_registrada_dividida": (
         "Pérdida registrada ya dividida",
         "`{nombre}` es la media de las pérdidas **divididas** por el tamaño de su ciclo: "
         "registraste el valor que pasa a `backward()`, no la pérdida de cada micro-lote.",
-        "Divide solo lo que pasa a `backward()`: `(loss / n).backward()` y registra "
-        "`loss.item()` sin dividir.",
+        "¿Qué pérdida registras: la que pasa a `backward()` (dividida) o la del micro-lote? "
+        "Compara su escala con la de un bucle sin acumulación.",
         "`{nombre}` averages the losses already divided by the cycle length."),
     "grafo_al_evaluar": (
         "Evaluación con el grafo activo",
         "El modelo se ejecutó con el cálculo de gradientes activado: cada lote de evaluación "
         "construyó un grafo que nadie va a usar.",
-        "Envuelve la evaluación en `with torch.no_grad():` (o `torch.inference_mode()`).",
+        "Evaluar no necesita grafo. ¿Bajo qué modo de autograd corre tu evaluación?",
         "The model ran with grad mode on during evaluation: a graph was built for nothing."),
     "media_de_lotes": (
         "Media de las medias de cada lote",
         "`{nombre}` es la media de los valores de cada lote, pero los lotes no tienen el mismo "
         "tamaño: el último pesa igual que los demás con menos muestras.",
-        "Acumula sumas por muestra (`loss.item() * len(y)`, número de aciertos) y divide al "
-        "final por el número total de muestras.",
+        "Si el último lote es más pequeño, ¿pesa lo mismo que los demás en tu media? La media "
+        "es por muestra, no por lote.",
         "`{nombre}` is the mean of per-batch values; batches have different sizes."),
     "aciertos_sin_dividir": (
         "Aciertos sin dividir",
         "`{nombre}` es {razon:.3g} × el valor correcto: el número de aciertos, sin dividir por "
         "el número de muestras.",
-        "La exactitud es una fracción entre 0 y 1: aciertos / muestras.",
+        "La exactitud es una fracción entre 0 y 1: ¿por qué número divides los aciertos?",
         "`{nombre}` is the number of correct predictions, not a fraction."),
     "dividido_por_lotes": (
         "Dividido por el número de lotes",
         "`{nombre}` es {razon:.3g} × el valor correcto: dividiste por el número de lotes "
         "(`len(loader)`) y no por el número de muestras.",
-        "Cuenta las muestras (`len(y)` en cada lote) y divide por ese total.",
+        "¿Divides por el número de lotes o por el de muestras?",
         "`{nombre}` was divided by the number of batches, not of samples."),
     "doble_softmax": (
         "Softmax antes de la pérdida",
         "`{nombre}` es la entropía cruzada de `softmax(logits)`: aplicaste un softmax antes de "
         "`loss_fn`, que ya hace `log_softmax` por dentro.",
-        "Pasa los logits crudos a `loss_fn`; para la predicción basta `argmax` de los logits.",
+        "¿Qué recibe `loss_fn`: logits o probabilidades? Mira qué aplica ella por dentro.",
         "`{nombre}` is the cross-entropy of softmax(logits): a softmax before the loss."),
     "perdida_ignorada": (
         "Otra pérdida en lugar de `loss_fn`",
         "`{nombre}` es la entropía cruzada de los logits, pero `loss_fn` es otra función de "
         "pérdida: calculaste la pérdida por tu cuenta en vez de llamar a la que recibiste.",
-        "La pérdida la decide quien llama: usa `loss_fn(logits, y)`, sea cual sea.",
+        "¿Qué pérdida usas? La decide quien llama, con el `loss_fn` que recibe la función.",
         "`{nombre}` is the cross-entropy of the logits, not the given loss_fn."),
     "modo_forzado_a_train": (
         "Modo no restaurado",
         "El modelo llegó en modo evaluación y tu función lo dejó en modo entrenamiento: "
         "llamaste a `model.train()` sin mirar en qué modo estaba.",
-        "Guarda `estaba_entrenando = model.training` al empezar y termina con "
-        "`model.train(estaba_entrenando)`.",
+        "¿En qué modo estaba el modelo al llegar, y en cuál lo dejas? Quien llama espera "
+        "encontrarlo como estaba.",
         "The model arrived in eval mode and was left in train mode."),
     "sin_calentamiento": (
         "Sin calentamiento",
         "La tasa de aprendizaje empieza ya en `lr` ({tasa:.4g}): falta el calentamiento "
         "lineal.",
-        "Durante los primeros `warmup_steps` pasos la tasa sube en línea recta desde "
-        "lr/(W+1) hasta lr.",
+        "¿Qué tasa de aprendizaje tiene el primer paso? Durante los primeros `warmup_steps` "
+        "pasos debe subir en línea recta hasta `lr`.",
         "The learning rate starts at lr: there is no linear warmup."),
     "calentamiento_incorrecto": (
         "Calentamiento incorrecto",
         "En el paso {paso} la tasa es {tasa:.4g}; el contrato pide {tasa_esperada:.4g}, es decir "
         "lr·(t+1)/(W+1) en el paso t < W.",
-        "Con `LinearLR`, `start_factor=1/(W+1)` y `total_iters=W`; con `LambdaLR`, el factor "
-        "(t+1)/(W+1). Comprueba que en el paso W la tasa vale justo `lr`.",
+        "¿Qué tasa tienes en el paso 0 y en el paso W? Comprueba con el enunciado desde dónde "
+        "sube la recta y que en el paso W la tasa vale justo `lr`.",
         "Warmup learning rate at step {paso} is {tasa:.4g}, expected {tasa_esperada:.4g}."),
     "coseno_tmax_total": (
         "T_max sin descontar el calentamiento",
         "El coseno no llega a `min_lr` en el paso `total_steps`: usaste `T_max = total_steps` "
         "en vez de `total_steps - warmup_steps`.",
-        "La fase de coseno dura `total_steps - warmup_steps` pasos: ese es su `T_max`.",
+        "¿Cuántos pasos dura la fase de coseno? El calentamiento ya gastó los suyos.",
         "The cosine phase used T_max = total_steps instead of total_steps - warmup_steps."),
     "sin_min_lr": (
         "Coseno hasta 0",
         "El coseno termina en 0 y no en `min_lr` ({min_lr:.4g}).",
-        "Pasa `eta_min=min_lr` a `CosineAnnealingLR` (o súmalo en tu fórmula).",
+        "¿Dónde termina tu coseno? Debe bajar hasta `min_lr`, no hasta 0.",
         "The cosine phase ends at 0 instead of min_lr."),
     "planificador_adelantado": (
         "Un paso adelantado",
         "Cada tasa es la que tocaba un paso después: antes de devolverlo, el planificador ya "
         "había avanzado (llamaste a `step()` al crearlo).",
-        "La fábrica solo crea el planificador; el primer `scheduler.step()` lo da el bucle, "
-        "después del primer `optimizer.step()`.",
+        "¿Quién da el primer `scheduler.step()`? La fábrica solo crea el planificador.",
         "Every rate is one step ahead: the scheduler was stepped when created."),
     "min_lr_como_factor": (
         "min_lr como fracción",
         "El coseno baja hasta `min_lr · lr` y no hasta `min_lr` ({min_lr:.4g}): en el factor de "
         "`LambdaLR` usaste `min_lr` como si fuera una fracción de `lr`.",
-        "`LambdaLR` multiplica la lr inicial por el factor: para terminar en `min_lr`, el factor "
-        "final debe ser `min_lr / lr`.",
+        "`LambdaLR` multiplica la tasa inicial por tu factor. ¿Qué factor final da `min_lr`?",
         "The cosine ends at min_lr·lr: min_lr was used as a factor of lr."),
     "media_por_muestra": (
         "Media por muestra",
@@ -180,30 +178,29 @@ MENSAJES = {
         "Media de las medias de cada ciclo",
         "`{nombre}` es la media de las pérdidas medias de cada ciclo, pero el último ciclo es "
         "más corto: sus micro-lotes pesan más que los demás.",
-        "Suma la pérdida sin dividir de cada micro-lote y divide al final por el número de "
-        "micro-lotes.",
+        "¿De qué es la media que devuelves: de los ciclos o de los micro-lotes? Relee el "
+        "enunciado.",
         "`{nombre}` averages the per-cycle means; the short last cycle weighs too much."),
     "lr_ajena": (
         "Coseno desde otra tasa",
         "La fase de coseno está escrita con lr = {otra:.4g}, pero la tasa del optimizador al "
         "crear el planificador era {tasa:.4g}: tomaste la del ejemplo o la de "
         "`optimizer.defaults`.",
-        "La `lr` de partida es la que tiene cada grupo en `optimizer.param_groups` al crear el "
-        "planificador: léela de ahí (o deja que `CosineAnnealingLR` la tome).",
+        "¿De dónde sale tu `lr` de partida? Tiene que ser la del optimizador que recibes.",
         "The cosine phase is written from lr = {otra:.4g}, not the optimizer's current lr."),
     "grupos_sin_planificar": (
         "Solo el primer grupo de parámetros",
         "El optimizador tiene {grupos} grupos de parámetros y solo el primero sigue la curva "
         "del contrato: los demás se quedaron con otra tasa.",
-        "Un planificador de `torch.optim.lr_scheduler` cambia la tasa de **todos** los grupos; "
-        "si escribes el tuyo, recorre `optimizer.param_groups`.",
+        "¿Cambias la tasa de todos los grupos de parámetros del optimizador, o solo la del "
+        "primero?",
         "Only the first parameter group follows the schedule; the others do not."),
     "no_es_planificador": (
         "No es un planificador",
         "La función devolvió `{tipo}`; se esperaba un planificador con `step()` y "
         "`get_last_lr()`.",
-        "Devuelve el objeto de `torch.optim.lr_scheduler` (por ejemplo `LambdaLR` o "
-        "`SequentialLR`) ya creado sobre el optimizador.",
+        "¿Qué devuelve tu fábrica? Se espera un planificador de `torch.optim.lr_scheduler` ya "
+        "creado sobre el optimizador.",
         "The function returned `{tipo}`, not a learning-rate scheduler."),
 }
 registrar(MENSAJES)

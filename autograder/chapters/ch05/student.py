@@ -44,87 +44,84 @@ MENSAJES = {
         "Modos no restaurados",
         "Antes de la llamada, los submódulos en modo entrenamiento eran {antes}; después, "
         "{despues}.",
-        "`model.train(flag)` aplica un mismo modo a todos los submódulos. Guarda el modo de "
-        "cada uno al empezar (`{{m: m.training for m in model.modules()}}`) y restáuralos "
-        "todos, no solo la raíz ni solo los hijos directos: con `m.training = modo`, o con "
-        "`m.train(modo)` recorriendo `model.modules()` en su orden (cada padre antes que sus "
-        "hijos; al revés, un padre impone su modo a los hijos ya restaurados).",
+        "`model.train` y `model.eval` aplican un mismo modo a todos los submódulos, y cada uno "
+        "puede haber llegado en un modo distinto. ¿Guardas el modo de cada submódulo al empezar "
+        "y se lo devuelves a cada uno, a cualquier profundidad? Ojo con el orden: un padre "
+        "impone su modo a los hijos que ya restauraste.",
         "Module modes were not restored: in train mode before {antes}, after {despues}."),
     "tm_dejado_en_eval": (
         "Modelo dejado en modo evaluación",
         "Al empezar, {antes} submódulos estaban en modo entrenamiento; al volver, ninguno: "
         "el modelo quedó en modo evaluación.",
-        "Quien te llama sigue entrenando después. Guarda el modo de cada submódulo al empezar "
-        "y devuélvele ese mismo modo al terminar (no un `model.train()` general: pondría en "
-        "entrenamiento también lo que estaba congelado).",
+        "Quien te llama sigue entrenando después. ¿En qué modo queda cada submódulo cuando "
+        "devuelves? Un `model.train()` general pondría en entrenamiento también lo que estaba "
+        "congelado.",
         "The model was left in eval mode ({antes} modules were in train mode before)."),
     "evaluacion_con_grafo": (
         "Evaluación con grafo",
         "El modelo se ejecutó con el cálculo de gradientes activado: cada pase construyó un "
         "grafo que nadie va a usar.",
-        "`model.eval()` no desactiva autograd, y `.detach()` sobre la salida llega tarde: el "
-        "grafo ya se construyó. Envuelve el pase en `with torch.no_grad():`.",
+        "`model.eval()` no desactiva autograd, y un `.detach()` sobre la salida llega tarde: el "
+        "grafo ya se construyó. ¿Qué modo de autograd evita construirlo?",
         "The model ran with grad mode on: eval() does not disable autograd (use no_grad)."),
     "tm_medicion_con_grafo": (
         "Medición con grafo",
         "Ejecutaste el modelo o alguna de sus capas con el cálculo de gradientes activado: "
         "cada pase construyó un grafo que nadie va a usar.",
-        "Para medir no hace falta grafo: haz el pase del modelo y las ejecuciones de cada hoja "
-        "dentro de `with torch.no_grad():`.",
+        "Para medir no hace falta grafo. ¿Bajo qué modo de autograd corren el pase del modelo y "
+        "las ejecuciones de cada hoja?",
         "The model or a leaf ran with grad mode on while measuring (use no_grad)."),
     "tm_autograd_no_restaurado": (
         "Modo de autograd cambiado",
         "Al empezar tu función, autograd estaba {antes}; al volver, {despues}.",
-        "`torch.set_grad_enabled(False)` como instrucción suelta cambia el modo para todo lo "
-        "que venga después. Usa `with torch.no_grad():`, que lo restaura al salir del bloque.",
+        "`torch.set_grad_enabled` como instrucción suelta cambia el modo para todo lo que venga "
+        "después. ¿Qué forma de desactivar autograd lo restaura al salir?",
         "Grad mode was {antes} before the call and {despues} after it."),
     "tm_ganchos_sin_quitar": (
         "Ganchos sin quitar",
         "Al volver, el modelo tenía ganchos que tu función registró y no quitó ({donde}): se "
         "ejecutarán en cada pase futuro.",
-        "Guarda lo que devuelve `register_forward_pre_hook`/`register_forward_hook` y llama a "
-        "`.remove()` al terminar (en un `finally`), o registra los ganchos en una copia.",
+        "Los ganchos (*hooks*) que registras siguen en el modelo cuando devuelves. ¿Qué "
+        "devuelve `register_forward_hook` y para qué sirve?",
         "Hooks registered on the model were left there ({donde})."),
     "tm_buffers_movidos": (
         "BatchNorm modificada al medir",
         "Las estadísticas acumuladas de BatchNorm ({nombre}) cambiaron: ejecutar una BatchNorm "
         "en modo entrenamiento actualiza `running_mean`, `running_var` y "
         "`num_batches_tracked`.",
-        "Mide sobre copias (`copy.deepcopy` del módulo o del modelo), o guarda los búferes "
-        "antes de ejecutar en modo entrenamiento y cópialos de vuelta antes de devolver.",
+        "Ejecutar en modo entrenamiento actualiza los búferes de BatchNorm. ¿Sobre qué módulos "
+        "mides, y qué queda en sus búferes al devolver?",
         "BatchNorm running statistics ({nombre}) changed while measuring."),
     "modulos_solo_por_tipo": (
         "Módulos buscados solo por su tipo",
         "Faltan módulos que sí cambian entre train y eval: {faltan}.",
-        "Un módulo propio también puede leer `self.training`. No mires el tipo: ejecuta cada "
-        "módulo en los dos modos sobre la entrada que recibe y compara.",
+        "Un módulo propio también puede leer `self.training`. ¿Decides por el tipo del módulo o "
+        "por lo que hace en cada modo?",
         "Missing modules that do change between train and eval: {faltan}."),
     "modulo_sin_efecto_listado": (
         "Tipo que cambia, módulo que no",
         "Listaste módulos cuya salida es la misma en train y en eval: {sobran}.",
-        "`Dropout(p=0)` no apaga nada y `BatchNorm` con `track_running_stats=False` usa las "
-        "estadísticas del lote en los dos modos. Mide el comportamiento, no el tipo.",
+        "Hay módulos de tipo Dropout o BatchNorm que se comportan igual en los dos modos (mira "
+        "sus argumentos). ¿Mides su comportamiento o miras su tipo?",
         "Listed modules whose output is the same in train and eval: {sobran}."),
     "tm_hoja_no_ejecutada": (
         "Hoja que el modelo no ejecuta",
         "Listaste {sobran}: `model(x)` nunca la ejecuta, así que no hay entrada sobre la que "
         "medirla.",
-        "Mide solo las hojas cuya entrada capturaste durante `model(x)`; un módulo registrado "
-        "que el `forward` no llama no cuenta.",
+        "¿Qué hojas mides? Un módulo registrado que el pase hacia adelante no llama no cuenta.",
         "Listed a leaf that model(x) never runs: {sobran}."),
     "contenedor_listado": (
         "Contenedores en la lista",
         "Listaste contenedores ({sobran}): su salida cambia solo porque cambia la de un hijo.",
-        "Recorre solo los módulos hoja (sin hijos): `not list(m.children())`, a cualquier "
-        "profundidad (`model.named_modules()`, no `named_children()`).",
+        "¿Listas también contenedores? Solo cuentan los módulos hoja (sin hijos), a cualquier "
+        "profundidad.",
         "Listed containers ({sobran}); only leaf modules were asked for."),
     "tm_misma_entrada": (
         "Capas medidas sobre entradas distintas",
         "Listaste capas que se comportan igual en los dos modos ({sobran}): su salida cambió "
         "solo porque recibieron otra entrada.",
-        "Mide cada hoja sobre una misma entrada (la que recibe en un pase en modo evaluación), "
-        "no comparando dos pases completos del modelo: tras una capa que cambia, todas las "
-        "siguientes reciben entradas distintas.",
+        "¿Sobre qué entrada mides cada hoja? Si comparas dos pases completos del modelo, tras "
+        "una capa que cambia todas las siguientes reciben entradas distintas.",
         "Listed layers that behave the same in both modes ({sobran}): their inputs differed."),
     "tm_comparacion_laxa": (
         "Capas que cambian sin listar",
@@ -137,27 +134,28 @@ MENSAJES = {
         "Softmax antes de cross_entropy",
         "La pérdida es la entropía cruzada de `softmax(model(x))`: aplicaste softmax dos "
         "veces.",
-        "`F.cross_entropy` recibe los logits y ya aplica `log_softmax` dentro: pásale "
-        "`model(x)` directamente.",
+        "¿Qué recibe `F.cross_entropy`: logits o probabilidades? Mira qué aplica ella por "
+        "dentro.",
         "The loss is the cross-entropy of softmax(model(x)): softmax applied twice."),
     "modulos_lista": (
         "Lista de módulos",
         "La lista no coincide: sobran {sobran}; faltan {faltan}.",
-        "Usa los nombres de `model.named_modules()` y lista cada hoja cuya salida cambie, "
-        "medida sobre la entrada que recibe en un pase en modo evaluación.",
+        "¿Qué nombres devuelves y de qué módulos? Relee el enunciado: cada hoja cuya salida "
+        "cambia entre modos, con su nombre en el modelo.",
         "Wrong list of modules: extra {sobran}; missing {faltan}."),
     "mc_batchnorm_en_train": (
         "BatchNorm en modo entrenamiento",
         "Durante el muestreo BatchNorm estaba en modo entrenamiento: normalizó con las "
         "estadísticas de cada lote y actualizó `running_mean`/`running_var`.",
-        "Pon todo el modelo en `eval()` y después activa solo los `nn.Dropout` con `m.train()`.",
+        "¿En qué modo están las capas BatchNorm mientras muestreas? Solo Dropout debe quedar "
+        "activo.",
         "BatchNorm was in train mode while sampling (batch statistics, buffers updated)."),
     "mc_otros_en_train": (
         "Otras capas en modo entrenamiento",
         "Durante el muestreo estaban en modo entrenamiento módulos que no son `nn.Dropout`: "
         "{modulos}.",
-        "Solo los `nn.Dropout` se encienden. Parte de `model.eval()` (todo apagado) y enciende "
-        "únicamente esos; no al revés (todo en `train()` y apagar lo que reconozcas).",
+        "Solo los `nn.Dropout` se encienden. ¿Partes de todo apagado y enciendes esos, o al "
+        "revés? Al revés se te escapan módulos que no reconoces.",
         "Modules other than nn.Dropout were in train mode while sampling: {modulos}."),
     "mc_resembrado": (
         "Semilla fijada dentro",
@@ -170,27 +168,26 @@ MENSAJES = {
     "mc_varianza": (
         "Varianza en vez de desviación típica",
         "`{nombre}` es la varianza de las muestras, el cuadrado de la desviación típica.",
-        "La desviación típica es la raíz cuadrada de la varianza: `torch.std`, o "
-        "`torch.var(...).sqrt()`.",
+        "¿Devuelves la varianza o la desviación típica?",
         "`{nombre}` is the variance, not the standard deviation."),
     "mc_sin_dropout": (
         "Dropout apagado",
         "Ningún `Dropout` estaba activo durante el muestreo: todas las muestras son iguales y "
         "la desviación típica es 0.",
-        "Tras `model.eval()`, vuelve a poner en modo entrenamiento los módulos `nn.Dropout`.",
+        "Tus muestras son todas iguales: ¿están activos los `nn.Dropout` mientras muestreas?",
         "No Dropout was active while sampling: every sample is the same."),
     "mc_llamadas": (
         "Número de pases",
         "El modelo se llamó {llamadas} veces; el contrato pide `n_samples` = {n} pases, uno "
         "tras otro, sobre `x` entero.",
-        "Haz un bucle de `n_samples` iteraciones con `model(x)` en cada una, sin pases extra "
+        "¿Cuántas veces llamas al modelo? Deben ser exactamente `n_samples`, sin pases extra "
         "(ni para conocer la forma de la salida).",
         "The model ran {llamadas} times; n_samples = {n} passes were expected."),
     "mc_std_sesgada": (
         "Desviación típica sin corrección",
         "`{nombre}` es {razon:.4g} × el valor correcto: √((n−1)/n), la desviación típica que "
         "divide por n.",
-        "Divide por n − 1 (corrección de Bessel), como hace `torch.std` por defecto.",
+        "¿Por qué número divides al calcular la dispersión: n o n − 1?",
         "`{nombre}` divides by n instead of n - 1 (no Bessel correction)."),
 }
 registrar(MENSAJES)

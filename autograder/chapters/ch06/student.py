@@ -38,38 +38,39 @@ MENSAJES = {
     "amp_bf16_sin_soporte": (
         "bfloat16 sin soporte nativo",
         "Elegiste bfloat16 en un dispositivo ({dispositivo}) que no lo tiene en hardware.",
-        "Sin bf16 nativo (una T4, por ejemplo), bf16 se emula y es lento: en GPU usa float16 "
-        "(con GradScaler); en CPU quédate en float32.",
+        "Este dispositivo no tiene bf16 nativo (una T4, por ejemplo), así que bf16 se emula y "
+        "va lento. ¿Qué precisión aprovecha de verdad este dispositivo?",
         "bfloat16 was chosen on a device ({dispositivo}) without native bf16 support."),
     "amp_fp16_en_cpu": (
         "float16 en CPU",
         "Elegiste float16 para la CPU.",
-        "En CPU, autocast está pensado para bfloat16; sin bf16 nativo, lo razonable es float32.",
+        "En CPU, autocast está pensado para bfloat16. ¿Tiene este CPU bf16 nativo? Si no, "
+        "¿compensa bajar de float32?",
         "float16 was chosen for the CPU."),
     "amp_desaprovecha_16_bits": (
         "Sin precisión mixta donde sí conviene",
         "Elegiste float32 en {dispositivo}, que tiene {disponible} en hardware.",
-        "Si el dispositivo tiene bf16 nativo, usa bfloat16; una GPU sin bf16 (T4) tiene núcleos "
-        "tensoriales de float16.",
+        "¿Qué precisión de 16 bits acelera este dispositivo? Mira si tiene bf16 nativo y, si "
+        "no, qué tienen sus núcleos tensoriales.",
         "float32 was chosen on {dispositivo}, which supports {disponible} natively."),
     "amp_fp16_sin_escalador": (
         "float16 sin GradScaler",
         "Elegiste float16 sin escalado de la pérdida.",
-        "float16 tiene poco rango: los gradientes pequeños se vuelven 0. Con float16, usa "
-        "siempre GradScaler.",
+        "float16 tiene poco rango: los gradientes pequeños se vuelven 0. ¿Qué herramienta lo "
+        "evita?",
         "float16 was chosen without loss scaling (GradScaler)."),
     "amp_escalador_innecesario": (
         "GradScaler innecesario",
         "Pediste GradScaler con {dtype}, que no lo necesita.",
-        "El escalado existe por el rango corto de float16. bfloat16 tiene el rango de float32, "
-        "y en float32 no hay nada que escalar.",
+        "¿Para qué existe el escalado de la pérdida? Piensa en el rango de cada dtype: bfloat16 "
+        "tiene el de float32.",
         "A GradScaler was requested with {dtype}, which does not need one."),
     "amp_escala_sin_reducir": (
         "La escala no baja tras un inf",
         "En el paso {paso}, con inf/NaN en los gradientes, la escala pasó de {antes:g} a "
         "{despues:g}; debía multiplicarse por backoff_factor.",
-        "Un inf significa que la escala es demasiado grande: multiplícala por backoff_factor y "
-        "reinicia el contador de pasos limpios.",
+        "Un inf significa que la escala es demasiado grande: ¿qué hace la regla con la escala y "
+        "con el contador de pasos limpios en ese caso?",
         "At step {paso} a step with inf/NaN did not reduce the scale."),
     "amp_crecimiento_prematuro": (
         "La escala crece demasiado pronto",
@@ -81,15 +82,15 @@ MENSAJES = {
         "La escala no crece a tiempo",
         "En el paso {paso} tocaba multiplicar la escala por growth_factor y se quedó en "
         "{despues:g}.",
-        "Tras exactamente growth_interval pasos limpios seguidos, la escala se multiplica por "
-        "growth_factor (¿un `>` en vez de `>=`, un contador que empieza mal o uno que no "
-        "vuelve a 0 después de crecer?).",
+        "¿Cuántos pasos limpios seguidos esperas antes de hacer crecer la escala? Revisa la "
+        "comparación con growth_interval, el valor inicial del contador y si vuelve a 0 después "
+        "de crecer.",
         "At step {paso} the scale should have grown and did not."),
     "amp_otro_factor": (
         "La escala cambia por otro factor",
         "En el paso {paso} la escala se multiplicó por {factor:g}, y {nombre} vale {valor:g}.",
-        "Los factores de la regla son los que recibe la función, no los valores por defecto "
-        "de GradScaler (2 y 0.5): ¿usas en cada caso el argumento que toca?",
+        "¿De dónde salen los factores que usas? La función los recibe como argumentos; no son "
+        "necesariamente los de GradScaler por defecto.",
         "At step {paso} the scale changed by {factor:g}, while {nombre} is {valor:g}."),
     "amp_otro_umbral": (
         "Recorte con otro umbral",
@@ -99,51 +100,52 @@ MENSAJES = {
     "amp_desaprovecha_bf16": (
         "float16 donde hay bfloat16 nativo",
         "Elegiste float16 en {dispositivo}, que tiene bfloat16 nativo.",
-        "Con bf16 nativo, bfloat16 va igual de rápido y tiene el rango de float32: no hace "
-        "falta escalar la pérdida. ¿Qué miras antes: el dispositivo o el soporte de bf16?",
+        "Con bf16 nativo, bfloat16 va tan rápido como float16 y tiene el rango de float32. ¿Qué "
+        "miras antes: el dispositivo o el soporte de bf16?",
         "float16 was chosen on {dispositivo}, which has native bfloat16."),
     "amp_sin_autocast": (
         "Sin autocast",
         "El modelo corrió en {dtype_visto}, no en {dtype_pedido}: el pase hacia adelante no está "
         "dentro de `torch.autocast`.",
-        "Envuelve el pase hacia adelante y la pérdida en "
-        "`with torch.autocast(device_type=device, dtype=dtype):`.",
+        "¿En qué dtype se calculan tu pase hacia adelante y tu pérdida? Sin autocast, todo va "
+        "en float32.",
         "The forward pass ran in {dtype_visto}, not {dtype_pedido}: no autocast."),
     "amp_step_sin_scaler": (
         "optimizer.step() con GradScaler",
         "Llamaste a `optimizer.step()` directamente teniendo un GradScaler: así no se salta el "
         "paso cuando los gradientes tienen inf o NaN.",
-        "Con GradScaler, el paso es `scaler.step(optimizer)`: comprueba los gradientes y solo "
-        "entonces llama a `optimizer.step()`.",
+        "Con GradScaler, ¿quién comprueba si hay inf en los gradientes antes de aplicar el "
+        "paso?",
         "optimizer.step() was called directly although a GradScaler was given."),
     "amp_sin_update": (
         "Falta scaler.update()",
         "No llamaste a `scaler.update()`: la escala no se ajusta nunca.",
-        "Tras `scaler.step(optimizer)`, llama a `scaler.update()` en cada paso.",
+        "¿Cuándo ajusta GradScaler su escala? Revisa que cada paso termine con la llamada que "
+        "la actualiza.",
         "scaler.update() was not called."),
     "amp_sin_recorte": (
         "Falta el recorte",
         "No se llamó a `torch.nn.utils.clip_grad_norm_`.",
-        "Recorta con `torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm)` después "
-        "de `scaler.unscale_(optimizer)` y antes de `scaler.step(optimizer)`.",
+        "La función recibe `max_norm`: ¿dónde recortas los gradientes, y ya sin la escala del "
+        "GradScaler?",
         "clip_grad_norm_ was not called."),
     "amp_sin_pesos_maestros": (
         "Pesos en 16 bits",
         "Los parámetros quedaron en {dtype}: el modelo ya no tiene pesos maestros en fp32.",
-        "No conviertas el modelo (`model.to(dtype)`, `.half()`): autocast elige el dtype de "
-        "cada operación y los parámetros se quedan en float32.",
+        "¿En qué dtype quedan los parámetros del modelo? Con autocast, los pesos maestros "
+        "siguen en float32.",
         "The parameters ended in {dtype}: no fp32 master weights."),
     "amp_paso_con_inf": (
         "Paso aplicado con inf/NaN",
         "Los gradientes tenían inf o NaN y aun así los parámetros cambiaron.",
-        "Ese paso hay que saltarlo: `scaler.step(optimizer)` lo hace por ti.",
+        "Hubo gradientes con inf y aun así se aplicó el paso. ¿Quién debía saltarlo?",
         "The parameters changed although the gradients held inf/NaN."),
     "amp_dtype_ignorado": (
         "autocast en otro dtype",
         "El modelo corrió en {dtype_visto} y la llamada pedía {dtype_pedido}: tu autocast no "
         "usa el `dtype` que recibe la función.",
-        "Sin `dtype=`, autocast usa el de su dispositivo por defecto (bfloat16 en CPU, float16 "
-        "en CUDA). ¿Qué argumento de la función dice en qué dtype calcular?",
+        "¿Qué dtype usa autocast si no le dices ninguno? ¿Qué argumento de la función dice en "
+        "qué dtype calcular?",
         "The model ran in {dtype_visto} but the call asked for {dtype_pedido}: autocast "
         "ignores the dtype argument."),
     "amp_autocast_otro_dispositivo": (
@@ -158,14 +160,14 @@ MENSAJES = {
         "En el paso cuyos gradientes tenían inf/NaN saliste antes de `scaler.step` y de "
         "`scaler.update()`: los parámetros no cambian, pero la escala tampoco baja, y el "
         "siguiente paso volverá a desbordar.",
-        "No hace falta buscar los inf a mano: `scaler.step(optimizer)` ya salta ese paso. Lo "
-        "que no puede faltar en ningún paso es `scaler.update()`.",
+        "¿Buscas los inf a mano? GradScaler ya salta ese paso; ¿qué llamada no puede faltar en "
+        "ningún paso, lo saltes o no?",
         "The overflowing step returned before scaler.step and scaler.update(): the scale "
         "never backs off."),
     "amp_perdida_escalada": (
         "Pérdida escalada",
         "La pérdida devuelta es {razon:.4g} × la real: es la pérdida multiplicada por la escala.",
-        "Devuelve `loss.item()` de la pérdida original, no la de `scaler.scale(loss)`.",
+        "¿Qué pérdida devuelves: la original o la multiplicada por la escala?",
         "The returned loss is the scaled loss."),
 }
 registrar(MENSAJES)

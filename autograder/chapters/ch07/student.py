@@ -62,8 +62,8 @@ MENSAJES = {
         "Softplus que desborda",
         "`{nombre}` tiene infinitos o NaN para entradas grandes: `exp(beta·x)` desborda antes "
         "del logaritmo.",
-        "Reescribe la fórmula para no exponenciar nada positivo: "
-        "log(1 + e^z) = max(z, 0) + log1p(e^(−|z|)).",
+        "¿Para qué valores de la entrada desborda tu exponencial? Busca una forma equivalente "
+        "de la fórmula que no exponencie nada positivo.",
         "`{nombre}` overflows for large inputs: exp(beta·x) overflows before the log."),
     "softplus_sin_dividir_por_beta": (
         "Falta dividir por beta",
@@ -76,8 +76,8 @@ MENSAJES = {
         "backward sin grad_output",
         "`{nombre}` es la derivada local de tu función, sin multiplicar por el gradiente que "
         "llega de arriba.",
-        "`backward` recibe `grad_output` (∂L/∂salida) y devuelve ∂L/∂entrada = grad_output × "
-        "derivada local: la regla de la cadena.",
+        "¿Qué recibe `backward` como `grad_output`, y qué debe hacer con él según la regla de "
+        "la cadena?",
         "`{nombre}` is the local derivative, not multiplied by grad_output."),
     "sigmoide_sin_beta": (
         "Sigmoide sin beta",
@@ -111,8 +111,8 @@ MENSAJES = {
         "Sigmoide que desborda",
         "`{nombre}` tiene NaN o infinitos donde |beta·x| es grande: tu sigmoide desborda "
         "(e^z / (1 + e^z) da inf/inf).",
-        "Escribe la sigmoide sin exponenciar nada positivo, o usa `torch.sigmoid`, que ya es "
-        "estable.",
+        "¿Para qué valores desborda tu exponencial? Escribe la sigmoide sin exponenciar nada "
+        "positivo, o busca una función de torch que ya sea estable.",
         "`{nombre}` has NaN or inf where |beta·x| is large: the sigmoid overflows."),
     "gradcheck_falla": (
         "gradcheck no pasa",
@@ -125,15 +125,15 @@ MENSAJES = {
         "Un gradiente por entrada",
         "`backward` devolvió un número de gradientes distinto del número de entradas de "
         "`forward`. PyTorch dice: {mensaje}",
-        "Devuelve un valor por cada argumento de `forward` (sin contar `ctx`), en el mismo "
-        "orden; `None` para los que no son tensores (un float, un int).",
+        "¿Cuántos valores devuelve tu `backward`? Compáralo con los argumentos de `forward` "
+        "(sin contar `ctx`).",
         "backward returned a different number of gradients than forward has inputs."),
     "gradiente_de_no_tensor": (
         "Gradiente para algo que no es un tensor",
         "`backward` devolvió un gradiente en la posición de un argumento que no es un tensor "
         "(un float o un int). PyTorch dice: {mensaje}",
-        "Los gradientes van en el orden de los argumentos de `forward`; en la posición de un "
-        "número de Python va `None`.",
+        "¿Qué devuelve tu `backward` en la posición de un argumento que no es un tensor (un "
+        "float, un int)?",
         "backward returned a gradient for an input that is not a tensor."),
     "forma_gradiente_function": (
         "Gradiente con otra forma",
@@ -153,87 +153,82 @@ MENSAJES = {
         "grad_output modificado en el sitio",
         "Tu `backward` modificó `grad_output` en el sitio. Ese tensor no es tuyo: puede ser "
         "el mismo que reciben otras ramas del grafo, y les cambiarías el gradiente.",
-        "Calcula un tensor nuevo (`grad_output * mascara`) o trabaja sobre "
-        "`grad_output.clone()`.",
+        "¿Escribes sobre `grad_output`? Es de autograd, y puede compartirse con otros nodos del "
+        "grafo.",
         "backward modified grad_output in place."),
     "sin_function_propia": (
         "Sin Function propia",
         "El resultado no sale de una `torch.autograd.Function` tuya: su `grad_fn` es "
         "`{nodo}`. Autograd derivó las operaciones por ti y tu `backward` no se usa.",
-        "Define una subclase de `torch.autograd.Function` con `forward` y `backward` "
-        "estáticos y devuelve `TuFuncion.apply(...)`.",
+        "El ejercicio pide una función autograd propia: ¿dónde está tu subclase de "
+        "`torch.autograd.Function`, y la usas?",
         "The result does not come from a custom autograd Function (grad_fn {nodo})."),
     "salida_sin_grafo": (
         "Salida sin grafo",
         "La salida no tiene `grad_fn` aunque una entrada requiere gradiente: ningún gradiente "
         "puede volver a las entradas.",
-        "No devuelvas `.detach()` ni calcules bajo `torch.no_grad()`; con una Function, "
-        "devuelve el resultado de `.apply`.",
+        "La salida no tiene `grad_fn`. ¿Se cortó el grafo (un `detach()`, un bloque sin "
+        "autograd) o no devuelves lo que da `.apply`?",
         "The output has no grad_fn: no gradient can flow back to the inputs."),
     "tensores_en_ctx": (
         "Tensores guardados como atributos de ctx",
         "Guardaste tensores como atributos de `ctx` ({atributos}) en lugar de usar "
         "`ctx.save_for_backward`.",
-        "Los tensores van en `ctx.save_for_backward(...)`: así PyTorch detecta si alguien los "
-        "modifica en el sitio y los libera tras el backward. Como atributo solo van valores "
-        "que no son tensores (un float, una forma).",
+        "¿Cómo guardas los tensores en `ctx`? Como atributos, PyTorch no detecta si alguien los "
+        "modifica ni los libera tras el pase hacia atrás; mira `save_for_backward`.",
         "Tensors were stored as ctx attributes ({atributos}) instead of save_for_backward."),
     "function_estado_compartido": (
         "Lo guardado se comparte entre llamadas",
         "Tras una segunda llamada a tu función, el `backward` de la primera dio otros "
         "gradientes: usa lo que dejó la última llamada (una variable global, un atributo de "
         "la clase), no lo suyo.",
-        "Cada llamada tiene su propio `ctx`: guarda ahí, con `ctx.save_for_backward`, lo que "
-        "su `backward` necesita. En una red, la misma capa se llama muchas veces antes del "
-        "pase hacia atrás.",
+        "¿Dónde guardas lo que necesita `backward`? Cada llamada tiene su propio `ctx`; en una "
+        "red, la misma capa se llama muchas veces antes del pase hacia atrás.",
         "After a second call, the first call's backward changed: state shared between calls."),
     "function_lee_fuera_de_ctx": (
         "backward no lee lo que guardó",
         "Tu `backward` no usa lo que guardaste con `ctx.save_for_backward`: toma sus tensores "
         "de otro sitio (una variable de la función que rodea a la clase, por ejemplo).",
-        "Dentro de `backward`, saca cada tensor de `ctx.saved_tensors`; no uses los "
-        "argumentos ni las variables de fuera de la Function.",
+        "¿De dónde saca `backward` sus tensores? Solo puede fiarse de lo que guardó en `ctx`.",
         "backward does not read its tensors from ctx.saved_tensors."),
     "function_autograd_en_backward": (
         "Autograd dentro de backward",
         "Tu `backward` usa autograd ({usos}): el gradiente no es analítico, lo deriva "
         "PyTorch por ti.",
-        "Escribe la derivada con operaciones de tensores sobre lo guardado; sin "
-        "`torch.autograd.grad`, `.backward()` ni `torch.enable_grad()` dentro de `backward`.",
+        "¿Usas autograd dentro de `backward`? La derivada se escribe a mano con operaciones de "
+        "tensores sobre lo guardado.",
         "backward uses autograd ({usos}) instead of an analytic gradient."),
     "guarda_de_mas": (
         "Guarda más de lo necesario",
         "Tu `forward` guarda {elementos} números para el backward ({guardados}); basta con "
         "{maximo}.",
-        "Guarda solo lo que `backward` usa: para tanh(x·Wᵀ + b) bastan x, W y la salida "
-        "(1 − salida² es la derivada). El sesgo y la preactivación sobran.",
+        "¿Qué usa de verdad tu `backward`? Guarda solo eso; con la salida de la tanh ya tienes "
+        "su derivada.",
         "forward saves {elementos} numbers for backward ({guardados}); {maximo} are enough."),
     "ignora_needs_input_grad": (
         "Ignora needs_input_grad",
         "Con `{nombre}` sin `requires_grad`, tu `backward` calculó igualmente su gradiente.",
-        "Consulta `ctx.needs_input_grad[i]` para cada entrada y devuelve `None` (sin calcular "
-        "nada) para las que no lo necesitan: los datos de entrada, una capa congelada...",
+        "¿Calculas gradientes que nadie pidió (los datos de entrada, una capa congelada)? Mira "
+        "`ctx.needs_input_grad`.",
         "backward computed the gradient of {nombre} although it does not require grad."),
     "derivada_tanh": (
         "Derivada de tanh equivocada",
         "Tus gradientes son los de ∂L/∂z = grad_output · ({formula}), pero la derivada de "
         "tanh es otra.",
-        "Con y = tanh(z), dy/dz = 1 − tanh(z)²: escríbela con lo que guardaste (la salida o "
-        "la preactivación) sin aplicar tanh dos veces.",
+        "¿Cuál es la derivada de tanh expresada con su propia salida? ¿Aplicas tanh dos veces?",
         "The gradients use grad_output·({formula}) as dL/dz: not the derivative of tanh."),
     "grad_bias_media": (
         "Gradiente del sesgo promediado",
         "`{nombre}` es el correcto dividido por N, el tamaño del lote: promediaste sobre las "
         "filas.",
-        "El sesgo se suma a cada fila: su gradiente es la suma de ∂L/∂z sobre el lote, no la "
-        "media.",
+        "El sesgo se suma a cada fila del lote: ¿sumas o promedias ∂L/∂z sobre el lote?",
         "`{nombre}` is the batch mean of dL/dz: the bias gradient is the sum over the batch."),
     "redondeo_sin_ste": (
         "Gradiente del redondeo: cero",
         "`{nombre}` es todo ceros: derivaste a través de `torch.round`, cuya derivada es 0 en "
         "casi todas partes.",
-        "El estimador de paso directo hace como si el redondeo fuera la identidad en el pase "
-        "hacia atrás: una Function con ese backward, o `x + (q - x).detach()`.",
+        "El redondeo tiene derivada 0 en casi todas partes. ¿Qué hace el estimador de paso "
+        "directo (*straight-through estimator*) en el pase hacia atrás?",
         "`{nombre}` is all zeros: autograd differentiated through round (zero derivative)."),
     "ste_sin_recorte": (
         "Paso directo sin recorte",
@@ -254,22 +249,23 @@ MENSAJES = {
         "`{nombre}` deja pasar el gradiente hasta medio paso más allá de ±levels·step: tu "
         "máscara mira x/step ya redondeado (es lo que hace "
         "`torch.fake_quantize_per_tensor_affine`), no x.",
-        "La condición es |x| ≤ levels·step sobre la x original, sin redondear.",
+        "¿Sobre qué x evalúas la condición de la máscara: la original o la ya redondeada?",
         "`{nombre}` passes the gradient up to half a step beyond the range (mask on the "
         "rounded value)."),
     "ste_borde_excluido": (
         "Borde del rango excluido",
         "`{nombre}` es 0 donde |x| = levels·step exactamente: el borde del rango también pasa "
         "el gradiente.",
-        "La máscara es |x| ≤ levels·step (con igual). Ojo: `F.hardtanh` deja el gradiente a 0 "
-        "en los bordes; `torch.clamp` no.",
+        "¿Qué gradiente recibe un x justo en el borde del rango? Debe pasar entero (fíjate en "
+        "si tu comparación incluye la igualdad, o en qué hace en los bordes la función que "
+        "usas).",
         "`{nombre}` is 0 where |x| equals levels·step: the mask must be <=, not <."),
     "ste_borde_a_medias": (
         "Borde del rango a medias",
         "`{nombre}` es grad_output/2 donde |x| = levels·step exactamente: en un empate, "
         "`torch.minimum`/`torch.maximum` reparten el gradiente entre sus dos argumentos.",
-        "En el borde pasa el gradiente entero: usa `torch.clamp` con límites numéricos o una "
-        "máscara |x| ≤ levels·step.",
+        "En el borde pasa el gradiente entero. ¿Qué hace en los bordes la función con la que "
+        "recortas?",
         "`{nombre}` is grad_output/2 on the boundary: minimum/maximum split ties."),
     "rango_sin_step": (
         "Rango sin multiplicar por step",
@@ -281,18 +277,17 @@ MENSAJES = {
         "Niveles sin escalar",
         "`{nombre}` devuelve el número de nivel (un entero) en lugar del valor cuantizado: es "
         "1/step veces el correcto.",
-        "Tras redondear `x / step`, multiplica otra vez por `step`.",
+        "Tras redondear en unidades de `step`, ¿vuelves a las unidades de x?",
         "`{nombre}` returns the level index, not the quantized value (1/step times)."),
     "cuantiza_sin_recorte": (
         "Cuantización sin recorte",
         "`{nombre}` no recorta: hay valores fuera de [−levels·step, levels·step].",
-        "Recorta con `clamp` al rango antes (o después) de redondear.",
+        "¿Dónde recortas al rango? Sin recorte, los valores grandes salen del rango cuantizado.",
         "`{nombre}` is not clipped to [-levels·step, levels·step]."),
     "redondeo_equivocado": (
         "Redondeo equivocado",
         "`{nombre}` lleva x/step al entero de {como}, no al más cercano.",
-        "Cada x va al múltiplo de `step` más cercano: `torch.round`, no `trunc`, `floor` ni "
-        "`ceil`.",
+        "Cada x va al múltiplo de `step` más cercano: ¿qué función de redondeo usas?",
         "`{nombre}` rounds x/step {como}, not to the nearest integer."),
 }
 registrar(MENSAJES)

@@ -1,0 +1,40 @@
+"""Chapter 2: how to fix each mistake, shown only in the feedback after grading
+(see ``autograder/hidden/fixes.py``; never injected into the notebook)."""
+
+ARREGLOS = {
+    "dimension_suprimida": "Quita el `squeeze()` o el `[0]`: devuelve el tensor con la forma "
+                           "que pide el enunciado.",
+    "salida_sin_sesgo": "`nn.Linear` calcula `h @ W.T + b`; o llama a `model[2](h)`, que ya "
+                        "incluye el sesgo.",
+    "gradiente_de_otro_intermedio": "Llama a `retain_grad()` (o pide `torch.autograd.grad`) "
+                                    "sobre `h = model[1](model[0](x))`, la salida de la Tanh.",
+    "prediccion_con_grafo": "Haz el pase hacia adelante dentro de "
+                            "`with torch.inference_mode():` (o `with torch.no_grad():`).",
+    "salida_sin_modelo": "Calcula los logits con `model(x)` dentro de "
+                         "`with torch.inference_mode():` y aplica `torch.softmax(logits, dim=1)`.",
+    "tensores_guardados": "Envuelve el pase hacia adelante en `with torch.inference_mode():` (o "
+                          "`with torch.no_grad():`).",
+    "grafo_construido_y_descartado": "Envuelve el pase hacia adelante en "
+                                     "`with torch.inference_mode():` en lugar de hacer "
+                                     "`detach()` al final.",
+    "grad_desactivado_global": "Usa `with torch.set_grad_enabled(False):` (o el decorador), "
+                               "que restaura el modo al salir.",
+    "grad_reactivado": "Usa un bloque `with` (o el decorador): al salir devuelve el modo que "
+                       "había, sea cual sea.",
+    "grafo_construido": "Envuelve el pase hacia adelante en `with torch.inference_mode():`.",
+    "softmax_otra_dim": "Normaliza sobre las clases: `dim=1` (o `dim=-1`).",
+    "prediccion_sin_softmax": "Aplica `torch.softmax(logits, dim=1)` a la salida del modelo.",
+    "cabeza_congelada": "Congela solo los parámetros cuyo nombre no empieza por `head.`.",
+    "encoder_sin_congelar": "Llama a `p.requires_grad_(False)` en cada parámetro que no es de "
+                            "la cabeza.",
+    "congelado_parcial": "Recorre `model.named_parameters()` entero y congela todo lo que no "
+                         "empieza por `head.`.",
+    "cabeza_sin_descongelar": "Termina con `model.head.requires_grad_(True)`.",
+    "ultimo_hijo_como_cabeza": "Usa `model.head` (o los parámetros cuyo nombre empieza por "
+                               "`head.`).",
+    "nombre_parecido_a_cabeza": "Usa `name.startswith('head.')` (con el punto), o recorre "
+                                "`model.head.parameters()`.",
+    "parametro_del_modelo_sin_congelar": "Recorre `model.named_parameters()` (o usa "
+                                         "`model.requires_grad_(False)` y luego descongela "
+                                         "la cabeza).",
+}

@@ -1,0 +1,40 @@
+"""Chapter 5: how to fix each mistake, shown only in the feedback after grading
+(see ``autograder/hidden/fixes.py``; never injected into the notebook)."""
+
+ARREGLOS = {
+    "modos_no_restaurados": "Guarda `modos = {m: m.training for m in model.modules()}` al "
+                            "empezar y, al terminar, `for m, modo in modos.items(): "
+                            "m.training = modo` (o `m.train(modo)` recorriendo "
+                            "`model.modules()` en su orden, cada padre antes que sus hijos).",
+    "tm_dejado_en_eval": "Guarda `{m: m.training for m in model.modules()}` al empezar y "
+                         "restaura cada `m.training` al terminar.",
+    "evaluacion_con_grafo": "Envuelve el pase en `with torch.no_grad():`.",
+    "tm_medicion_con_grafo": "Haz el pase del modelo y las ejecuciones de cada hoja dentro de "
+                             "`with torch.no_grad():`.",
+    "tm_autograd_no_restaurado": "Usa `with torch.no_grad():` en lugar de "
+                                 "`torch.set_grad_enabled(False)`.",
+    "tm_ganchos_sin_quitar": "Guarda lo que devuelve `register_forward_hook` y llama a "
+                             "`.remove()` en un `finally`, o registra los ganchos en una copia.",
+    "tm_buffers_movidos": "Mide sobre `copy.deepcopy(modulo)`, o guarda los búferes antes y "
+                          "cópialos de vuelta antes de devolver.",
+    "modulos_solo_por_tipo": "Ejecuta cada hoja en los dos modos sobre la entrada que recibe y "
+                             "compara las salidas.",
+    "modulo_sin_efecto_listado": "`Dropout(p=0)` y `BatchNorm` con "
+                                 "`track_running_stats=False` no cambian entre modos: mide el "
+                                 "comportamiento, no el tipo.",
+    "contenedor_listado": "Filtra con `not list(m.children())` sobre `model.named_modules()`.",
+    "tm_misma_entrada": "Captura la entrada de cada hoja en un pase en modo evaluación y "
+                        "ejecuta la hoja sola en los dos modos sobre esa entrada.",
+    "tm_comparacion_laxa": "Compara las dos salidas enteras con `torch.equal`: el enunciado "
+                           "pide una comparación exacta.",
+    "tm_doble_softmax": "Pasa `model(x)` directamente a `F.cross_entropy`.",
+    "mc_batchnorm_en_train": "Llama a `model.eval()` y después a `m.train()` solo en cada "
+                             "`nn.Dropout`.",
+    "mc_otros_en_train": "`model.eval()` y después `m.train()` para cada `m` que sea "
+                         "`isinstance(m, nn.Dropout)`.",
+    "mc_resembrado": "Quita el `torch.manual_seed(...)` de la función.",
+    "mc_varianza": "Usa `torch.std(muestras, dim=0)` (o `torch.var(...).sqrt()`).",
+    "mc_sin_dropout": "Tras `model.eval()`, llama a `m.train()` en cada `nn.Dropout`.",
+    "mc_llamadas": "`torch.stack([model(x) for _ in range(n_samples)])`.",
+    "mc_std_sesgada": "Usa `torch.std` con su corrección por defecto (divide por n − 1).",
+}

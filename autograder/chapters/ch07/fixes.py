@@ -1,0 +1,48 @@
+"""Chapter 7: how to fix each mistake, shown only in the feedback after grading
+(see ``autograder/hidden/fixes.py``; never injected into the notebook)."""
+
+ARREGLOS = {
+    "softplus_desborda": "log(1 + e^z) = max(z, 0) + log1p(e^(−|z|)): "
+                         "`torch.clamp(z, min=0) + torch.log1p(torch.exp(-z.abs()))`.",
+    "sin_grad_output": "Devuelve `grad_output * derivada_local`.",
+    "sigmoide_desborda": "Usa `torch.sigmoid`, que ya es estable.",
+    "gradientes_por_entrada": "Devuelve un valor por cada argumento de `forward` (sin `ctx`), en "
+                              "el mismo orden; `None` para los que no son tensores.",
+    "gradiente_de_no_tensor": "En la posición de un número de Python devuelve `None`.",
+    "grad_output_modificado": "Calcula un tensor nuevo (`grad_output * mascara`) o trabaja "
+                              "sobre `grad_output.clone()`.",
+    "sin_function_propia": "Define `class TuFuncion(torch.autograd.Function)` con `forward` y "
+                           "`backward` estáticos y devuelve `TuFuncion.apply(...)`.",
+    "salida_sin_grafo": "Devuelve el resultado de `TuFuncion.apply(...)`, sin `.detach()` ni "
+                        "`torch.no_grad()`.",
+    "tensores_en_ctx": "`ctx.save_for_backward(x, w)` en `forward` y "
+                       "`x, w = ctx.saved_tensors` en `backward`.",
+    "function_estado_compartido": "Guarda en cada `ctx` con `ctx.save_for_backward(...)`, no en "
+                                  "la clase ni en variables globales.",
+    "function_lee_fuera_de_ctx": "Dentro de `backward`, saca cada tensor de "
+                                 "`ctx.saved_tensors`.",
+    "function_autograd_en_backward": "Escribe la derivada con operaciones de tensores; sin "
+                                     "`torch.autograd.grad`, `.backward()` ni "
+                                     "`torch.enable_grad()`.",
+    "guarda_de_mas": "Para tanh(x·Wᵀ + b) guarda x, W y la salida: "
+                     "`ctx.save_for_backward(x, weight, salida)`.",
+    "ignora_needs_input_grad": "`if ctx.needs_input_grad[i]:` calcula ese gradiente; si no, "
+                               "devuelve `None` en su posición.",
+    "derivada_tanh": "Con y = tanh(z): dy/dz = 1 − y², `1 - salida ** 2`.",
+    "grad_bias_media": "`grad_bias = grad_z.sum(dim=0)`.",
+    "redondeo_sin_ste": "Una Function cuyo `backward` devuelve `grad_output` tal cual, o "
+                        "`x + (q - x).detach()`.",
+    "ste_sin_recorte": "Multiplica el gradiente por la máscara `x.abs() <= levels * step`, "
+                       "sobre la x original.",
+    "ste_recorte_un_lado": "La máscara es `(x >= -levels * step) & (x <= levels * step)`.",
+    "ste_mascara_redondeada": "La máscara es `x.abs() <= levels * step` sobre la x original, "
+                              "sin redondear.",
+    "ste_borde_excluido": "Usa `x.abs() <= levels * step` (con igual), o `torch.clamp`; "
+                          "`F.hardtanh` deja el gradiente a 0 en los bordes.",
+    "ste_borde_a_medias": "Usa `torch.clamp` con límites numéricos o la máscara "
+                          "`x.abs() <= levels * step`.",
+    "rango_sin_step": "El último nivel vale `levels * step`.",
+    "cuantiza_sin_escalar": "`torch.round(x / step) * step`.",
+    "cuantiza_sin_recorte": "Recorta con `torch.clamp(..., -levels * step, levels * step)`.",
+    "redondeo_equivocado": "Usa `torch.round`, no `trunc`, `floor` ni `ceil`.",
+}
