@@ -613,7 +613,8 @@ def amp_train_step(model, batch, loss_fn, optimizer, scaler, device, dtype, max_
     - ``dtype``: el dtype de autocast, torch.float16 o torch.bfloat16;
     - ``max_norm``: el umbral del recorte de gradientes.
 
-    El pase hacia adelante y la pérdida van dentro de
+    Se llama con autograd activado, como cualquier paso de entrenamiento (nunca dentro de
+    ``torch.no_grad()``). El pase hacia adelante y la pérdida van dentro de
     ``torch.autocast(device_type=device, dtype=dtype)``. Después, con ``scaler``, en este
     orden: ``scaler.scale(loss).backward()``, ``scaler.unscale_(optimizer)``,
     ``torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm)``,
