@@ -66,6 +66,11 @@ def {NAME}(x):
 STUDENT_DECLARATIONS = f'''
 
 # ---------------------------------------------------------------- throw-away: {NAME}
+from autograder.student.compare import (  # what this exercise uses, whatever the chapter
+    Ejercicio, Parte, caso_en_proceso, comparar, comprobar, ejercicios, fotografiar,
+    observar_llamada, verificar_intactas)
+
+
 def construir_cuadrados(generador, forma):
     return {{"x": torch.randn(*forma, generator=generador, dtype=torch.float64)}}
 
@@ -94,6 +99,9 @@ EJERCICIOS = ejercicios(*EJERCICIOS.values(), SQUARE_GRAD)
 '''
 
 HIDDEN_DECLARATIONS = f'''
+
+from autograder.chapters.{CHAPTER}.student import SQUARE_GRAD  # noqa: E402
+
 
 def _square_shapes(generator):
     return [((integer(generator, 2, 6), integer(generator, 1, 4)), case_seed(generator))
@@ -134,9 +142,7 @@ def _add_exercise(repo):
     student.write_text(text.replace("__all__ = [", f'__all__ = ["comprobar_{NAME}", ', 1)
                        + STUDENT_DECLARATIONS)
     hidden = folder / "hidden.py"
-    hidden.write_text(hidden.read_text().replace(
-        "from autograder.chapters.ch01.student import ",
-        "from autograder.chapters.ch01.student import SQUARE_GRAD, ", 1) + HIDDEN_DECLARATIONS)
+    hidden.write_text(hidden.read_text() + HIDDEN_DECLARATIONS)
     variants = folder / "variants.py"
     variants.write_text(variants.read_text() + VARIANT_DECLARATIONS)
 
