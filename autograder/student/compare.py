@@ -469,12 +469,18 @@ def calificando():
 
 def comprobar(partes, caso, exito):
     """Public check: explain the first failing part, or print ``exito``."""
+    comprobar_casos(partes, [caso], exito)
+
+
+def comprobar_casos(partes, casos, exito):
+    """Public check over several cases: the first failing part explains itself."""
     if calificando():
         return
-    if caso.error is not None:
-        raise caso.error
-    for parte in partes:
-        fallo = _verificar(parte, caso)
-        if fallo is not None:
-            raise fallo
+    for caso in casos:
+        if caso.error is not None:
+            raise caso.error
+        for parte in partes:
+            fallo = _verificar(parte, caso)
+            if fallo is not None:
+                raise fallo
     print("✓ " + exito)

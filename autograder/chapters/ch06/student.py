@@ -14,9 +14,8 @@ import torch
 from autograder.student.compare import (
     Ejercicio,
     Parte,
-    _verificar,
-    calificando,
     caso_en_proceso,
+    comprobar_casos,
     ejercicios,
     estado,
     exigir,
@@ -182,20 +181,6 @@ def nombre_dtype(valor):
 
 def _nombre_tipo(objeto):
     return objeto.get("__objeto__", "dict") if isinstance(objeto, dict) else type(objeto).__name__
-
-
-def comprobar_casos(partes, casos, exito):
-    """Public check over several cases: the first failing part explains itself."""
-    if calificando():
-        return
-    for caso in casos:
-        if caso.error is not None:
-            raise caso.error
-        for parte in partes:
-            fallo = _verificar(parte, caso)
-            if fallo is not None:
-                raise fallo
-    print("✓ " + exito)
 
 
 # ---------------------------------------------------------------- exercise 1: pick_amp_dtype

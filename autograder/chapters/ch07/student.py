@@ -30,11 +30,10 @@ from autograder.student.compare import (
     ComprobacionFallida,
     Ejercicio,
     Parte,
-    _verificar,
-    calificando,
     cambios,
     caso_en_proceso,
     comparar,
+    comprobar_casos,
     datos_a_error,
     ejercicios,
     error_a_datos,
@@ -312,20 +311,6 @@ def _error_de_backward(fallo):
             return error_a_datos(ComprobacionFallida(Diagnostico(diagnostico,
                                                                  {"mensaje": ultima})))
     return error_a_datos(fallo)
-
-
-def comprobar_casos(partes, casos, exito):
-    """Public check over several cases: the first failing part explains itself."""
-    if calificando():
-        return
-    for caso in casos:
-        if caso.error is not None:
-            raise caso.error
-        for parte in partes:
-            fallo = _verificar(parte, caso)
-            if fallo is not None:
-                raise fallo
-    print("✓ " + exito)
 
 
 def es_function_propia(tensor):
