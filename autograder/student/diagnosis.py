@@ -159,8 +159,10 @@ def diagnosticar_tensor(nombre, obtenido, esperado, factores=None, alternativas=
     return Diagnostico("no_reconocido", hechos)
 
 
-def diagnosticar_lista(nombre, obtenidos, esperados, factores=None, origenes=None):
-    """Compare two sequences of tensors item by item; recognise swapped items."""
+def diagnosticar_lista(nombre, obtenidos, esperados, factores=None, origenes=None,
+                       tolerancia=None):
+    """Compare two sequences of tensors item by item; recognise swapped items.
+    ``tolerancia``: esperado → (rtol, atol) per item (default: ``cerca``'s)."""
     try:
         obtenidos = list(obtenidos)
     except TypeError:
@@ -172,8 +174,9 @@ def diagnosticar_lista(nombre, obtenidos, esperados, factores=None, origenes=Non
     for i, (obtenido, esperado) in enumerate(zip(obtenidos, esperados)):
         otros = {f"`{nombre}[{j}]`": e for j, e in enumerate(esperados) if j != i}
         origen = origenes[i] if origenes is not None else None
+        rtol, atol = tolerancia(esperado) if tolerancia is not None else (None, None)
         diagnostico = diagnosticar_tensor(f"{nombre}[{i}]", obtenido, esperado, factores,
-                                          otros, origen=origen)
+                                          otros, rtol, atol, origen=origen)
         if diagnostico is not None:
             return diagnostico
     return None
