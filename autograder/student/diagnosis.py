@@ -159,10 +159,8 @@ def diagnosticar_tensor(nombre, obtenido, esperado, factores=None, alternativas=
     return Diagnostico("no_reconocido", hechos)
 
 
-def diagnosticar_lista(nombre, obtenidos, esperados, factores=None, origenes=None,
-                       tolerancia=None):
-    """Compare two sequences of tensors item by item; recognise swapped items.
-    ``tolerancia``: esperado → (rtol, atol) per item (default: ``cerca``'s)."""
+def diagnosticar_lista(nombre, obtenidos, esperados, factores=None, origenes=None):
+    """Compare two sequences of tensors item by item; recognise swapped items."""
     try:
         obtenidos = list(obtenidos)
     except TypeError:
@@ -174,9 +172,8 @@ def diagnosticar_lista(nombre, obtenidos, esperados, factores=None, origenes=Non
     for i, (obtenido, esperado) in enumerate(zip(obtenidos, esperados)):
         otros = {f"`{nombre}[{j}]`": e for j, e in enumerate(esperados) if j != i}
         origen = origenes[i] if origenes is not None else None
-        rtol, atol = tolerancia(esperado) if tolerancia is not None else (None, None)
         diagnostico = diagnosticar_tensor(f"{nombre}[{i}]", obtenido, esperado, factores,
-                                          otros, rtol, atol, origen=origen)
+                                          otros, origen=origen)
         if diagnostico is not None:
             return diagnostico
     return None

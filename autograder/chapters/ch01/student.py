@@ -23,8 +23,7 @@ from autograder.student.compare import (
     llamar,
     observar_llamada,
 )
-from autograder.student.diagnosis import cerca, diagnosticar_tensor
-from autograder.student.diagnosis import diagnosticar_lista as diagnosticar_lista_comun
+from autograder.student.diagnosis import Diagnostico, cerca, diagnosticar_tensor
 from autograder.student.messages import registrar
 
 __all__ = ["comprobar_manual_backward", "comprobar_two_loss_grads", "comprobar_gradient_penalty"]
@@ -202,9 +201,21 @@ def parecido(obtenido, esperado):
 
 
 def diagnosticar_lista(nombre, obtenidos, esperados, factores=None):
-    """The shared ``diagnosticar_lista`` with the tolerance of ``tolerancia``."""
-    return diagnosticar_lista_comun(nombre, obtenidos, esperados, factores,
-                                    tolerancia=tolerancia)
+    """Item by item, with ``diagnosticar`` (a swapped item is named as such)."""
+    try:
+        obtenidos = list(obtenidos)
+    except TypeError:
+        return Diagnostico("tipo", {"nombre": nombre, "esperado": "una lista de tensores",
+                                    "tipo": type(obtenidos).__name__})
+    if len(obtenidos) != len(esperados):
+        return Diagnostico("longitud", {"nombre": nombre, "longitud": len(obtenidos),
+                                        "longitud_esperada": len(esperados)})
+    for i, (obtenido, esperado) in enumerate(zip(obtenidos, esperados)):
+        otros = {f"`{nombre}[{j}]`": e for j, e in enumerate(esperados) if j != i}
+        diagnostico = diagnosticar(f"{nombre}[{i}]", obtenido, esperado, factores, otros)
+        if diagnostico is not None:
+            return diagnostico
+    return None
 
 
 def _tipo(nombre, objeto, esperado):
