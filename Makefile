@@ -1,18 +1,20 @@
 # Task runner. Every target creates the virtual environment first if it is missing.
-#   make grade   build the course and grade the bundled sample class
+#   make grade   grade the bundled sample class, in a course of its own (build/sample)
 #   make check   the inner loop: lint + every test not marked slow (CH=03: one chapter)
 #   make test    lint, stale-notebook check, unit tests, nbval, end-to-end grading (CI)
 #   make build   rebuild notebooks/ from solutions/
 #   make lab     JupyterLab on the course (formgrader): prints URL and token; Ctrl+C stops it
 #   make fairness  grade the variant corpus through the hidden tests (table; fails if unfair)
 #   make canary  torch drift canary: the course under CANARY_TORCH (default 2.14.1)
+#   make clean   remove what can be regenerated; keeps (and lists) the secret, gradebook, grades
 
 PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: env sandbox build check-build grade check test lint nbval exercises fairness lab clean
+.PHONY: env sandbox build check-build grade check test lint nbval exercises fairness lab clean \
+	clean-private
 
 TIMED := ci/timed.sh
 
@@ -70,8 +72,15 @@ lab: env
 	$(PY) -m autograder build --course-only
 	$(PY) -m autograder lab
 
+# Only what can be regenerated (sample class, bench, built source/release, ...): the course
+# secret, gradebook, submissions and grades are kept, and it says so (autograder/clean.py).
+# System python3: no environment needed.
 clean:
-	rm -rf build
+	@$(PYTHON) -m autograder.clean
+
+# Deletes ALL of build/, the instructor's private data included, naming each thing.
+clean-private:
+	@$(PYTHON) -m autograder.clean --private
 
 # Torch drift canary, before each term: its own venv and build folder (ci/canary.sh).
 .PHONY: canary

@@ -3,7 +3,10 @@
 - ``build``: the student notebooks in ``notebooks/`` from ``solutions/`` (``--check``: fail if
   stale; ``--course-only``: the nbgrader course in ``build/course/``)
 - ``grade``: grade a class (default: the bundled sample class); grades CSV and feedback pages
-- ``export``: grades CSV of every submission in the gradebook (every machine's shard)
+- ``export``: the grades file to upload, rewritten from the gradebook (every machine's shard,
+  manual overrides) with the status and notes grading wrote
+- ``reset-course``: a clean course for a new class: the secret kept, the gradebook and
+  grades moved aside
 - ``bench``: time stock nbgrader, this pipeline and the floor on a synthetic class
 - ``exercises``: the catalogue of graded exercises
 - ``fairness``: the variant corpus and the mutants of every reference through the hidden tests
@@ -19,7 +22,14 @@ import sys
 import time
 from pathlib import Path
 
-from autograder.course import BUILD_DIR, COURSE_DIR
+from autograder.course import (
+    COURSE_DIR,
+    DB_URL_ENV,
+    GRADES_DIR,
+    SAMPLE_COURSE_DIR,
+    SAMPLE_DIR,
+    SAMPLE_GRADES_DIR,
+)
 
 
 def cmd_build(args):
@@ -49,6 +59,24 @@ def _shard(text):
     return int(k), int(n)
 
 
+def _grade_places(args):
+    """(course folder, grades folder, gradebook URL or None) of a grade run, or an error.
+    The sample class (no --submissions) is graded in a course, grades folder and sqlite
+    gradebook of its own, so its fake students never reach the instructor's course,
+    grades or shared gradebook."""
+    from autograder.course import sqlite_gradebook
+
+    if args.submissions is not None:
+        return args.course_dir or COURSE_DIR, args.out or GRADES_DIR, args.db_url
+    course_dir, out = args.course_dir or SAMPLE_COURSE_DIR, args.out or SAMPLE_GRADES_DIR
+    for mine, instructors in ((course_dir, COURSE_DIR), (out, GRADES_DIR)):
+        if Path(mine).resolve() == instructors:
+            raise ValueError(f"The sample class is never graded into {instructors}: that "
+                             "is the real course's. Leave out --course-dir/--out, or name "
+                             "the class with --submissions.")
+    return course_dir, out, sqlite_gradebook(course_dir)
+
+
 def cmd_grade(args):
     from autograder.export import summary_table
     from autograder.pipeline import grade, prepare_course
@@ -56,34 +84,65 @@ def cmd_grade(args):
     from autograder.sandbox import isolation
 
     started = time.perf_counter()
+    try:
+        course_dir, out, db_url = _grade_places(args)
+    except ValueError as error:
+        print(error, file=sys.stderr)
+        return 2
     submissions = args.submissions
     if submissions is None:
-        prepare_course(args.course_dir, db_url=args.db_url)
-        submissions = write_sample_class(args.course_dir, BUILD_DIR / "sample_class")
-        print(f"Sample class written to {submissions}")
+        prepare_course(course_dir, db_url=db_url)
+        submissions = write_sample_class(course_dir, SAMPLE_DIR / "class")
+        print(f"Sample class written to {submissions}; graded in its own course {course_dir} "
+              f"(the real course, {COURSE_DIR}, is not touched)")
+        if args.db_url or os.environ.get(DB_URL_ENV):
+            print(f"The sample class has its own gradebook ({db_url}): the server one is "
+                  "left alone.")
     missing = [s for s in args.students or () if not (Path(submissions) / s).is_dir()]
     if missing:
         print(f"No submissions in {submissions} for: {', '.join(missing)}", file=sys.stderr)
         return 2
     print(f"Grading with {args.workers} worker(s)"
           + (f", shard {args.shard[0]}/{args.shard[1]}" if args.shard else "") + ":")
-    outcomes = grade(submissions, args.out, course_dir=args.course_dir, timeout=args.timeout,
-                     workers=args.workers, db_url=args.db_url, shard=args.shard,
+    outcomes = grade(submissions, out, course_dir=course_dir, timeout=args.timeout,
+                     workers=args.workers, db_url=db_url, shard=args.shard,
                      bar=not args.lines, progress=print, students=args.students)
     print()
     print(summary_table(outcomes))
     print("\n" + isolation().words()[0].upper() + isolation().words()[1:] + ".")
-    print(f"\nGrades: {args.out / 'grades.csv'}   Feedback: {args.out / 'feedback'}/")
+    print(f"\nGrades: {out / 'grades.csv'}   Feedback: {out / 'feedback'}/")
     print(f"Graded {len(outcomes)} submissions in {time.perf_counter() - started:.1f} s")
     return 0
 
 
 def cmd_export(args):
-    from autograder.export import export, gradebook_outcomes
+    from autograder.export import export, gradebook_outcomes, read_rows
 
-    outcomes = gradebook_outcomes(args.db_url, args.course_dir)
-    export(outcomes, args.out)
-    print(f"{len(outcomes)} submissions from the gradebook written to {args.out}")
+    results = args.results or [args.out]
+    graded = read_rows(*results)
+    outcomes = gradebook_outcomes(args.db_url, args.course_dir, graded)
+    export(outcomes, args.out, others=graded)
+    overridden = sum(bool(o.overrides) for o in outcomes)
+    print(f"{len(outcomes)} submissions from the gradebook ({overridden} with manual "
+          f"overrides) written to {args.out}, with the status and notes of "
+          f"{', '.join(str(r) for r in results)}. This is the file to upload.")
+    return 0
+
+
+def cmd_reset_course(args):
+    from autograder.course import gradebook_url, sqlite_gradebook
+    from autograder.pipeline import prepare_course
+    from autograder.reset import reset_course
+
+    if gradebook_url(args.course_dir) != sqlite_gradebook(args.course_dir):
+        print(f"The gradebook is a server's ({DB_URL_ENV}): start the new class in a new "
+              "database there; reset-course only moves the course's own file.", file=sys.stderr)
+        return 2
+    for line in reset_course(args.course_dir, args.grades):
+        print(line)
+    prepare_course(args.course_dir)
+    print(f"New gradebook: {sqlite_gradebook(args.course_dir)}, with the assignments and no "
+          "submissions.")
     return 0
 
 
@@ -173,7 +232,9 @@ def main(argv=None):
     grade = sub.add_parser("grade", help="grade a class (default: the bundled sample class)")
     grade.add_argument("--submissions", type=Path, default=None,
                        help="folder of <student>/<assignment>/<assignment>.ipynb")
-    grade.add_argument("--out", type=Path, default=BUILD_DIR / "grades")
+    grade.add_argument("--out", type=Path, default=None,
+                       help="grades folder (default: build/grades; the sample class: "
+                            "build/sample/grades)")
     grade.add_argument("--timeout", type=int, default=None, help="per-cell limit, seconds")
     grade.add_argument("--workers", type=int, default=os.cpu_count() or 1,
                        help="grading processes (default: all cores)")
@@ -182,8 +243,9 @@ def main(argv=None):
                             "$AUTOGRADER_DB_URL, else the course's sqlite file)")
     grade.add_argument("--shard", type=_shard, default=None, metavar="K/N",
                        help="grade only the K-th of N shares of the students (by id)")
-    grade.add_argument("--course-dir", type=Path, default=COURSE_DIR,
-                       help="the nbgrader course folder (one per machine)")
+    grade.add_argument("--course-dir", type=Path, default=None,
+                       help="the nbgrader course folder, one per machine (default: "
+                            "build/course; the sample class: build/sample/course)")
     grade.add_argument("--student", action="append", dest="students", metavar="ID",
                        help="grade only this student (repeatable): a re-grade; their rows "
                             "in grades.csv are replaced, the others kept")
@@ -191,12 +253,24 @@ def main(argv=None):
                        help="one line per submission instead of a progress bar")
     grade.set_defaults(run=cmd_grade)
 
-    export = sub.add_parser("export", help="grades CSV of every submission in the gradebook "
-                            "(all machines' shards, when they share one)")
+    export = sub.add_parser("export", help="the grades file to upload: every submission in "
+                            "the gradebook (all machines' shards, manual overrides), with the "
+                            "status and notes grading wrote")
     export.add_argument("--db-url", default=None, help="as for grade")
     export.add_argument("--course-dir", type=Path, default=COURSE_DIR)
-    export.add_argument("--out", type=Path, default=BUILD_DIR / "grades" / "gradebook.csv")
+    export.add_argument("--out", type=Path, default=GRADES_DIR / "grades.csv",
+                        help="the grades file to (re)write (default: build/grades/grades.csv)")
+    export.add_argument("--results", type=Path, action="append", metavar="CSV",
+                        help="grades.csv written by `grade`, whose status and intake notes "
+                             "are kept (repeatable: one per machine; default: --out)")
     export.set_defaults(run=cmd_export)
+
+    reset = sub.add_parser("reset-course", help="a clean course for a new class: submissions, "
+                           "graded notebooks, feedback, gradebook and grades moved to "
+                           "build/archive/<time>/; the course secret kept")
+    reset.add_argument("--course-dir", type=Path, default=COURSE_DIR)
+    reset.add_argument("--grades", type=Path, default=GRADES_DIR)
+    reset.set_defaults(run=cmd_reset_course)
 
     bench = sub.add_parser("bench", help="time stock nbgrader, ours and the floor on a "
                            "synthetic class (table on stdout, CSV in build/bench)")

@@ -26,7 +26,7 @@ from pathlib import Path
 
 import nbformat
 
-from autograder.course import BUILD_DIR, COURSE_DIR
+from autograder.course import COURSE_DIR, SAMPLE_COURSE_DIR, SAMPLE_GRADES_DIR
 from autograder.outcome import Status
 from autograder.preprocessors import is_helper_cell, is_test_cell
 
@@ -209,8 +209,10 @@ def check_instructor_notebooks(course_dir, timeout=300):
 def main(argv=None):
     parser = argparse.ArgumentParser(prog="python -m autograder.canary",
                                      description=__doc__.split("\n\n")[0])
-    parser.add_argument("--course-dir", type=Path, default=COURSE_DIR)
-    parser.add_argument("--grades", type=Path, default=BUILD_DIR / "grades" / "grades.csv")
+    parser.add_argument("--course-dir", type=Path, default=None,
+                        help="default: the sample class's course (the instructor course "
+                             "with --instructor-notebooks)")
+    parser.add_argument("--grades", type=Path, default=SAMPLE_GRADES_DIR / "grades.csv")
     parser.add_argument("--expect-torch", default=None,
                         help="fail unless the grading kernels ran this torch release")
     parser.add_argument("--grader-log", type=Path, default=None,
@@ -220,11 +222,11 @@ def main(argv=None):
                              "errors or stderr in graded cells")
     args = parser.parse_args(argv)
     if args.instructor_notebooks:
-        return check_instructor_notebooks(args.course_dir)
+        return check_instructor_notebooks(args.course_dir or COURSE_DIR)
     from autograder.sample_class import SAMPLE_CLASS
 
-    report = check(args.course_dir, args.grades, SAMPLE_CLASS, args.expect_torch,
-                   args.grader_log)
+    report = check(args.course_dir or SAMPLE_COURSE_DIR, args.grades, SAMPLE_CLASS,
+                   args.expect_torch, args.grader_log)
     print(render(report))
     return 1 if report.failures else 0
 

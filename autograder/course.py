@@ -13,7 +13,13 @@ NOTEBOOKS_DIR = ROOT / "notebooks"
 # a second environment (the torch drift canary) can build beside the main one. A relative
 # path is taken from the repository root, whatever the current folder (kernels run elsewhere).
 BUILD_DIR = (ROOT / os.environ.get("AUTOGRADER_BUILD_DIR", "build")).resolve()
-COURSE_DIR = BUILD_DIR / "course"
+COURSE_DIR = BUILD_DIR / "course"  # the instructor's course: real submissions, real grades
+GRADES_DIR = BUILD_DIR / "grades"
+# The bundled sample class (`make grade`) is a course of its own, so that its fake students
+# never reach the real course's gradebook, exports or formgrader.
+SAMPLE_DIR = BUILD_DIR / "sample"
+SAMPLE_COURSE_DIR = SAMPLE_DIR / "course"
+SAMPLE_GRADES_DIR = SAMPLE_DIR / "grades"
 CONFIG_FILE = Path(__file__).resolve().parent / "nbgrader_config.py"
 
 # The PUBLIC student repository (what `python -m autograder publish DIR` writes, pushed to

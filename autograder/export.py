@@ -1,7 +1,12 @@
 """Step 5 of grading a class: the grades file, the class read back from a gradebook, and
-the summary table."""
+the summary table.
+
+One file is the truth: ``build/grades/grades.csv``. ``grade`` writes it; ``export``
+rewrites it from the gradebook (every machine's shard, the formgrader's manual overrides)
+while keeping the status and intake notes that only grading knows."""
 
 import csv
+from pathlib import Path
 
 from nbgrader.api import Gradebook
 
@@ -9,22 +14,41 @@ from autograder.course import COURSE_DIR, gradebook_url
 from autograder.outcome import DETAIL_NOT_SUMMARISED, Outcome, Status
 from autograder.tables import format_table
 
-EXPORT_COLUMNS = ("student", "assignment", "status", "detail", "notes", "score", "max_score")
+EXPORT_COLUMNS = ("student", "assignment", "status", "detail", "notes", "overrides", "score",
+                  "max_score")
 
 
-def export(outcomes, csv_path, update=False):
-    """One row per submission, one column per graded cell. ``update``: keep the rows of an
-    existing file for the submissions not in ``outcomes`` (a re-grade)."""
+def overrides_text(overrides):
+    """The cells an instructor graded by hand, e.g. ``f_test: auto 0 → manual 1.5``."""
+    return "; ".join(f"{cell}: auto {'none' if auto is None else f'{auto:g}'} → manual "
+                     f"{manual:g}" for cell, (auto, manual) in sorted(overrides.items()))
+
+
+def read_rows(*paths):
+    """The rows of grades files (those that exist), by (student, assignment); a later file
+    wins."""
+    rows = {}
+    for path in paths:
+        if Path(path).exists():
+            with Path(path).open(newline="") as handle:
+                rows.update(((r["student"], r["assignment"]), r) for r in csv.DictReader(handle))
+    return rows
+
+
+def export(outcomes, csv_path, update=False, others=None):
+    """One row per submission, one column per graded cell. The rows of ``others`` (by
+    (student, assignment)), or with ``update`` those of the existing file, are kept for the
+    submissions not in ``outcomes`` (a re-grade, or one the gradebook never recorded)."""
     rows = {(o.student, o.assignment): {
         "student": o.student, "assignment": o.assignment, "status": o.status,
-        "detail": o.detail, "notes": "; ".join(o.notes), **o.scores, "score": o.score,
+        "detail": o.detail, "notes": "; ".join(o.notes), **o.scores,
+        "overrides": overrides_text(o.overrides), "score": o.score,
         "max_score": o.max_score} for o in outcomes}
     cells = {cell for o in outcomes for cell in o.max_scores}
-    if update and csv_path.exists():
-        with csv_path.open(newline="") as handle:
-            for row in csv.DictReader(handle):
-                rows.setdefault((row["student"], row["assignment"]), row)
-                cells.update(k for k in row if k not in EXPORT_COLUMNS)
+    kept = others if others is not None else read_rows(csv_path) if update else {}
+    for key, row in kept.items():
+        rows.setdefault(key, row)
+        cells.update(k for k in row if k not in EXPORT_COLUMNS)
     columns = [*EXPORT_COLUMNS[:5], *sorted(cells), *EXPORT_COLUMNS[5:]]
     csv_path.parent.mkdir(parents=True, exist_ok=True)
     with csv_path.open("w", newline="") as handle:
@@ -34,19 +58,24 @@ def export(outcomes, csv_path, update=False):
     return csv_path
 
 
-def gradebook_outcomes(db_url=None, course_dir=COURSE_DIR):
+def gradebook_outcomes(db_url=None, course_dir=COURSE_DIR, graded=None):
     """Every submission recorded in a gradebook (e.g. the PostgreSQL one several machines
-    wrote to), as Outcomes with their scores: what ``export`` writes for the whole class.
-    Statuses and intake notes live in each machine's own grades.csv, not in the gradebook."""
+    wrote to), as Outcomes with their points, manual overrides included. Statuses and
+    intake notes are not in the gradebook: they come from ``graded``, rows of the grades
+    files that grading wrote (``read_rows``); a submission without one is ``recorded``."""
+    graded = graded or {}
     outcomes = []
     with Gradebook(gradebook_url(course_dir, db_url)) as gradebook:
         for assignment in gradebook.assignments:
             for submission in assignment.submissions:
+                row = graded.get((submission.student.id, assignment.name))
                 outcome = Outcome(submission.student.id, assignment.name, status=Status.RECORDED)
+                if row:
+                    outcome.status, outcome.detail = Status(row["status"]), row["detail"]
+                    outcome.notes = row["notes"].split("; ") if row["notes"] else []
                 for notebook in submission.notebooks:
                     for grade in notebook.grades:
-                        outcome.max_scores[grade.name] = grade.max_score
-                        outcome.scores[grade.name] = float(grade.score or 0.0)
+                        outcome.record(grade)
                 outcomes.append(outcome)
     return sorted(outcomes, key=lambda o: (o.student, o.assignment))
 

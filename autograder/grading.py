@@ -12,7 +12,7 @@ from nbgrader.api import Gradebook, MissingEntry
 from autograder.execute import TIMING_KEYS
 from autograder.facts import Facts, classify
 from autograder.feedback import plain_page
-from autograder.outcome import SHOWS_NOTEBOOK, UNGRADED, Status
+from autograder.outcome import SHOWS_NOTEBOOK, Status
 
 
 @dataclass(frozen=True)
@@ -55,7 +55,8 @@ def autograde_student(api, course_dir, outcome):
 
 
 def read_scores(outcome, db_url):
-    """Points per graded cell from the gradebook (0 where grading produced none)."""
+    """Points per graded cell from the gradebook (0 where grading produced none), manual
+    overrides included (``Outcome.record``)."""
     with Gradebook(db_url) as gradebook:
         try:
             notebook = gradebook.find_notebook(outcome.assignment, outcome.assignment)
@@ -64,15 +65,13 @@ def read_scores(outcome, db_url):
         for cell in notebook.grade_cells:
             outcome.max_scores[cell.name] = cell.max_score
             outcome.scores[cell.name] = 0.0
-        if outcome.status in UNGRADED:
-            return outcome
         try:
             submission = gradebook.find_submission_notebook(
                 outcome.assignment, outcome.assignment, outcome.student)
         except MissingEntry:
             return outcome
         for grade in submission.grades:
-            outcome.scores[grade.name] = float(grade.score or 0.0)
+            outcome.record(grade)
     return outcome
 
 

@@ -56,7 +56,22 @@ class Outcome:
     scores: dict = field(default_factory=dict)  # grade cell id -> points
     max_scores: dict = field(default_factory=dict)
     notes: list = field(default_factory=list)  # repairs made on intake, in Spanish
+    # grade cell id -> (autograder's points, instructor's): scores set by hand in the
+    # formgrader, which nbgrader keeps over re-grades and counts instead of the autograder's
+    overrides: dict = field(default_factory=dict)
     timings: dict = field(default_factory=dict, compare=False)  # seconds, for the benchmark
+
+    def record(self, grade):
+        """One graded cell as the gradebook holds it (an nbgrader ``Grade``): its points, a
+        manual override where the instructor set one. Autograded points of a submission
+        that was not graded this time are stale, and count 0."""
+        self.max_scores[grade.name] = grade.max_score
+        if grade.manual_score is not None:
+            self.overrides[grade.name] = (grade.auto_score, grade.manual_score)
+            self.scores[grade.name] = float(grade.score)
+        else:
+            self.scores[grade.name] = 0.0 if self.status in UNGRADED else float(
+                grade.score or 0.0)
 
     @property
     def score(self):
