@@ -23,7 +23,7 @@ PRIVATE = {
     "course/downloaded": "the LMS downloads",
     "course/exchange": "nbgrader's exchange: what students submitted",
     "grades": "the grades file to upload and the feedback pages",
-    "archive": "earlier classes (`python -m autograder reset-course`)",
+    "archive": "earlier classes, archived by `python -m autograder reset-course`",
 }
 # The instructor course's own regenerated folders: `python -m autograder build --course-only`.
 REGENERATED_IN_COURSE = ("source", "release")
