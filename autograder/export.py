@@ -9,16 +9,19 @@ from autograder.course import COURSE_DIR, gradebook_url
 from autograder.outcome import DETAIL_NOT_SUMMARISED, Outcome, Status
 from autograder.tables import format_table
 
-EXPORT_COLUMNS = ("student", "assignment", "status", "detail", "notes", "score", "max_score")
+EXPORT_COLUMNS = ("student", "assignment", "status", "detail", "notes", "late_penalty", "score",
+                  "max_score")
 
 
 def export(outcomes, csv_path, update=False):
-    """One row per submission, one column per graded cell. ``update``: keep the rows of an
-    existing file for the submissions not in ``outcomes`` (a re-grade)."""
+    """One row per submission, one column per graded cell, then the late penalty and the
+    score after it. ``update``: keep the rows of an existing file for the submissions not in
+    ``outcomes`` (a re-grade)."""
     rows = {(o.student, o.assignment): {
         "student": o.student, "assignment": o.assignment, "status": o.status,
-        "detail": o.detail, "notes": "; ".join(o.notes), **o.scores, "score": o.score,
-        "max_score": o.max_score} for o in outcomes}
+        "detail": o.detail, "notes": "; ".join(o.notes), **o.scores,
+        "late_penalty": o.late_penalty, "score": o.score, "max_score": o.max_score}
+        for o in outcomes}
     cells = {cell for o in outcomes for cell in o.max_scores}
     if update and csv_path.exists():
         with csv_path.open(newline="") as handle:
@@ -47,6 +50,7 @@ def gradebook_outcomes(db_url=None, course_dir=COURSE_DIR):
                     for grade in notebook.grades:
                         outcome.max_scores[grade.name] = grade.max_score
                         outcome.scores[grade.name] = float(grade.score or 0.0)
+                    outcome.late_penalty += float(notebook.late_submission_penalty or 0.0)
                 outcomes.append(outcome)
     return sorted(outcomes, key=lambda o: (o.student, o.assignment))
 

@@ -55,7 +55,8 @@ def autograde_student(api, course_dir, outcome):
 
 
 def read_scores(outcome, db_url):
-    """Points per graded cell from the gradebook (0 where grading produced none)."""
+    """Points per graded cell from the gradebook (0 where grading produced none), and the
+    late penalty nbgrader recorded."""
     with Gradebook(db_url) as gradebook:
         try:
             notebook = gradebook.find_notebook(outcome.assignment, outcome.assignment)
@@ -73,6 +74,7 @@ def read_scores(outcome, db_url):
             return outcome
         for grade in submission.grades:
             outcome.scores[grade.name] = float(grade.score or 0.0)
+        outcome.late_penalty = float(submission.late_submission_penalty or 0.0)
     return outcome
 
 

@@ -56,11 +56,13 @@ class Outcome:
     scores: dict = field(default_factory=dict)  # grade cell id -> points
     max_scores: dict = field(default_factory=dict)
     notes: list = field(default_factory=list)  # repairs made on intake, in Spanish
+    late_penalty: float = 0.0  # points off for lateness (nbgrader's, ``autograder.term``)
     timings: dict = field(default_factory=dict, compare=False)  # seconds, for the benchmark
 
     @property
     def score(self):
-        return sum(self.scores.values())
+        """The points, after the late penalty (as nbgrader's own export counts them)."""
+        return max(0.0, sum(self.scores.values()) - self.late_penalty)
 
     @property
     def max_score(self):
