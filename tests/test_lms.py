@@ -135,3 +135,26 @@ def test_a_bare_marker_follows_the_term_at_every_grading(tmp_path, monkeypatch):
     (tmp_path / "term.toml").write_text("[due]\n")  # the due date removed: not late
     assert marker_timestamp(folder, NB) is None
     assert not (folder / TIMESTAMP).exists()
+
+
+def test_a_pattern_with_the_submission_time_writes_nbgraders_timestamp(tmp_path, monkeypatch):
+    from nbgrader.plugins import FileNameCollectorPlugin
+
+    from autograder.lms import collect_one, read_downloads
+    from autograder.term import load_term
+
+    _term(tmp_path, monkeypatch)
+    collector = FileNameCollectorPlugin(named_regexp=(
+        r"^(?P<student_id>[a-z]+)_(?P<timestamp>[0-9T:+-]+)_"
+        r"(?P<file_id>.+\.ipynb)$"))
+    download = _zip(tmp_path / "moodle.zip", [
+        (f"anaperez_2026-12-01T13:30:00+01:00_{NB}.ipynb", "on time", ZIP_TIME),
+        (f"anaperez_2026-12-01T12:45:00+01:00_{NB}.ipynb", "earlier", (2026, 12, 3, 0, 0, 0)),
+    ])
+    found = read_downloads([download], collector)
+    assert [r.submitted_at for r, _ in found] == ["2026-12-01T12:30:00", "2026-12-01T11:45:00"]
+    course = tmp_path / "course"
+    actions = [collect_one(r, data, NB, course, load_term()) for r, data in found]
+    assert [a.action for a in actions] == ["added", "skipped"]  # the time, not the entry date
+    folder = course / "submitted" / "anaperez" / NB
+    assert (folder / TIMESTAMP).read_text() == "2026-12-01 12:30:00.000000 UTC"
