@@ -7,6 +7,8 @@
   manual overrides) with the status and notes grading wrote
 - ``reset-course``: a clean course for a new class: the secret kept, the gradebook and
   grades moved aside
+- ``collect-lms``: an LMS download (zips or folders) into the course's ``submitted/``, newer
+  submissions replacing older ones, which are kept
 - ``bench``: time stock nbgrader, this pipeline and the floor on a synthetic class
 - ``exercises``: the catalogue of graded exercises
 - ``fairness``: the variant corpus and the mutants of every reference through the hidden tests
@@ -112,6 +114,21 @@ def cmd_grade(args):
     print("\n" + isolation().words()[0].upper() + isolation().words()[1:] + ".")
     print(f"\nGrades: {out / 'grades.csv'}   Feedback: {out / 'feedback'}/")
     print(f"Graded {len(outcomes)} submissions in {time.perf_counter() - started:.1f} s")
+    return 0
+
+
+def cmd_collect_lms(args):
+    from autograder.course import chapters
+    from autograder.lms import collect_lms
+
+    known = [c.name for c in chapters()]
+    if args.assignment not in known:
+        print(f"No assignment {args.assignment!r}; known: {', '.join(known)}", file=sys.stderr)
+        return 2
+    actions = collect_lms(args.assignment, args.downloads, args.course_dir)
+    for action in actions:
+        print(action.line())
+    print(f"{len(actions)} notebooks read; submissions in {args.course_dir / 'submitted'}")
     return 0
 
 
@@ -252,6 +269,15 @@ def main(argv=None):
     grade.add_argument("--lines", action="store_true",
                        help="one line per submission instead of a progress bar")
     grade.set_defaults(run=cmd_grade)
+
+    lms = sub.add_parser("collect-lms", help="an LMS download (zips or folders of files named "
+                         "as c.FileNameCollectorPlugin.named_regexp says) into submitted/: "
+                         "newer submissions replace older ones, which are kept in replaced/")
+    lms.add_argument("assignment", help="e.g. 01_grafo_dinamico")
+    lms.add_argument("downloads", type=Path, nargs="+", metavar="ZIP",
+                     help="zip files or folders, oldest download first")
+    lms.add_argument("--course-dir", type=Path, default=COURSE_DIR)
+    lms.set_defaults(run=cmd_collect_lms)
 
     export = sub.add_parser("export", help="the grades file to upload: every submission in "
                             "the gradebook (all machines' shards, manual overrides), with the "

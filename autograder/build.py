@@ -17,6 +17,7 @@ from pathlib import Path
 
 import jupytext
 import nbformat
+from nbgrader.api import Gradebook
 
 from autograder import markers
 from autograder.course import (
@@ -29,6 +30,7 @@ from autograder.course import (
 )
 from autograder.inject import helper_source
 from autograder.kernel import install_kernelspec
+from autograder.term import record_due_date
 
 KEEP_CELL_METADATA = ("nbgrader", "tags", "jupyter", "cellView", "deletable", "editable")
 BADGE = "[![Abrir en Colab](https://colab.research.google.com/assets/colab-badge.svg)]({url})"
@@ -122,11 +124,14 @@ def write_source(chapter, course_dir=COURSE_DIR):
 
 
 def generate(chapter, course_dir=COURSE_DIR, db_url=None):
-    """nbgrader generate_assignment; returns the release notebook."""
+    """nbgrader generate_assignment, and the term's due date (``autograder.term``) into the
+    gradebook; returns the release notebook."""
     result = nbgrader_api(course_dir, db_url=db_url).generate_assignment(chapter.name, force=True)
     if not result["success"]:
         raise RuntimeError(f"generate_assignment failed for {chapter.name}:\n{result['log']}\n"
                            f"{result.get('error', '')}")
+    with Gradebook(db_url or gradebook_url(course_dir)) as gradebook:
+        record_due_date(gradebook, chapter.name)
     return nbformat.read(course_dir / "release" / chapter.name / f"{chapter.name}.ipynb",
                          as_version=4)
 

@@ -15,6 +15,7 @@ import nbformat
 from autograder.course import COURSE_DIR
 from autograder.facts import Facts
 from autograder.intake import read_submission
+from autograder.lms import SIDECAR, TIMESTAMP, marker_timestamp
 from autograder.outcome import Outcome, Status
 
 
@@ -32,9 +33,10 @@ def _readable(submissions_dir, submitted):
 
 def collect(submissions_dir, course_dir=COURSE_DIR, students=None):
     """Read every <submissions>/<student>/<assignment>/ into submitted/, with nbgrader's
-    timestamp.txt when there is one (late penalties use it). One Outcome per submission:
-    status unreadable when there is nothing to grade. ``students``: only these (a
-    re-grade); other students' folders in submitted/ are left as they are."""
+    timestamp.txt when there is one (late penalties use it) and what LMS intake recorded
+    (``autograder.lms``: a bare late marker's timestamp is set again here). One Outcome per
+    submission: status unreadable when there is nothing to grade. ``students``: only these
+    (a re-grade); other students' folders in submitted/ are left as they are."""
     submitted = course_dir / "submitted"
     outcomes = []
     with _readable(submissions_dir, submitted) as (source, in_place):
@@ -69,10 +71,14 @@ def _collect_one(assignment_dir, course_dir, submitted, in_place):
     if outcome.status == Status.UNREADABLE:
         return outcome
     target.mkdir(parents=True)
+    for kept in (TIMESTAMP, SIDECAR):  # the submission time; what LMS intake read
+        if (assignment_dir / kept).is_file():
+            shutil.copy2(assignment_dir / kept, target / kept)
+    # A bare LMS late marker: its timestamp from today's term.toml (due date, policy).
+    late = marker_timestamp(target, outcome.assignment)
+    if late:
+        outcome.notes.append(late)
     # Whatever the submission held under the facts' key is replaced: only ours are read.
-    Facts(notes=list(intake.notes)).write(intake.nb)
+    Facts(notes=list(outcome.notes)).write(intake.nb)
     nbformat.write(intake.nb, target / f"{outcome.assignment}.ipynb")
-    stamp = assignment_dir / "timestamp.txt"
-    if stamp.is_file():
-        shutil.copy2(stamp, target / "timestamp.txt")
     return outcome

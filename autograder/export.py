@@ -14,8 +14,8 @@ from autograder.course import COURSE_DIR, gradebook_url
 from autograder.outcome import DETAIL_NOT_SUMMARISED, Outcome, Status
 from autograder.tables import format_table
 
-EXPORT_COLUMNS = ("student", "assignment", "status", "detail", "notes", "overrides", "score",
-                  "max_score")
+EXPORT_COLUMNS = ("student", "assignment", "status", "detail", "notes", "overrides",
+                  "late_penalty", "score", "max_score")
 
 
 def overrides_text(overrides):
@@ -36,13 +36,15 @@ def read_rows(*paths):
 
 
 def export(outcomes, csv_path, update=False, others=None):
-    """One row per submission, one column per graded cell. The rows of ``others`` (by
+    """One row per submission, one column per graded cell, then the late penalty and the
+    score after it. The rows of ``others`` (by
     (student, assignment)), or with ``update`` those of the existing file, are kept for the
     submissions not in ``outcomes`` (a re-grade, or one the gradebook never recorded)."""
     rows = {(o.student, o.assignment): {
         "student": o.student, "assignment": o.assignment, "status": o.status,
         "detail": o.detail, "notes": "; ".join(o.notes), **o.scores,
-        "overrides": overrides_text(o.overrides), "score": o.score,
+        "overrides": overrides_text(o.overrides), "late_penalty": o.late_penalty,
+        "score": o.score,
         "max_score": o.max_score} for o in outcomes}
     cells = {cell for o in outcomes for cell in o.max_scores}
     kept = others if others is not None else read_rows(csv_path) if update else {}
@@ -76,6 +78,7 @@ def gradebook_outcomes(db_url=None, course_dir=COURSE_DIR, graded=None):
                 for notebook in submission.notebooks:
                     for grade in notebook.grades:
                         outcome.record(grade)
+                    outcome.late_penalty += float(notebook.late_submission_penalty or 0.0)
                 outcomes.append(outcome)
     return sorted(outcomes, key=lambda o: (o.student, o.assignment))
 

@@ -56,7 +56,7 @@ def autograde_student(api, course_dir, outcome):
 
 def read_scores(outcome, db_url):
     """Points per graded cell from the gradebook (0 where grading produced none), manual
-    overrides included (``Outcome.record``)."""
+    overrides included (``Outcome.record``), and the late penalty nbgrader recorded."""
     with Gradebook(db_url) as gradebook:
         try:
             notebook = gradebook.find_notebook(outcome.assignment, outcome.assignment)
@@ -72,6 +72,7 @@ def read_scores(outcome, db_url):
             return outcome
         for grade in submission.grades:
             outcome.record(grade)
+        outcome.late_penalty = float(submission.late_submission_penalty or 0.0)
     return outcome
 
 

@@ -59,6 +59,7 @@ class Outcome:
     # grade cell id -> (autograder's points, instructor's): scores set by hand in the
     # formgrader, which nbgrader keeps over re-grades and counts instead of the autograder's
     overrides: dict = field(default_factory=dict)
+    late_penalty: float = 0.0  # points off for lateness (nbgrader's, ``autograder.term``)
     timings: dict = field(default_factory=dict, compare=False)  # seconds, for the benchmark
 
     def record(self, grade):
@@ -75,7 +76,8 @@ class Outcome:
 
     @property
     def score(self):
-        return sum(self.scores.values())
+        """The points, after the late penalty (as nbgrader's own export counts them)."""
+        return max(0.0, sum(self.scores.values()) - self.late_penalty)
 
     @property
     def max_score(self):

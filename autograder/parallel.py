@@ -128,9 +128,12 @@ def _keyed_grade_task(run, root, task):
 
 
 def record_grades(run, outcome):
-    """Record an autograded submission in the run's gradebook, as autograde would."""
+    """Record an autograded submission in the run's gradebook, as autograde would: its
+    grades, its submission time and its late penalty."""
     from nbgrader.api import Gradebook
-    from nbgrader.preprocessors import SaveAutoGrades
+    from nbgrader.preprocessors import AssignLatePenalties, SaveAutoGrades
+
+    from autograder.course import load_config
 
     student, assignment = outcome.student, outcome.assignment
     path = run.course_dir / "autograded" / student / assignment / f"{assignment}.ipynb"
@@ -143,7 +146,9 @@ def record_grades(run, outcome):
         gradebook.update_or_create_submission(assignment, student, **extra)
     resources = {"nbgrader": {"db_url": run.db_url, "assignment": assignment,
                               "notebook": assignment, "student": student}}
-    SaveAutoGrades().preprocess(nbformat.read(path, as_version=4), resources)
+    nb = nbformat.read(path, as_version=4)
+    SaveAutoGrades().preprocess(nb, resources)
+    AssignLatePenalties(config=load_config()).preprocess(nb, resources)
 
 
 def _lost(result, run):

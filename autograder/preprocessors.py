@@ -4,6 +4,7 @@ Each one is registered in ``autograder/nbgrader_config.py``; the order they run
 in is written there.
 """
 
+import math
 import re
 
 import nbformat
@@ -14,6 +15,7 @@ from nbgrader.preprocessors import NbGraderPreprocessor, OverwriteCells
 from autograder.facts import Facts, classify
 from autograder.feedback import status_banner
 from autograder.sanitize import clean_notebook
+from autograder.term import load_term
 
 DEMO_TAG = "demo"
 HELPER_SUFFIX = "_utilidades"
@@ -22,6 +24,7 @@ HIDDEN_TESTS_RE = re.compile(r"### BEGIN HIDDEN TESTS.*?### END HIDDEN TESTS\n?"
 HIDDEN_TESTS_NOTE = "# (Aquí se ejecutaron las pruebas ocultas; su código no se muestra.)\n"
 HELPER_NOTE = "# Utilidades del curso (celda generada; su código no se repite aquí).\n"
 STATUS_CELL_ID = "estado-de-la-entrega"
+LATE_CELL_ID = "entrega-con-retraso"
 
 
 def is_demo(cell):
@@ -139,4 +142,34 @@ class StatusBanner(NbGraderPreprocessor):
             cell = nbformat.v4.new_markdown_cell(banner)
             cell["id"] = STATUS_CELL_ID
             nb.cells.insert(0, cell)
+        return nb, resources
+
+
+def late_line(seconds_late, penalty):
+    """The lateness and what it cost, in Spanish: hours, rounded up (minutes under one)."""
+    delay = (f"{math.ceil(seconds_late / 60)} min" if seconds_late < 3600
+             else f"{math.ceil(seconds_late / 3600)} h")
+    return f"Entregado con {delay} de retraso: −{penalty:g} puntos."
+
+
+class LatePenaltyLine(NbGraderPreprocessor):
+    """In feedback, after the status banner: how late the submission was (the gradebook's
+    timestamp against the due date, as nbgrader counts it) and the late penalty it cost
+    (``autograder.term``; ``GetGrades`` has read it). Nothing for one on time."""
+
+    def preprocess(self, nb, resources):
+        info = resources["nbgrader"]
+        with Gradebook(info["db_url"]) as gradebook:
+            try:
+                seconds = gradebook.find_submission(info["assignment"],
+                                                    info["student"]).total_seconds_late
+            except MissingEntry:
+                return nb, resources
+        if load_term().late.is_late(seconds):
+            cell = nbformat.v4.new_markdown_cell(
+                "<div class='alert alert-warning' lang='es'><p>"
+                f"{late_line(seconds, info.get('late_penalty') or 0.0)}</p></div>")
+            cell["id"] = LATE_CELL_ID
+            after_status = bool(nb.cells) and nb.cells[0].get("id") == STATUS_CELL_ID
+            nb.cells.insert(1 if after_status else 0, cell)
         return nb, resources
