@@ -192,20 +192,20 @@ def test_export_joins_gradebook_points_overrides_and_grading_statuses(tmp_path, 
         writer = csv.writer(handle)
         writer.writerow(["student", "assignment", "status", "detail", "notes", "f_test",
                          "g_test", "score", "max_score"])
-        writer.writerow(["ana", "01", "graded", "", "cuaderno renombrado", 2, 1, 3, 3])
-        writer.writerow(["bruno", "01", "graded", "", "", 0, 0, 0, 3])
-        writer.writerow(["carla", "01", "kernel died", "memoria", "", 0, 0, 0, 3])
-        writer.writerow(["eva", "01", "unreadable", "JSON roto", "", 0, 0, 0, 3])
+        writer.writerow(["ana", "01", Status.GRADED, "", "cuaderno renombrado", 2, 1, 3, 3])
+        writer.writerow(["bruno", "01", Status.GRADED, "", "", 0, 0, 0, 3])
+        writer.writerow(["carla", "01", Status.KERNEL_DIED, "memoria", "", 0, 0, 0, 3])
+        writer.writerow(["eva", "01", Status.UNREADABLE, "JSON roto", "", 0, 0, 0, 3])
 
     assert cli.main(["export", "--course-dir", str(course_dir), "--out", str(grades)]) == 0
 
     rows = _rows(grades)
     assert list(rows) == ["ana", "bruno", "carla", "dora", "eva"]
     assert (rows["ana"]["status"], rows["ana"]["notes"], rows["ana"]["score"]) == (
-        "graded", "cuaderno renombrado", "3.0")
+        Status.GRADED, "cuaderno renombrado", "3.0")
     assert (rows["bruno"]["f_test"], rows["bruno"]["score"]) == ("1.5", "1.5")
     assert rows["bruno"]["overrides"] == "f_test: auto 0 → manual 1.5"
-    assert (rows["carla"]["status"], rows["carla"]["score"]) == ("kernel died", "0.0")
+    assert (rows["carla"]["status"], rows["carla"]["score"]) == (Status.KERNEL_DIED, "0.0")
     assert (rows["dora"]["status"], rows["dora"]["score"]) == (Status.RECORDED, "2.0")
-    assert (rows["eva"]["status"], rows["eva"]["detail"]) == ("unreadable", "JSON roto")
+    assert (rows["eva"]["status"], rows["eva"]["detail"]) == (Status.UNREADABLE, "JSON roto")
     assert rows["ana"]["overrides"] == rows["eva"]["overrides"] == ""

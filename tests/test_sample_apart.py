@@ -13,6 +13,7 @@ import pytest
 from nbgrader.api import Gradebook
 
 from autograder.course import ROOT, sqlite_gradebook
+from autograder.outcome import Status
 
 pytestmark = pytest.mark.slow
 FIRST = "01_grafo_dinamico"
@@ -93,5 +94,5 @@ def test_a_manual_override_survives_a_regrade_and_is_exported(build):
     assert rows[("bruno", FIRST)][CELL] == "1.25"
     assert rows[("bruno", FIRST)]["overrides"] == f"{CELL}: auto 0 → manual 1.25"
     assert float(rows[("bruno", FIRST)]["score"]) == 1.25
-    assert rows[("elena", FIRST)]["status"] == "timed out"  # grading's status, kept
+    assert rows[("elena", FIRST)]["status"] == Status.TIMED_OUT  # grading's status, kept
     assert rows[("ana", FIRST)]["overrides"] == ""
