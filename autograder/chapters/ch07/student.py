@@ -327,10 +327,10 @@ MENSAJES = {
         "de `forward`.",
         "The gradient of x is right but {nombre} is None: backward ignores the parameters."),
     "checkpoint_llamadas_fn": (
-        "fn se ejecuta {veces} veces en {donde}",
+        "fn no se ejecuta exactamente una vez",
         "En {donde}, `fn` se ejecutó {veces} veces; debe ejecutarse exactamente una.",
-        "¿Cuántas veces llamas a `fn` en {donde}? El recálculo cambia memoria por un pase "
-        "hacia adelante más, no por varios.",
+        "¿Cuántas veces llamas a `fn` en `forward`, y cuántas en `backward`? El recálculo "
+        "cambia memoria por un pase hacia adelante más, ni cero ni varios.",
         "fn ran {veces} times in {donde}; exactly once is expected."),
 }
 registrar(MENSAJES)
@@ -1295,7 +1295,8 @@ def _gradientes_checkpoint(caso):
     grads = [n for n in cambios(datos["estado_antes"], datos["estado_despues"])
              if n.endswith(".grad")]
     if grads and datos["con_grafo"] and datos["error_backward"] is None:
-        fallar("checkpoint_sin_detach", que=", ".join(f"`{n}`" for n in grads))
+        fallar("checkpoint_sin_detach",
+               que=", ".join(f"`{n.removesuffix('.grad')}`" for n in grads))
     gradientes = _verificar_backward(caso, "los gradientes")
     esperados = datos["esperado"]["grads"]
     nombres = [f"el gradiente de {n}" for n in datos["nombres"]]

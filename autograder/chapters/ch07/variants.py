@@ -862,6 +862,26 @@ QUANTIZE_WITHOUT_STE = '''def quantize_ste(x, step, levels):
     return torch.round(torch.clamp(x, -limit, limit) / step) * step  # el gradiente se pierde
 '''
 
+CHECKPOINT_WITHOUT_ENABLE_GRAD = '''def checkpoint_apply(fn, x, *params):
+    class Checkpoint(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, fn, x, *params):
+            ctx.fn = fn
+            ctx.save_for_backward(x, *params)
+            with torch.no_grad():
+                return fn(x, *params)
+
+        @staticmethod
+        def backward(ctx, grad_output):
+            copias = [t.detach().requires_grad_(pide)
+                      for t, pide in zip(ctx.saved_tensors, ctx.needs_input_grad[1:])]
+            salida = ctx.fn(*copias)  # recalcula... sin grafo
+            torch.autograd.backward(salida, grad_output)
+            return (None, *(t.grad for t in copias))
+
+    return Checkpoint.apply(fn, x, *params)
+'''
+
 SAMPLE_STUDENTS = [
     SampleStudent("carla", "linear_tanh guarda de todo para el backward (crédito parcial)",
                   {"linear_tanh": LINEAR_TANH_SAVES_TOO_MUCH},
@@ -869,4 +889,7 @@ SAMPLE_STUDENTS = [
     SampleStudent("dario", "cuantiza con torch.round sin paso directo (crédito parcial)",
                   {"quantize_ste": QUANTIZE_WITHOUT_STE},
                   partial={"quantize_ste_test": 1.25}),
+    SampleStudent("irene", "recalcula en backward sin torch.enable_grad (crédito parcial)",
+                  {"checkpoint_apply": CHECKPOINT_WITHOUT_ENABLE_GRAD},
+                  partial={"checkpoint_apply_test": 2.0}),
 ]
