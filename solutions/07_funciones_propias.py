@@ -757,7 +757,8 @@ def quantize_ste(x, step, levels):
 # %% [markdown]
 # ## Ejercicio 3 · Lineal + tanh que guarda solo lo necesario (3 puntos)
 #
-# Una capa densa con activación, $y = \tanh(xW^\top + b)$, fundida en una sola `Function`.
+# Una capa densa con activación, $y = \tanh(xW^\top + b)$, fundida en una sola `Function`:
+# la idea de la sección 3 (guardar solo lo que `backward` usa) aplicada a una capa entera.
 # Con $g = \partial L/\partial y$ y $z = xW^\top + b$, la regla de la cadena da
 #
 # $$\frac{\partial L}{\partial z} = g \odot (1 - y^2),\quad
