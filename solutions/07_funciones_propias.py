@@ -29,7 +29,8 @@
 #   por qué un `backward` equivocado no da error: entrena peor, en silencio;
 # - escribir un estimador de paso directo (*straight-through estimator*) para el redondeo;
 # - cambiar memoria por cómputo con el recálculo de activaciones (*gradient
-#   checkpointing*) de `torch.utils.checkpoint`, y medir cuánto de cada cosa.
+#   checkpointing*) de `torch.utils.checkpoint`, medir cuánto de cada cosa, y escribirlo
+#   tú como una `Function` que recalcula en el pase hacia atrás.
 #
 # Necesitas el capítulo 1: el grafo, `grad_fn` y la regla de la cadena (*chain rule*).
 
@@ -486,7 +487,7 @@ for clase in (SiLU, SiLUMal):
           torch.autograd.gradcheck(clase.apply, (z64,), raise_exception=False))
 
 # %% [markdown]
-# ## Ejercicio 1 · Softplus estable con `backward` analítico (3 puntos)
+# ## Ejercicio 1 · Softplus estable con `backward` analítico (2 puntos)
 #
 # La función softplus es una versión suave de la ReLU:
 # $\mathrm{softplus}_\beta(x) = \frac{1}{\beta}\log(1 + e^{\beta x})$. Escrita tal cual,
@@ -551,75 +552,6 @@ def stable_softplus(x, beta):
 
 
 # %% test="stable_softplus"
-
-
-# %% [markdown]
-# ## Ejercicio 2 · Lineal + tanh que guarda solo lo necesario (3 puntos)
-#
-# Una capa densa con activación, $y = \tanh(xW^\top + b)$, fundida en una sola `Function`.
-# Con $g = \partial L/\partial y$ y $z = xW^\top + b$, la regla de la cadena da
-#
-# $$\frac{\partial L}{\partial z} = g \odot (1 - y^2),\quad
-# \frac{\partial L}{\partial x} = \frac{\partial L}{\partial z} W,\quad
-# \frac{\partial L}{\partial W} = \Big(\frac{\partial L}{\partial z}\Big)^{\!\top} x,\quad
-# \frac{\partial L}{\partial b} = \sum_n \frac{\partial L}{\partial z_n}$$
-#
-# Mira qué usa cada fórmula: `x`, `W` y la salida `y`. El sesgo `b` no aparece, y la
-# preactivación `z` no hace falta si guardas `y`. Escribe `linear_tanh(x, weight, bias)`
-# con estas condiciones:
-#
-# - guarda con `ctx.save_for_backward` solo lo necesario (como mucho tantos números como
-#   `x`, `weight` y la salida juntos) y ningún tensor como atributo de `ctx`;
-# - usa `ctx.needs_input_grad`: para una entrada que no requiere gradiente (por ejemplo
-#   `x`, si son los datos), `backward` devuelve `None` sin calcular nada.
-#
-# La comprobación mira qué guardó tu `ctx` y qué devuelve tu `backward` cuando `x` no
-# requiere gradiente.
-
-# %% exercise="linear_tanh"
-def linear_tanh(x, weight, bias):
-    """Capa densa con tanh, tanh(x · weightᵀ + bias), con una `torch.autograd.Function` tuya.
-
-    Recibe ``x`` de forma (N, D), ``weight`` de forma (H, D) y ``bias`` de forma (H,), con
-    N, D, H ≥ 1 cualesquiera (también 1, y distintos entre sí), los tres float32 o los tres
-    float64. Cualquiera de ellos puede requerir gradiente o no, y traer un ``.grad``
-    anterior. Devuelve un tensor (N, H) con su dtype, que sale de ``TuFunction.apply``;
-    funciona también bajo ``torch.no_grad()``.
-
-    La Function guarda con ``ctx.save_for_backward`` como mucho tantos números como
-    ``x``, ``weight`` y la salida juntos (puede guardar la preactivación en lugar de la
-    salida, o ``None`` en lugar de lo que no vaya a usar; no el sesgo ni la preactivación
-    además de la salida) y ningún tensor como atributo de ``ctx`` ni fuera de la Function
-    (una variable global): su ``backward`` lee de ``ctx.saved_tensors`` lo que guardó esa
-    misma llamada. El ``backward`` es analítico (sin autograd dentro) y devuelve
-    ``(grad_x, grad_weight, grad_bias)``, con ``None`` (sin calcular nada) para cada
-    entrada cuyo ``ctx.needs_input_grad`` sea ``False``.
-
-    No cambia nada de lo que recibe: valores, ``requires_grad`` y ``.grad`` de ``x``,
-    ``weight`` y ``bias``, ni ``grad_output``, ni el modo de autograd de quien llama.
-    """
-    ### BEGIN SOLUTION
-    class LinearTanh(torch.autograd.Function):
-        @staticmethod
-        def forward(ctx, x, weight, bias):
-            y = torch.tanh(x @ weight.T + bias)
-            ctx.save_for_backward(x, weight, y)
-            return y
-
-        @staticmethod
-        def backward(ctx, grad_output):
-            x, weight, y = ctx.saved_tensors
-            grad_z = grad_output * (1 - y**2)
-            grad_x = grad_z @ weight if ctx.needs_input_grad[0] else None
-            grad_weight = grad_z.T @ x if ctx.needs_input_grad[1] else None
-            grad_bias = grad_z.sum(dim=0) if ctx.needs_input_grad[2] else None
-            return grad_x, grad_weight, grad_bias
-
-    return LinearTanh.apply(x, weight, bias)
-    ### END SOLUTION
-
-
-# %% test="linear_tanh"
 
 
 # %% [markdown]
@@ -763,7 +695,7 @@ actualizar()
 display(widgets.VBox([widgets.HBox([deslizador_paso, deslizador_niveles]), salida_widget]))
 
 # %% [markdown]
-# ## Ejercicio 3 · Cuantizador con paso directo (2 puntos)
+# ## Ejercicio 2 · Cuantizador con paso directo (2,5 puntos)
 #
 # Escribe `quantize_ste(x, step, levels)`:
 #
@@ -820,6 +752,76 @@ def quantize_ste(x, step, levels):
 
 
 # %% test="quantize_ste"
+
+
+# %% [markdown]
+# ## Ejercicio 3 · Lineal + tanh que guarda solo lo necesario (3 puntos)
+#
+# Una capa densa con activación, $y = \tanh(xW^\top + b)$, fundida en una sola `Function`:
+# la idea de la sección 3 (guardar solo lo que `backward` usa) aplicada a una capa entera.
+# Con $g = \partial L/\partial y$ y $z = xW^\top + b$, la regla de la cadena da
+#
+# $$\frac{\partial L}{\partial z} = g \odot (1 - y^2),\quad
+# \frac{\partial L}{\partial x} = \frac{\partial L}{\partial z} W,\quad
+# \frac{\partial L}{\partial W} = \Big(\frac{\partial L}{\partial z}\Big)^{\!\top} x,\quad
+# \frac{\partial L}{\partial b} = \sum_n \frac{\partial L}{\partial z_n}$$
+#
+# Mira qué usa cada fórmula: `x`, `W` y la salida `y`. El sesgo `b` no aparece, y la
+# preactivación `z` no hace falta si guardas `y`. Escribe `linear_tanh(x, weight, bias)`
+# con estas condiciones:
+#
+# - guarda con `ctx.save_for_backward` solo lo necesario (como mucho tantos números como
+#   `x`, `weight` y la salida juntos) y ningún tensor como atributo de `ctx`;
+# - usa `ctx.needs_input_grad`: para una entrada que no requiere gradiente (por ejemplo
+#   `x`, si son los datos), `backward` devuelve `None` sin calcular nada.
+#
+# La comprobación mira qué guardó tu `ctx` y qué devuelve tu `backward` cuando `x` no
+# requiere gradiente.
+
+# %% exercise="linear_tanh"
+def linear_tanh(x, weight, bias):
+    """Capa densa con tanh, tanh(x · weightᵀ + bias), con una `torch.autograd.Function` tuya.
+
+    Recibe ``x`` de forma (N, D), ``weight`` de forma (H, D) y ``bias`` de forma (H,), con
+    N, D, H ≥ 1 cualesquiera (también 1, y distintos entre sí), los tres float32 o los tres
+    float64. Cualquiera de ellos puede requerir gradiente o no, y traer un ``.grad``
+    anterior. Devuelve un tensor (N, H) con su dtype, que sale de ``TuFunction.apply``;
+    funciona también bajo ``torch.no_grad()``.
+
+    La Function guarda con ``ctx.save_for_backward`` como mucho tantos números como
+    ``x``, ``weight`` y la salida juntos (puede guardar la preactivación en lugar de la
+    salida, o ``None`` en lugar de lo que no vaya a usar; no el sesgo ni la preactivación
+    además de la salida) y ningún tensor como atributo de ``ctx`` ni fuera de la Function
+    (una variable global): su ``backward`` lee de ``ctx.saved_tensors`` lo que guardó esa
+    misma llamada. El ``backward`` es analítico (sin autograd dentro) y devuelve
+    ``(grad_x, grad_weight, grad_bias)``, con ``None`` (sin calcular nada) para cada
+    entrada cuyo ``ctx.needs_input_grad`` sea ``False``.
+
+    No cambia nada de lo que recibe: valores, ``requires_grad`` y ``.grad`` de ``x``,
+    ``weight`` y ``bias``, ni ``grad_output``, ni el modo de autograd de quien llama.
+    """
+    ### BEGIN SOLUTION
+    class LinearTanh(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, weight, bias):
+            y = torch.tanh(x @ weight.T + bias)
+            ctx.save_for_backward(x, weight, y)
+            return y
+
+        @staticmethod
+        def backward(ctx, grad_output):
+            x, weight, y = ctx.saved_tensors
+            grad_z = grad_output * (1 - y**2)
+            grad_x = grad_z @ weight if ctx.needs_input_grad[0] else None
+            grad_weight = grad_z.T @ x if ctx.needs_input_grad[1] else None
+            grad_bias = grad_z.sum(dim=0) if ctx.needs_input_grad[2] else None
+            return grad_x, grad_weight, grad_bias
+
+    return LinearTanh.apply(x, weight, bias)
+    ### END SOLUTION
+
+
+# %% test="linear_tanh"
 
 
 # %% [markdown]
@@ -986,6 +988,118 @@ else:
     print("Sin GPU: se omite la medida de memoria pico en CUDA (las cifras de arriba son de CPU).")
 
 # %% [markdown]
+# ## Ejercicio 4 · El recálculo como `Function` propia (4 puntos)
+#
+# `checkpoint` no es magia: es una `Function` como las de este capítulo. Su `forward`
+# ejecuta el tramo sin construir grafo y guarda solo las entradas; su `backward` vuelve a
+# ejecutar el tramo, esta vez **con** grafo, y deriva esa copia. Escríbela tú:
+# `checkpoint_apply(fn, x, *params)` devuelve `fn(x, *params)` con esas dos mitades.
+#
+# Tres cosas que conviene tener presentes:
+#
+# - dentro de `forward` autograd ya está desactivado, y dentro de `backward` también
+#   (salvo con `create_graph=True`): el recálculo necesita `torch.enable_grad()`;
+# - lo que `backward` recalcula debe ser un grafo **aparte**: si `fn` se ejecuta sobre los
+#   tensores guardados tal cual, el recálculo queda enganchado al grafo de fuera;
+# - `backward` devuelve un valor por argumento de `forward`: `None` para `fn` (no es un
+#   tensor), y `None` para cada tensor cuyo `ctx.needs_input_grad` sea `False`.
+#
+# La comprobación usa un bloque residual (lineal, GELU, lineal) y una función de dos
+# parámetros con `x` como datos: compara con autograd sin recálculo, cuenta lo que tu
+# `forward` deja guardado con `saved_tensors_hooks` y cuántas veces se ejecuta `fn`.
+
+# %% exercise="checkpoint_apply"
+def checkpoint_apply(fn, x, *params):
+    """``fn(x, *params)`` con recálculo de activaciones, como una `torch.autograd.Function` tuya.
+
+    Recibe:
+      - ``fn``: una función de PyTorch, determinista y derivable, que recibe ``x`` y los
+        ``params`` en ese orden y devuelve un tensor de la forma de ``x``;
+      - ``x``: un tensor (N, D), float32 o float64, con N, D ≥ 1 cualesquiera;
+      - ``params``: cero o más tensores del dtype de ``x``.
+    Cada tensor (``x`` y cada parámetro) puede requerir gradiente o no, y traer un
+    ``.grad`` anterior.
+
+    Devuelve un tensor con los valores de ``fn(x, *params)`` que sale de
+    ``TuFunction.apply`` (su ``grad_fn`` es el nodo de tu Function). Funciona también
+    bajo ``torch.no_grad()``.
+
+      - ``forward``: ejecuta ``fn`` una sola vez y sin construir grafo, y guarda con
+        ``ctx.save_for_backward`` solo las entradas mismas (``x`` y ``params``; ni copias
+        ni activaciones intermedias). Ningún tensor como atributo de ``ctx`` ni fuera de
+        la Function.
+      - ``backward``: ejecuta ``fn`` exactamente una vez más, bajo ``torch.enable_grad()``,
+        sobre copias de lo guardado separadas del grafo de fuera, y devuelve
+        ``(None, grad_x, *grad_params)``: ``None`` para ``fn`` y para cada tensor cuyo
+        ``ctx.needs_input_grad`` sea ``False``. Los gradientes son los que daría autograd
+        sobre ``fn`` sin recálculo.
+
+    No cambia nada de lo que recibe: valores, ``requires_grad`` y ``.grad`` de ``x`` y de
+    cada parámetro (tampoco durante el pase hacia atrás), ni ``grad_output``, ni el modo
+    de autograd de quien llama.
+    """
+    ### BEGIN SOLUTION
+    class Checkpoint(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, fn, x, *params):
+            ctx.fn = fn
+            ctx.save_for_backward(x, *params)
+            with torch.no_grad():
+                return fn(x, *params)
+
+        @staticmethod
+        def backward(ctx, grad_output):
+            inputs = [t.detach().requires_grad_(needed)
+                      for t, needed in zip(ctx.saved_tensors, ctx.needs_input_grad[1:])]
+            with torch.enable_grad():
+                output = ctx.fn(*inputs)
+            torch.autograd.backward(output, grad_output)
+            return (None, *(t.grad for t in inputs))
+
+    return Checkpoint.apply(fn, x, *params)
+    ### END SOLUTION
+
+
+# %% test="checkpoint_apply"
+
+
+# %% [markdown]
+# `torch.utils.checkpoint` tiene dos implementaciones. Con `use_reentrant=True` es
+# justamente una `Function` como la tuya (su nodo se llama `CheckpointFunctionBackward`);
+# con `use_reentrant=False`, la recomendada, usa `saved_tensors_hooks` para recalcular
+# solo lo que el pase hacia atrás va pidiendo. Con `bytes_guardados` (sección 3) medimos lo
+# que cada una deja guardado en un bloque residual de 512 de ancho, sin contar los pesos:
+
+# %% tags=["demo"]
+torch.manual_seed(0)
+w1, w2 = torch.randn(1024, 512) / 512**0.5, torch.randn(512, 1024) / 1024**0.5
+b1 = torch.zeros(1024)
+pesos_bloque = [w.requires_grad_() for w in (w1, b1, w2)]
+x_demo = torch.randn(64, 512, requires_grad=True)
+
+
+def bloque(x, w1, b1, w2):
+    return x + F.gelu(x @ w1.T + b1) @ w2.T
+
+
+maneras = {
+    "sin recálculo": lambda: bloque(x_demo, *pesos_bloque),
+    "use_reentrant=True (una Function)": lambda: checkpoint(bloque, x_demo, *pesos_bloque,
+                                                            use_reentrant=True),
+    "use_reentrant=False": lambda: checkpoint(bloque, x_demo, *pesos_bloque,
+                                              use_reentrant=False),
+}
+for nombre, calcular in maneras.items():
+    guardado, salida = bytes_guardados(calcular, excluir=[x_demo, *pesos_bloque])
+    print(f"{nombre:>34}: {guardado / 2**10:7.1f} KiB guardados · grad_fn "
+          f"{type(salida.grad_fn).__name__}")
+
+# %% [markdown]
+# Sin recálculo quedan la preactivación y la salida de la GELU (dos matrices de 64 × 1024);
+# con recálculo, nada más que las entradas. Tu `checkpoint_apply` debe dar el 0 de la
+# segunda fila: la comprobación del ejercicio lo mide con el mismo gancho.
+
+# %% [markdown]
 # ## Resumen
 #
 # - Una `torch.autograd.Function` tiene un `forward(ctx, ...)` y un `backward(ctx,
@@ -1002,4 +1116,5 @@ else:
 #   recorte, el gradiente es 0 fuera del rango.
 # - `torch.utils.checkpoint.checkpoint(..., use_reentrant=False)` guarda solo la entrada de
 #   cada tramo y recalcula el resto en el pase hacia atrás: menos memoria a cambio de un
-#   pase hacia adelante más.
+#   pase hacia adelante más. Como `Function`: `forward` sin grafo que guarda las entradas,
+#   `backward` que recalcula bajo `torch.enable_grad()` sobre copias separadas y deriva.

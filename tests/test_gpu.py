@@ -60,3 +60,14 @@ def test_chapter_7_functions_pass_gradcheck_on_cuda():
     b = torch.randn(3, dtype=torch.float64, device="cuda", requires_grad=True)
     assert torch.autograd.gradcheck(reference_ch07.linear_tanh, (x, w, b))
     assert torch.autograd.gradcheck(lambda t: reference_ch07.stable_softplus(t, 2.0), (x,))
+
+
+def test_chapter_7_checkpoint_passes_gradcheck_on_cuda():
+    from autograder.chapters.ch07.student import bloque_mlp
+
+    def make(*shape):
+        return torch.randn(*shape, dtype=torch.float64, device="cuda", requires_grad=True)
+
+    inputs = (make(4, 5), make(3, 5), make(3), make(5, 3))
+    assert torch.autograd.gradcheck(
+        lambda *t: reference_ch07.checkpoint_apply(bloque_mlp, *t), inputs)

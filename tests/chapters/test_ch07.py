@@ -74,3 +74,29 @@ def test_hidden_inputs_include_overflowing_values_and_beta_other_than_one():
 @pytest.mark.parametrize("name", list(hidden.HIDDEN))
 def test_the_draws_cover_the_contract(name):
     assert coverage(hidden.HIDDEN[name], getattr(reference, name), students=5) == []
+
+
+CHECKPOINT = ("mlp", 4, 3, 5, "float64", (True, False, True, True), True, False)
+
+
+def test_the_observation_counts_what_the_forward_saved_and_the_calls_of_fn():
+    right = observe("checkpoint_apply", reference.checkpoint_apply, CHECKPOINT)
+    assert (right["intermedios"], right["bytes_intermedios"]) == (0, 0)
+    assert (right["llamadas_forward"], right["llamadas_backward"]) == (1, 1)
+    assert right["guardados"] == ["x", "w1", "b1", "w2"]
+    keeps = observe("checkpoint_apply",
+                    VARIANTS["checkpoint_forward_keeps_the_graph"].function, CHECKPOINT)
+    assert keeps["intermedios"] >= 2 and keeps["bytes_intermedios"] >= 2 * 4 * 5 * 8
+    twice = observe("checkpoint_apply", VARIANTS["checkpoint_recomputes_twice"].function,
+                    CHECKPOINT)
+    assert (twice["llamadas_forward"], twice["llamadas_backward"]) == (1, 2)
+
+
+def test_a_frozen_parameter_gets_none_and_a_recomputation_on_the_saved_tensors_is_seen():
+    right = observe("checkpoint_apply", reference.checkpoint_apply, CHECKPOINT)
+    assert right["devuelto"][1] is None and right["devuelto"][0] is not None
+    attached = observe("checkpoint_apply",
+                       VARIANTS["checkpoint_recomputes_on_the_saved_tensors"].function,
+                       CHECKPOINT)
+    assert right["estado_despues"]["x.grad"] is None
+    assert attached["estado_despues"]["x.grad"] is not None

@@ -45,4 +45,18 @@ ARREGLOS = {
     "cuantiza_sin_escalar": "`torch.round(x / step) * step`.",
     "cuantiza_sin_recorte": "Recorta con `torch.clamp(..., -levels * step, levels * step)`.",
     "redondeo_equivocado": "Usa `torch.round`, no `trunc`, `floor` ni `ceil`.",
+    "checkpoint_guarda_activaciones": "En `forward`, `ctx.save_for_backward(x, *params)` y "
+                                      "`with torch.no_grad(): return fn(x, *params)`; el "
+                                      "grafo se construye en `backward`.",
+    "checkpoint_recalculo_sin_grafo": "Recalcula dentro de `with torch.enable_grad(): "
+                                      "salida = ctx.fn(*copias)`.",
+    "checkpoint_sin_detach": "Recalcula sobre copias: `[t.detach().requires_grad_(pide) for t, "
+                             "pide in zip(ctx.saved_tensors, ctx.needs_input_grad[1:])]`.",
+    "checkpoint_orden_gradientes": "Devuelve `(None, grad_x, *grad_params)`: `None` para "
+                                   "`fn`, luego `x`, luego cada parámetro en su orden.",
+    "checkpoint_sin_parametros": "Deriva respecto de todas las copias que requieren gradiente: "
+                                 "`torch.autograd.grad(salida, [x, *params], grad_output)` o "
+                                 "`torch.autograd.backward(salida, grad_output)` y sus `.grad`.",
+    "checkpoint_llamadas_fn": "Llama a `fn` una vez en `forward` (bajo `torch.no_grad()`) y una "
+                              "vez en `backward` (bajo `torch.enable_grad()`).",
 }

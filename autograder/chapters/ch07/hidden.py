@@ -5,12 +5,16 @@ Every student meets, in each exercise, both dtypes (float32 and float64), a call
 on the inputs, sizes of 1 and unequal sizes; in ``linear_tanh`` each of x, weight and
 bias not requiring grad in turn; in ``stable_softplus`` beta on both sides of 1 and huge
 |beta·x|; in ``quantize_ste`` steps that are not powers of two, exact in binary (the
-boundary |x| = levels·step is drawn) and not (it is kept away), and levels = 1.
+boundary |x| = levels·step is drawn) and not (it is kept away), and levels = 1; in
+``checkpoint_apply`` each kind of fn (a residual MLP block, two parameters, none), x and
+some parameter without requires_grad, and N and D of 1.
 """
 
 import torch
 
 from autograder.chapters.ch07.student import (
+    CHECKPOINT_APPLY,
+    FUNCIONES_CHECKPOINT,
     LINEAR_TANH,
     QUANTIZE_STE,
     STABLE_SOFTPLUS,
@@ -279,10 +283,64 @@ QUANTIZER_SPACE = Space(dimensions=(
 ))
 
 
+# ---------------------------------------------------------------- checkpoint_apply
+def _checkpoint_shapes(generator):
+    """Five cases: the MLP block with everything requiring grad; the two-parameter fn with
+    x as data (no requires_grad); the MLP block with one frozen parameter and N = 1; the
+    fn without parameters with D = 1; any fn under no_grad."""
+    dtypes = _dtypes(generator, 5)
+    # stale .grad: both ways among the three cases where x requires grad (0, 2, 3)
+    stale = _order(generator, [True, False]) + [_choice(generator, [True, False])
+                                                for _ in range(2)]
+    stale = (stale[0], stale[3], stale[1], stale[2])
+    frozen = integer(generator, 1, 3)
+
+    def sizes(n=None, d=None):
+        return (n or integer(generator, 2, 7), d or integer(generator, 2, 6),
+                integer(generator, 2, 8))
+
+    mlp_frozen = tuple(i != frozen for i in range(4))
+    cases = [("mlp", *sizes(), dtypes[0], (True,) * 4, True, stale[0]),
+             ("onda", *sizes(), dtypes[1], (False, True, True), True, stale[1]),
+             ("mlp", *sizes(n=1), dtypes[2], mlp_frozen, True, stale[2]),
+             ("sin parámetros", *sizes(d=1), dtypes[3], (True,), True, stale[3])]
+    kind = _choice(generator, list(FUNCIONES_CHECKPOINT))
+    cases.append((kind, *sizes(), dtypes[4], (True,) * (1 + len(FUNCIONES_CHECKPOINT[kind][1])),
+                  False, False))
+    return [(case, case_seed(generator)) for case in cases]
+
+
+def _expected_checkpoint(fn, x, params, grad_output, *rest):
+    output, grads = _gradients(lambda *t: reference.checkpoint_apply(fn, *t), [x, *params],
+                               grad_output)
+    return {"salida": output, "grads": grads}
+
+
+def _fn_kind(inputs):
+    return next(k for k, (fn, _) in FUNCIONES_CHECKPOINT.items() if fn is inputs["fn"])
+
+
+CHECKPOINT_SPACE = Space(dimensions=(
+    Dimension("fn", _fn_kind, must_include=tuple(FUNCIONES_CHECKPOINT)),
+    Dimension("x.shape[0] = N", lambda i: i["x"].shape[0], must_include=(1,)),
+    Dimension("x.shape[1] = D", lambda i: i["x"].shape[1], must_include=(1,)),
+    Dimension("x.dtype", lambda i: str(i["x"].dtype).split(".")[1], must_include=DTYPES),
+    Dimension("x.requires_grad", lambda i: i["x"].requires_grad, must_include=(True, False)),
+    Dimension("x.grad vieja", lambda i: i["x"].grad is not None, must_include=(True, False)),
+    Dimension("params.cuántos", lambda i: len(i["params"]), must_include=(0, 2, 3)),
+    Dimension("params.alguno sin requires_grad",
+              lambda i: any(not p.requires_grad for p in i["params"]),
+              must_include=(True, False)),
+    Dimension("modo de autograd del llamador", _grad_mode, must_include=(True, False)),
+))
+
+
 HIDDEN = hidden_table(
     HiddenExercise(STABLE_SOFTPLUS, _softplus_shapes, _expected_softplus, SOFTPLUS_SPACE),
-    HiddenExercise(LINEAR_TANH, _linear_shapes, _expected_linear, LINEAR_SPACE),
     HiddenExercise(QUANTIZE_STE, _quantizer_shapes, _expected_quantizer, QUANTIZER_SPACE),
+    HiddenExercise(LINEAR_TANH, _linear_shapes, _expected_linear, LINEAR_SPACE),
+    HiddenExercise(CHECKPOINT_APPLY, _checkpoint_shapes, _expected_checkpoint,
+                   CHECKPOINT_SPACE),
 )
 check = checker(HIDDEN)  # what the graded cells of the instructor notebook call
 

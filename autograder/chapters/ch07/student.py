@@ -53,7 +53,8 @@ from autograder.student.diagnosis import (
 )
 from autograder.student.messages import registrar
 
-__all__ = ["comprobar_stable_softplus", "comprobar_linear_tanh", "comprobar_quantize_ste"]
+__all__ = ["comprobar_stable_softplus", "comprobar_quantize_ste", "comprobar_linear_tanh",
+           "comprobar_checkpoint_apply"]
 
 # id -> (title, Spanish text, Spanish hint, English text)
 MENSAJES = {
@@ -288,6 +289,49 @@ MENSAJES = {
         "`{nombre}` lleva x/step al entero de {como}, no al más cercano.",
         "Cada x va al múltiplo de `step` más cercano: ¿qué función de redondeo usas?",
         "`{nombre}` rounds x/step {como}, not to the nearest integer."),
+    "checkpoint_guarda_activaciones": (
+        "El forward guarda activaciones",
+        "Tu `forward` dejó guardados {n} tensores intermedios ({kib:.1f} KiB) para el pase "
+        "hacia atrás, además de las entradas: `fn` se ejecutó con el grafo activo y el "
+        "recálculo no ahorra memoria.",
+        "¿En qué modo de autograd ejecutas `fn` dentro de `forward`? Lo único que debe quedar "
+        "guardado hasta el pase hacia atrás son las entradas.",
+        "forward saved {n} intermediate tensors ({kib:.1f} KiB): fn ran with the graph on."),
+    "checkpoint_recalculo_sin_grafo": (
+        "Recálculo sin grafo",
+        "Lo que recalculas en `backward` no tiene grafo: dentro de `backward` autograd está "
+        "desactivado, así que no hay nada que derivar. PyTorch dice: {mensaje}",
+        "¿Qué modo de autograd está activo mientras corre tu `backward`? El recálculo tiene "
+        "que construir su propio grafo.",
+        "The recomputation in backward has no graph (autograd is off inside backward)."),
+    "checkpoint_sin_detach": (
+        "Recálculo conectado al grafo de fuera",
+        "Durante el pase hacia atrás cambió el `.grad` de {que}: recalculaste `fn` sobre los "
+        "tensores guardados tal cual, conectados al grafo de fuera, y el gradiente llegó a "
+        "las entradas por dos caminos (tu `backward` y el motor de autograd).",
+        "¿Sobre qué tensores recalculas `fn`: los guardados, que siguen enganchados al grafo "
+        "de fuera, o copias separadas de él?",
+        "The recomputation was connected to the outer graph: .grad of {que} changed."),
+    "checkpoint_orden_gradientes": (
+        "Gradientes en otro orden",
+        "`backward` devolvió un gradiente cuya forma no es la de la entrada en esa posición. "
+        "PyTorch dice: {mensaje}",
+        "`backward` devuelve un valor por argumento de `forward` y en su mismo orden: ¿qué va "
+        "en la posición de `fn`, cuál en la de `x` y cuáles después?",
+        "backward returned gradients in another order than forward's arguments."),
+    "checkpoint_sin_parametros": (
+        "Sin gradientes de los parámetros",
+        "El gradiente de `x` es correcto, pero {nombre} es None: tu `backward` solo deriva "
+        "respecto de `x`.",
+        "¿Respecto de qué tensores derivas el recálculo? Los parámetros también son entradas "
+        "de `forward`.",
+        "The gradient of x is right but {nombre} is None: backward ignores the parameters."),
+    "checkpoint_llamadas_fn": (
+        "fn no se ejecuta exactamente una vez",
+        "En {donde}, `fn` se ejecutó {veces} veces; debe ejecutarse exactamente una.",
+        "¿Cuántas veces llamas a `fn` en `forward`, y cuántas en `backward`? El recálculo "
+        "cambia memoria por un pase hacia adelante más, ni cero ni varios.",
+        "fn ran {veces} times in {donde}; exactly once is expected."),
 }
 registrar(MENSAJES)
 
@@ -299,6 +343,7 @@ ERRORES_DE_BACKWARD = {
     "invalid gradient at index": "forma_gradiente_function",
     "corresponding forward input was not a Variable": "gradiente_de_no_tensor",
     "cannot be multiplied": "backward_formas_incompatibles",
+    "does not require grad and does not have a grad_fn": "checkpoint_recalculo_sin_grafo",
 }
 
 
@@ -781,11 +826,11 @@ def _function_softplus(caso):
 STABLE_SOFTPLUS = Ejercicio(
     funcion="stable_softplus",
     partes=[
-        Parte("forward estable (también con |beta·x| enorme) y bajo no_grad", 1.0,
+        Parte("forward estable (también con |beta·x| enorme) y bajo no_grad", 0.75,
               _salida_softplus),
-        Parte("backward analítico: grad_output · σ(beta·x) (gradcheck)", 1.25,
+        Parte("backward analítico: grad_output · σ(beta·x) (gradcheck)", 0.75,
               _en_casos_con_grafo(_gradiente_softplus)),
-        Parte("una Function propia cuyo backward lee lo guardado con save_for_backward", 0.5,
+        Parte("una Function propia cuyo backward lee lo guardado con save_for_backward", 0.25,
               _en_casos_con_grafo(_function_softplus)),
         Parte("no cambia nada de lo que recibe", 0.25, _sin_efectos, requisito=True),
     ],
@@ -1104,9 +1149,9 @@ def _cuantizador_sin_efectos(caso):
 QUANTIZE_STE = Ejercicio(
     funcion="quantize_ste",
     partes=[
-        Parte("forward: redondeo a la rejilla y recorte, también bajo no_grad", 0.75,
+        Parte("forward: redondeo a la rejilla y recorte, también bajo no_grad", 1.0,
               _salida_cuantizada),
-        Parte("backward: paso directo donde |x| ≤ levels·step, 0 fuera", 1.0,
+        Parte("backward: paso directo donde |x| ≤ levels·step, 0 fuera", 1.25,
               _en_casos_con_grafo(_gradiente_ste)),
         Parte("no cambia nada de lo que recibe; backward lee lo guardado", 0.25,
               _cuantizador_sin_efectos, requisito=True),
@@ -1137,5 +1182,197 @@ def comprobar_quantize_ste(quantize_ste):
                     "Valores cuantizados y gradiente de paso directo (con recorte) correctos.")
 
 
+# ---------------------------------------------------------------- exercise 4: checkpoint_apply
+def bloque_mlp(x, w1, b1, w2):
+    """A residual MLP block: x + GELU(x·w1ᵀ + b1)·w2ᵀ."""
+    return x + torch.nn.functional.gelu(x @ w1.T + b1) @ w2.T
+
+
+def onda(x, a, b):
+    """Two parameters, broadcast over the rows of x: sin(a·x)·b + x²/2."""
+    return torch.sin(a * x) * b + 0.5 * x**2
+
+
+def sin_parametros(x):
+    """No parameters: tanh(x)·cumsum(x) along the rows."""
+    return torch.tanh(x) * torch.cumsum(x, dim=-1)
+
+
+# kind -> (fn, the names of its parameters)
+FUNCIONES_CHECKPOINT = {"mlp": (bloque_mlp, ("w1", "b1", "w2")), "onda": (onda, ("a", "b")),
+                        "sin parámetros": (sin_parametros, ())}
+FUNCIONES_CHECKPOINT_NOMBRES = {fn: nombres for fn, nombres in FUNCIONES_CHECKPOINT.values()}
+
+
+def construir_checkpoint(generador, forma):
+    """fn, x (N, D), fn's parameters, an upstream gradient, a second call's inputs and the
+    caller's grad mode.
+
+    ``forma`` = (kind of fn, N, D, H, dtype, which of x and the parameters require grad,
+    grad mode on, stale ``.grad`` on those that require grad)."""
+    tipo, N, D, H, nombre_dtype, requiere, con_grad, grad_vieja = forma
+    dtype = getattr(torch, nombre_dtype)
+    fn, _ = FUNCIONES_CHECKPOINT[tipo]
+
+    def normal(*dimensiones, escala=1.0):
+        return escala * torch.randn(*dimensiones, generator=generador, dtype=dtype)
+
+    def parametros():
+        if tipo == "mlp":
+            return (normal(H, D, escala=D ** -0.5), normal(H, escala=0.5),
+                    normal(D, H, escala=H ** -0.5))
+        return (normal(D), normal(D)) if tipo == "onda" else ()
+
+    x, params = normal(N, D), parametros()
+    peso = normal(N, D)
+    segunda = {"x": normal(N, D), "params": parametros()}
+    _marcar(requiere, grad_vieja, generador, x, *params)
+    return {"fn": fn, "x": x, "params": params, "grad_output": peso, "segunda": segunda,
+            "con_grad": con_grad}
+
+
+def contexto_checkpoint(forma):
+    return {"con_grad": forma[6], "requiere": tuple(forma[5]),
+            "nombres": ("x", *FUNCIONES_CHECKPOINT[forma[0]][1])}
+
+
+def observar_checkpoint(checkpoint_apply, entradas):
+    """One call observed as plain data, as ``observar_function`` does, plus: how many times
+    fn ran in the forward and in the backward, and the tensors autograd saved during the
+    call that are not its inputs (``saved_tensors_hooks``)."""
+    fn, x, params = entradas["fn"], entradas["x"], entradas["params"]
+    tensores = (x, *params)
+    propios = dict(zip(("x", *FUNCIONES_CHECKPOINT_NOMBRES[fn]), tensores))
+    fase, llamadas, guardados = ["forward"], [], {}
+
+    def contada(*argumentos):
+        llamadas.append(fase[0])
+        return fn(*argumentos)
+
+    def funcion(*argumentos):
+        return checkpoint_apply(contada, *argumentos)
+
+    def empaquetar(tensor):
+        guardados[tensor.untyped_storage().data_ptr()] = tensor.untyped_storage().nbytes()
+        return tensor
+
+    with torch.set_grad_enabled(entradas["con_grad"]):
+        antes = estado(propios)
+        with torch.autograd.graph.saved_tensors_hooks(empaquetar, lambda tensor: tensor):
+            observacion, salida = _llamada(funcion, *tensores)
+        modo = torch.is_grad_enabled()
+        observacion.update(observar_ctx(salida, propios))
+    for tensor in tensores:
+        guardados.pop(tensor.untyped_storage().data_ptr(), None)
+    fase[0] = "backward"
+    datos = observar_gradientes(salida, list(tensores), entradas["grad_output"])
+    fase[0] = "otras llamadas"
+    observacion.update(datos)
+    despues = estado(propios)
+    despues["modo de autograd"] = modo
+    observacion.update(estado_antes=antes, estado_despues=despues, lo_guardado=None,
+                       intermedios=len(guardados), bytes_intermedios=sum(guardados.values()),
+                       llamadas_forward=llamadas.count("forward"),
+                       llamadas_backward=llamadas.count("backward"))
+    if datos["gradientes"] is not None:
+        segunda = [entradas["segunda"]["x"], *entradas["segunda"]["params"]]
+        observacion["lo_guardado"] = observar_lo_guardado(funcion, list(tensores), segunda, (),
+                                                          entradas["grad_output"])
+    return observacion
+
+
+
+def _salida_checkpoint(caso):
+    comparar("la salida", _tensor_de_salida(caso), caso.datos["esperado"]["salida"])
+
+
+def _gradientes_checkpoint(caso):
+    datos = caso.datos
+    if datos["con_grafo"] and datos["error_backward"] is not None:
+        error = datos["error_backward"]
+        if error["diagnostico"] == "forma_gradiente_function":
+            fallar("checkpoint_orden_gradientes", **error["hechos"])
+    grads = [n for n in cambios(datos["estado_antes"], datos["estado_despues"])
+             if n.endswith(".grad")]
+    if grads and datos["con_grafo"] and datos["error_backward"] is None:
+        fallar("checkpoint_sin_detach",
+               que=", ".join(f"`{n.removesuffix('.grad')}`" for n in grads))
+    gradientes = _verificar_backward(caso, "los gradientes")
+    esperados = datos["esperado"]["grads"]
+    nombres = [f"el gradiente de {n}" for n in datos["nombres"]]
+    requeridos = [i for i, pide in enumerate(datos["requiere"]) if pide]
+    faltan = [i for i in requeridos if gradientes[i] is None]
+    if faltan and 0 not in faltan and (0 not in requeridos
+                                       or _iguales(gradientes[:1], esperados[:1])):
+        fallar("checkpoint_sin_parametros", nombre=nombres[faltan[0]])
+    for i in faltan:
+        fallar("es_none", nombre=nombres[i])
+    for nombre, pide, valor in zip(datos["nombres"], datos["requiere"], datos["devuelto"] or ()):
+        if not pide and valor is not None:
+            fallar("ignora_needs_input_grad", nombre=nombre)
+    exigir(diagnosticar_lista("grads", [gradientes[i] for i in requeridos],
+                              [esperados[i] for i in requeridos]))
+
+
+def _guarda_solo_las_entradas(caso):
+    _function_propia(caso)
+    datos = caso.datos
+    if datos["intermedios"]:
+        fallar("checkpoint_guarda_activaciones", n=datos["intermedios"],
+               kib=datos["bytes_intermedios"] / 1024)
+    if datos["llamadas_forward"] != 1:
+        fallar("checkpoint_llamadas_fn", veces=datos["llamadas_forward"], donde="forward")
+    _lee_de_ctx(caso)
+
+
+def _recalcula_una_vez(caso):
+    datos = caso.datos
+    if datos["error_backward"] is not None:
+        raise datos_a_error(datos["error_backward"])
+    if datos["llamadas_backward"] != 1:
+        fallar("checkpoint_llamadas_fn", veces=datos["llamadas_backward"], donde="backward")
+
+
+CHECKPOINT_APPLY = Ejercicio(
+    funcion="checkpoint_apply",
+    partes=[
+        Parte("forward: el valor de fn(x, *params), también bajo no_grad", 0.75,
+              _salida_checkpoint),
+        Parte("backward: gradientes de x y de cada parámetro, None donde no se piden", 1.5,
+              _en_casos_con_grafo(_gradientes_checkpoint)),
+        Parte("memoria: una Function que ejecuta fn una vez sin grafo y guarda solo las "
+              "entradas", 0.75, _en_casos_con_grafo(_guarda_solo_las_entradas)),
+        Parte("recálculo: backward ejecuta fn exactamente una vez", 0.5,
+              _en_casos_con_grafo(_recalcula_una_vez)),
+        Parte("no cambia nada de lo que recibe", 0.5, _sin_efectos, requisito=True),
+    ],
+    construir=construir_checkpoint, observar=observar_checkpoint, contexto=contexto_checkpoint)
+
+
+def checkpoint_por_autograd(fn, x, params, grad_output, *resto):
+    """The public oracle: plain autograd through fn, every activation kept."""
+    with torch.enable_grad():
+        hojas = [t.detach().clone().requires_grad_(True) for t in (x, *params)]
+        salida = fn(*hojas)
+        grads = torch.autograd.grad(salida, hojas, grad_output)
+    return {"salida": salida.detach(), "grads": list(grads)}
+
+
+# The residual block with everything requiring grad; the two-parameter function with x as
+# data (no requires_grad), and a frozen parameter.
+FORMAS_PUBLICAS_CHECKPOINT = (("mlp", 4, 3, 5, "float64", (True, True, True, True), True, False),
+                              ("onda", 3, 4, 1, "float64", (False, True, False), True, False))
+
+
+def comprobar_checkpoint_apply(checkpoint_apply):
+    """Public check: values and gradients against plain autograd, what the forward saved,
+    how many times fn ran, needs_input_grad."""
+    casos = [caso_en_proceso(CHECKPOINT_APPLY, checkpoint_apply, 4, forma,
+                             checkpoint_por_autograd) for forma in FORMAS_PUBLICAS_CHECKPOINT]
+    comprobar_casos(CHECKPOINT_APPLY.partes, casos,
+                    "Mismos gradientes que autograd, solo las entradas guardadas y fn "
+                    "recalculada una vez en backward.")
+
+
 # In notebook order.
-EJERCICIOS = ejercicios(STABLE_SOFTPLUS, LINEAR_TANH, QUANTIZE_STE)
+EJERCICIOS = ejercicios(STABLE_SOFTPLUS, QUANTIZE_STE, LINEAR_TANH, CHECKPOINT_APPLY)

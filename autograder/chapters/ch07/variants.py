@@ -6,7 +6,9 @@ import torch.nn.functional as F
 from autograder.chapters.ch07.student import (
     FORMA_PUBLICA_CUANTIZADOR,
     FORMA_PUBLICA_SOFTPLUS,
+    FORMAS_PUBLICAS_CHECKPOINT,
     FORMAS_PUBLICAS_LINEAL,
+    construir_checkpoint,
     construir_cuantizador,
     construir_lineal_tanh,
     construir_softplus,
@@ -23,6 +25,7 @@ variant = registry.variant
 SP = "stable_softplus"
 LT = "linear_tanh"
 QS = "quantize_ste"
+CK = "checkpoint_apply"
 
 
 # ---------------------------------------------------------------- stable_softplus
@@ -640,6 +643,198 @@ def quantize_hardcoded(x, step, levels):
     return reference.quantize_ste(ejemplo["x"], ejemplo["step"], ejemplo["levels"])
 
 
+# ---------------------------------------------------------------- checkpoint_apply
+def _checkpoint(backward, forward=None):
+    """A checkpoint Function: forward runs fn without a graph and saves the inputs (or runs
+    ``forward(ctx, fn, x, *params)``); ``backward(ctx, grad_output)`` as given."""
+
+    class Checkpoint(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, fn, x, *params):
+            if forward is not None:
+                return forward(ctx, fn, x, *params)
+            ctx.fn = fn
+            ctx.save_for_backward(x, *params)
+            return fn(x, *params)  # autograd is already off inside forward
+
+    Checkpoint.backward = staticmethod(backward)
+    return Checkpoint
+
+
+def _detached_copies(ctx):
+    return [t.detach().requires_grad_(needed)
+            for t, needed in zip(ctx.saved_tensors, ctx.needs_input_grad[1:])]
+
+
+def _grad_of_those_needed(ctx, grad_output):
+    inputs = _detached_copies(ctx)
+    with torch.enable_grad():
+        output = ctx.fn(*inputs)
+    wanted = [t for t in inputs if t.requires_grad]
+    grads = iter(torch.autograd.grad(output, wanted, grad_output))
+    return [next(grads) if t.requires_grad else None for t in inputs]
+
+
+@variant(CK, CORRECT)
+def checkpoint_with_autograd_grad(fn, x, *params):
+    def backward(ctx, grad_output):
+        return (None, *_grad_of_those_needed(ctx, grad_output))
+
+    return _checkpoint(backward).apply(fn, x, *params)
+
+
+@variant(CK, CORRECT)
+def checkpoint_allow_unused(fn, x, *params):
+    # Copies that all require grad (cloned, not just detached); unwanted gradients dropped.
+    class Checkpoint(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, fn, x, *params):
+            ctx.fn = fn
+            ctx.save_for_backward(x, *params)
+            with torch.no_grad():
+                return fn(x, *params)
+
+        @staticmethod
+        def backward(ctx, grad_output):
+            copies = [t.detach().clone().requires_grad_(True) for t in ctx.saved_tensors]
+            with torch.enable_grad():
+                output = ctx.fn(*copies)
+                grads = torch.autograd.grad(output, copies, grad_output, allow_unused=True)
+            return (None, *(g if needed else None
+                            for g, needed in zip(grads, ctx.needs_input_grad[1:])))
+
+    return Checkpoint.apply(fn, x, *params)
+
+
+@variant(CK, "checkpoint_guarda_activaciones")
+def checkpoint_forward_keeps_the_graph(fn, x, *params):
+    def forward(ctx, fn, x, *params):
+        ctx.fn = fn
+        ctx.save_for_backward(x, *params)
+        with torch.enable_grad():  # "backward will need the graph"
+            inputs = [t.detach().requires_grad_(True) for t in (x, *params)]
+            output = fn(*inputs)
+        return output.detach()
+
+    def backward(ctx, grad_output):
+        return (None, *_grad_of_those_needed(ctx, grad_output))
+
+    return _checkpoint(backward, forward).apply(fn, x, *params)
+
+
+@variant(CK, "sin_function_propia")
+def checkpoint_plain_call(fn, x, *params):
+    return fn(x, *params)
+
+
+@variant(CK, "checkpoint_recalculo_sin_grafo")
+def checkpoint_backward_without_enable_grad(fn, x, *params):
+    def backward(ctx, grad_output):
+        inputs = _detached_copies(ctx)
+        output = ctx.fn(*inputs)  # autograd is off inside backward: no graph
+        wanted = [t for t in inputs if t.requires_grad]
+        grads = iter(torch.autograd.grad(output, wanted, grad_output))
+        return (None, *(next(grads) if t.requires_grad else None for t in inputs))
+
+    return _checkpoint(backward).apply(fn, x, *params)
+
+
+@variant(CK, "checkpoint_sin_detach")
+def checkpoint_recomputes_on_the_saved_tensors(fn, x, *params):
+    def backward(ctx, grad_output):
+        inputs = ctx.saved_tensors  # still attached to the caller's graph
+        with torch.enable_grad():
+            output = ctx.fn(*inputs)
+        torch.autograd.backward(output, grad_output)
+        return (None, *(t.grad if needed else None
+                        for t, needed in zip(inputs, ctx.needs_input_grad[1:])))
+
+    return _checkpoint(backward).apply(fn, x, *params)
+
+
+@variant(CK, "checkpoint_orden_gradientes")
+def checkpoint_x_gradient_last(fn, x, *params):
+    def backward(ctx, grad_output):
+        grad_x, *grad_params = _grad_of_those_needed(ctx, grad_output)
+        return (None, *grad_params, grad_x)
+
+    return _checkpoint(backward).apply(fn, x, *params)
+
+
+@variant(CK, "gradientes_por_entrada")
+def checkpoint_forgets_the_none_for_fn(fn, x, *params):
+    def backward(ctx, grad_output):
+        return tuple(_grad_of_those_needed(ctx, grad_output))
+
+    return _checkpoint(backward).apply(fn, x, *params)
+
+
+@variant(CK, "checkpoint_sin_parametros")
+def checkpoint_only_x(fn, x, *params):
+    def backward(ctx, grad_output):
+        x, *params = ctx.saved_tensors
+        x = x.detach().requires_grad_(True)
+        with torch.enable_grad():
+            output = ctx.fn(x, *params)
+        (grad_x,) = torch.autograd.grad(output, x, grad_output)
+        return (None, grad_x if ctx.needs_input_grad[1] else None, *[None] * len(params))
+
+    return _checkpoint(backward).apply(fn, x, *params)
+
+
+@variant(CK, "checkpoint_llamadas_fn")
+def checkpoint_recomputes_twice(fn, x, *params):
+    def backward(ctx, grad_output):
+        inputs = _detached_copies(ctx)
+        with torch.enable_grad():
+            ctx.fn(*inputs)  # a first look at the output
+            output = ctx.fn(*inputs)
+        wanted = [t for t in inputs if t.requires_grad]
+        grads = iter(torch.autograd.grad(output, wanted, grad_output))
+        return (None, *(next(grads) if t.requires_grad else None for t in inputs))
+
+    return _checkpoint(backward).apply(fn, x, *params)
+
+
+@variant(CK, "ignora_needs_input_grad")
+def checkpoint_gradients_for_everything(fn, x, *params):
+    def backward(ctx, grad_output):
+        inputs = [t.detach().requires_grad_(True) for t in ctx.saved_tensors]
+        with torch.enable_grad():
+            output = ctx.fn(*inputs)
+        return (None, *torch.autograd.grad(output, inputs, grad_output, allow_unused=True))
+
+    return _checkpoint(backward).apply(fn, x, *params)
+
+
+@variant(CK, "tensores_en_ctx")
+def checkpoint_inputs_as_ctx_attribute(fn, x, *params):
+    def forward(ctx, fn, x, *params):
+        ctx.fn, ctx.entradas = fn, (x, *params)
+        return fn(x, *params)
+
+    def backward(ctx, grad_output):
+        inputs = [t.detach().requires_grad_(needed)
+                  for t, needed in zip(ctx.entradas, ctx.needs_input_grad[1:])]
+        with torch.enable_grad():
+            output = ctx.fn(*inputs)
+        torch.autograd.backward(output, grad_output)
+        return (None, *(t.grad for t in inputs))
+
+    return _checkpoint(backward, forward).apply(fn, x, *params)
+
+
+@variant(CK, "sin_implementar")
+def checkpoint_stub(fn, x, *params):
+    raise NotImplementedError()
+
+
+@variant(CK, "resultado_fijo")
+def checkpoint_hardcoded(fn, x, *params):
+    ejemplo = construir_checkpoint(torch.Generator().manual_seed(4), FORMAS_PUBLICAS_CHECKPOINT[0])
+    return reference.checkpoint_apply(ejemplo["fn"], ejemplo["x"], *ejemplo["params"])
+
+
 # ---------------------------------------------------------------- the sample class
 LINEAR_TANH_SAVES_TOO_MUCH = '''def linear_tanh(x, weight, bias):
     class LinearTanh(torch.autograd.Function):
@@ -667,11 +862,34 @@ QUANTIZE_WITHOUT_STE = '''def quantize_ste(x, step, levels):
     return torch.round(torch.clamp(x, -limit, limit) / step) * step  # el gradiente se pierde
 '''
 
+CHECKPOINT_WITHOUT_ENABLE_GRAD = '''def checkpoint_apply(fn, x, *params):
+    class Checkpoint(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, fn, x, *params):
+            ctx.fn = fn
+            ctx.save_for_backward(x, *params)
+            with torch.no_grad():
+                return fn(x, *params)
+
+        @staticmethod
+        def backward(ctx, grad_output):
+            copias = [t.detach().requires_grad_(pide)
+                      for t, pide in zip(ctx.saved_tensors, ctx.needs_input_grad[1:])]
+            salida = ctx.fn(*copias)  # recalcula... sin grafo
+            torch.autograd.backward(salida, grad_output)
+            return (None, *(t.grad for t in copias))
+
+    return Checkpoint.apply(fn, x, *params)
+'''
+
 SAMPLE_STUDENTS = [
     SampleStudent("carla", "linear_tanh guarda de todo para el backward (crédito parcial)",
                   {"linear_tanh": LINEAR_TANH_SAVES_TOO_MUCH},
                   partial={"linear_tanh_test": 2.25}),
     SampleStudent("dario", "cuantiza con torch.round sin paso directo (crédito parcial)",
                   {"quantize_ste": QUANTIZE_WITHOUT_STE},
-                  partial={"quantize_ste_test": 1.0}),
+                  partial={"quantize_ste_test": 1.25}),
+    SampleStudent("irene", "recalcula en backward sin torch.enable_grad (crédito parcial)",
+                  {"checkpoint_apply": CHECKPOINT_WITHOUT_ENABLE_GRAD},
+                  partial={"checkpoint_apply_test": 2.0}),
 ]
