@@ -15,6 +15,7 @@ NOTEBOOKS_DIR = ROOT / "notebooks"
 BUILD_DIR = (ROOT / os.environ.get("AUTOGRADER_BUILD_DIR", "build")).resolve()
 COURSE_DIR = BUILD_DIR / "course"
 CONFIG_FILE = Path(__file__).resolve().parent / "nbgrader_config.py"
+TEMPLATES_DIR = Path(__file__).resolve().parent / "templates"  # feedback page, student README
 
 # The PUBLIC student repository (what `python -m autograder publish DIR` writes, pushed to
 # GitHub), set here once: the build bakes its Colab badge into every notebook and the README

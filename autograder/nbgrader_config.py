@@ -18,10 +18,12 @@ from nbgrader.preprocessors import (
     SaveAutoGrades,
 )
 
+from autograder.course import TEMPLATES_DIR
 from autograder.execute import GradingExecute
 from autograder.facts import METADATA_KEY
 from autograder.preprocessors import (
     DropStderrFromTests,
+    ExerciseTitles,
     HideHiddenTests,
     OverwriteCellsWithIds,
     RestoreHelperCell,
@@ -93,9 +95,15 @@ c.ClearMetadataPreprocessor.preserve_nb_metadata_mask = {("language_info", "name
                                                          (METADATA_KEY,)}
 
 # Feedback: HideHiddenTests after GetGrades (which reads the scores of the cells);
-# StatusBanner puts the status and the intake notes first.
-c.GenerateFeedback.preprocessors = [GetGrades, HideHiddenTests, StatusBanner,
+# StatusBanner puts the status and the intake notes first; ExerciseTitles gives the
+# template the chapter's and exercises' names.
+c.GenerateFeedback.preprocessors = [GetGrades, HideHiddenTests, StatusBanner, ExerciseTitles,
                                     CSSHTMLHeaderPreprocessor]
+# The page in Spanish, without MathJax or any other network load
+# (autograder/templates/feedback_es). Set for feedback's exporter only (a section nested in
+# GenerateFeedback): the formgrader keeps nbgrader's own template.
+c.GenerateFeedback.HTMLExporter.template_name = "feedback_es"
+c.GenerateFeedback.HTMLExporter.extra_template_basedirs = [str(TEMPLATES_DIR)]
 
 # `nbgrader zip_collect <assignment>`: an LMS's "download all submissions" zip, put in
 # downloaded/<assignment>/archive/, lands in submitted/<student>/<assignment>/. The file

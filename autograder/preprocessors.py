@@ -12,7 +12,7 @@ from nbgrader.api import Gradebook, MissingEntry
 from nbgrader.preprocessors import NbGraderPreprocessor, OverwriteCells
 
 from autograder.facts import Facts, classify
-from autograder.feedback import status_banner
+from autograder.feedback import cell_locator, page_titles, status_banner
 from autograder.sanitize import clean_notebook
 
 DEMO_TAG = "demo"
@@ -134,9 +134,20 @@ class StatusBanner(NbGraderPreprocessor):
 
     def preprocess(self, nb, resources):
         facts = Facts.read(nb)
-        banner = status_banner(*classify(facts), facts.notes)
+        where = cell_locator(nb, resources.get("nbgrader", {}).get("assignment", ""))
+        banner = status_banner(*classify(facts, where), facts.notes)
         if banner:
             cell = nbformat.v4.new_markdown_cell(banner)
             cell["id"] = STATUS_CELL_ID
             nb.cells.insert(0, cell)
+        return nb, resources
+
+
+class ExerciseTitles(NbGraderPreprocessor):
+    """In feedback, the names the page template (``templates/feedback_es``) shows: the
+    chapter's title and each exercise's, as the notebook heads them, never grade ids."""
+
+    def preprocess(self, nb, resources):
+        assignment = resources.get("nbgrader", {}).get("assignment", "")
+        resources["titulos"] = page_titles(assignment, nb)
         return nb, resources

@@ -419,8 +419,12 @@ class Resultado:
 
     def informe(self, titulo):
         lineas = [f"{titulo}: {self.puntos:g} / {self.maximo:g} puntos"]
+        algun_valor = any(f is None and not p.requisito for p, f in self.fallos)
+        sin_puntos = []  # requirements met that earn nothing (``puntuar``'s rule)
         for parte, fallo in self.fallos:
-            ganados = 0 if fallo else parte.puntos
+            ganados = 0 if fallo or (parte.requisito and not algun_valor) else parte.puntos
+            if not fallo and not ganados and parte.puntos:
+                sin_puntos.append(parte.nombre)
             marca = "✗" if fallo else "✓"
             lineas.append(f"  {marca} {parte.nombre} ({ganados:g}/{parte.puntos:g})")
             if fallo:
@@ -428,6 +432,9 @@ class Resultado:
                 mensaje = (texto(fallo.diagnostico, fallo.hechos, arreglo=arreglo) if arreglo
                            else str(fallo))
                 lineas.append("      " + mensaje.replace("\n", "\n      "))
+        if sin_puntos:
+            lineas.append(f"  Sin puntos por «{'», «'.join(sin_puntos)}»: los requisitos solo "
+                          "cuentan cuando alguna parte del resultado es correcta.")
         return "\n".join(lineas)
 
     @property
