@@ -85,10 +85,10 @@ def _result(value_passes):
 def test_a_requirement_that_passed_without_points_says_why():
     report = _result(value_passes=False).informe("Pruebas ocultas · Ejercicio 1 · X")
     assert "✓ entradas intactas (0/1)" in report
-    assert report.endswith("Sin puntos por «entradas intactas»: los requisitos solo cuentan "
-                           "cuando alguna parte del resultado es correcta.")
+    assert report.endswith("\n  Los requisitos cumplidos no puntúan: solo cuentan si alguna "
+                           "parte del resultado es correcta.")
     report = _result(value_passes=True).informe("t")
-    assert "✓ entradas intactas (1/1)" in report and "Sin puntos" not in report
+    assert "✓ entradas intactas (1/1)" in report and "no puntúan" not in report
 
 
 def test_formulas_become_mathml_outside_code():
