@@ -21,6 +21,7 @@ SAMPLE_DIR = BUILD_DIR / "sample"
 SAMPLE_COURSE_DIR = SAMPLE_DIR / "course"
 SAMPLE_GRADES_DIR = SAMPLE_DIR / "grades"
 CONFIG_FILE = Path(__file__).resolve().parent / "nbgrader_config.py"
+TEMPLATES_DIR = Path(__file__).resolve().parent / "templates"  # feedback page, student README
 
 # The PUBLIC student repository (what `python -m autograder publish DIR` writes, pushed to
 # GitHub), set here once: the build bakes its Colab badge into every notebook and the README

@@ -39,6 +39,7 @@ from autograder.preprocessors import is_test_cell
 from autograder.sandbox import SandboxedKernelManager, read_untrusted
 from autograder.student.compare import ComprobacionFallida
 from autograder.student.diagnosis import Diagnostico
+from autograder.titles import hidden_tests_heading
 
 KERNEL_DIED = "KernelMuerto"  # the error output of a cell that was skipped or never run
 # Guard records that are attempts count once, for the exercise being run when they happened;
@@ -228,7 +229,7 @@ class GradingExecute(Execute):
         self._probe_errors = []
         data, problem = self._observe(index, chapter_key, exercise_id, hidden.exercise.funcion,
                                       cases)
-        title = f"Pruebas ocultas de {exercise_id}"
+        title = hidden_tests_heading(chapter_key, exercise_id)
         if data is None:
             failure = ComprobacionFallida(Diagnostico("sin_observacion", {"motivo": problem}))
             cell.outputs = [_stream(f"{title}: 0 / {hidden.points:g} puntos\n  {failure}")]

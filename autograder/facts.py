@@ -50,16 +50,22 @@ def describe_tampering(records):
     return "; ".join(TAMPERING_WORDS[r["kind"]].format(r["target"]) for r in records)
 
 
-def classify(facts):
-    """(status, detail) of a submission whose notebook ran; the detail in Spanish."""
+def cell_index(index):
+    return f"celda {index}"
+
+
+def classify(facts, where=cell_index):
+    """(status, detail) of a submission whose notebook ran; the detail in Spanish.
+    ``where(index)`` names a cell: its index for instructors, what a student can find in
+    their feedback (``feedback.cell_locator``)."""
     if facts.kernel_death is not None:
         cell = facts.kernel_death.get("cell")
-        return Status.KERNEL_DIED, "al iniciar el kernel" if cell is None else f"celda {cell}"
+        return Status.KERNEL_DIED, "al iniciar el kernel" if cell is None else where(cell)
     if facts.tampering:
         return Status.TAMPERING, "; ".join(sorted({describe_tampering(records)
                                                   for records in facts.tampering.values()}))
     if facts.killed_cells:
-        return Status.CRASHED, f"celda {min(facts.killed_cells)}"
+        return Status.CRASHED, where(min(facts.killed_cells))
     if facts.timed_out_cells:
-        return Status.TIMED_OUT, f"celda {min(facts.timed_out_cells)}"
+        return Status.TIMED_OUT, where(min(facts.timed_out_cells))
     return Status.GRADED, ""

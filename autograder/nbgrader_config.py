@@ -18,10 +18,12 @@ from nbgrader.preprocessors import (
     SaveAutoGrades,
 )
 
+from autograder.course import TEMPLATES_DIR
 from autograder.execute import GradingExecute
 from autograder.facts import METADATA_KEY
 from autograder.preprocessors import (
     DropStderrFromTests,
+    ExerciseTitles,
     HideHiddenTests,
     LatePenaltyLine,
     OverwriteCellsWithIds,
@@ -101,9 +103,16 @@ c.ClearMetadataPreprocessor.preserve_nb_metadata_mask = {("language_info", "name
 
 # Feedback: HideHiddenTests after GetGrades (which reads the scores of the cells);
 # StatusBanner puts the status and the intake notes first, LatePenaltyLine the lateness
-# and its cost after them (GetGrades reads the penalty).
+# and its cost after them (GetGrades reads the penalty); ExerciseTitles gives the
+# template the chapter's and exercises' names.
 c.GenerateFeedback.preprocessors = [GetGrades, HideHiddenTests, StatusBanner, LatePenaltyLine,
+                                    ExerciseTitles,
                                     CSSHTMLHeaderPreprocessor]
+# The page in Spanish, without MathJax or any other network load
+# (autograder/templates/feedback_es). Set for feedback's exporter only (a section nested in
+# GenerateFeedback): the formgrader keeps nbgrader's own template.
+c.GenerateFeedback.HTMLExporter.template_name = "feedback_es"
+c.GenerateFeedback.HTMLExporter.extra_template_basedirs = [str(TEMPLATES_DIR)]
 
 # LMS downloads ("download all submissions"): `python -m autograder collect-lms` (autograder/
 # lms.py) and nbgrader's own `zip_collect` match each file name against this pattern (the

@@ -13,7 +13,7 @@ from nbgrader.api import Gradebook, MissingEntry
 from nbgrader.preprocessors import NbGraderPreprocessor, OverwriteCells
 
 from autograder.facts import Facts, classify
-from autograder.feedback import status_banner
+from autograder.feedback import cell_locator, page_titles, status_banner
 from autograder.sanitize import clean_notebook
 from autograder.term import load_term
 
@@ -137,7 +137,8 @@ class StatusBanner(NbGraderPreprocessor):
 
     def preprocess(self, nb, resources):
         facts = Facts.read(nb)
-        banner = status_banner(*classify(facts), facts.notes)
+        where = cell_locator(nb, resources.get("nbgrader", {}).get("assignment", ""))
+        banner = status_banner(*classify(facts, where), facts.notes)
         if banner:
             cell = nbformat.v4.new_markdown_cell(banner)
             cell["id"] = STATUS_CELL_ID
@@ -172,4 +173,14 @@ class LatePenaltyLine(NbGraderPreprocessor):
             cell["id"] = LATE_CELL_ID
             after_status = bool(nb.cells) and nb.cells[0].get("id") == STATUS_CELL_ID
             nb.cells.insert(1 if after_status else 0, cell)
+        return nb, resources
+
+
+class ExerciseTitles(NbGraderPreprocessor):
+    """In feedback, the names the page template (``templates/feedback_es``) shows: the
+    chapter's title and each exercise's, as the notebook heads them, never grade ids."""
+
+    def preprocess(self, nb, resources):
+        assignment = resources.get("nbgrader", {}).get("assignment", "")
+        resources["titulos"] = page_titles(assignment, nb)
         return nb, resources

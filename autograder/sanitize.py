@@ -12,8 +12,11 @@ cleaned once, as data, before it is written:
 - outputs keep only inert types: text, PNG/JPEG/GIF images whose data is base64, and
   cleaned HTML; JavaScript, SVG, widgets, LaTeX and markdown outputs become a short note
   (or their plain-text form) and image metadata keeps only numeric sizes;
+- formulas (``$...$``, ``$$...$$``) become MathML here (latex2mathml), which browsers
+  render natively: the pages need no MathJax, no CDN, no network; only MathML's
+  presentation tags and layout attributes pass the cleaner (no links, no styles);
 - TeX commands that make links, styles or load code (``\\href``, ``\\style``, ...) are
-  broken up wherever MathJax could read them;
+  broken up wherever MathJax could still read them (formulas latex2mathml cannot convert);
 - notebook-level widget state is dropped.
 
 The course's own markdown (no raw HTML) survives with its headings, tables, code and math.
@@ -24,6 +27,7 @@ import re
 
 import nbformat
 import nh3
+from latex2mathml.converter import convert as latex_to_mathml
 from nbconvert.filters.markdown import markdown2html
 
 SAFE_URL_SCHEMES = {"http", "https", "mailto"}
@@ -37,6 +41,20 @@ BASE64_RE = re.compile(r"^[A-Za-z0-9+/=\s]*$")
 TEX_DANGEROUS_RE = re.compile(r"\\(?=(href|url|class|cssId|style|require|unicode|html|data|"
                               r"mmlToken|bbox|enclose)\b)")
 BLANK_LINE_RE = re.compile(r"\n\s*\n")
+# Display math first, then inline math on one paragraph; never inside code.
+MATH_RE = re.compile(r"\$\$(.+?)\$\$|\$((?:[^$\n]|\n(?!\s*\n))+?)\$", re.DOTALL)
+CODE_RE = re.compile(r"(<(pre|code)\b.*?</\2>)", re.DOTALL)
+# MathML's presentation markup as latex2mathml writes it: layout only. Not allowed:
+# <annotation-xml> (embeds HTML), <maction>, href/style/event attributes.
+MATHML_TAGS = {"math", "mi", "mn", "mo", "ms", "mtext", "mspace", "mrow", "mfrac", "msqrt",
+               "mroot", "mstyle", "merror", "mpadded", "mphantom", "msub", "msup", "msubsup",
+               "munder", "mover", "munderover", "mtable", "mtr", "mtd", "menclose"}
+MATHML_ATTRIBUTES = {"display", "xmlns", "mathvariant", "stretchy", "fence", "separator",
+                     "accent", "accentunder", "width", "height", "depth", "lspace", "rspace",
+                     "columnalign", "rowalign", "columnspacing", "rowspacing", "columnlines",
+                     "rowlines", "linethickness", "displaystyle", "scriptlevel", "minsize",
+                     "maxsize", "movablelimits", "largeop", "symmetric", "form", "notation",
+                     "align", "frame", "framespacing", "equalrows", "equalcolumns"}
 OMITTED = "(salida de tipo {kinds} omitida al calificar: no se muestra contenido activo)"
 
 
@@ -45,12 +63,31 @@ def neutralize_tex(text):
     return TEX_DANGEROUS_RE.sub(r"\\ ", text)
 
 
+def _formula(match):
+    display, inline = match.groups()
+    tex = html.unescape(display if display is not None else inline)
+    try:
+        return latex_to_mathml(tex, display="block" if display is not None else "inline")
+    except Exception:  # noqa: BLE001 - TeX it cannot read stays as the text it was
+        return match.group(0)
+
+
+def math_to_mathml(fragment):
+    """``$...$`` and ``$$...$$`` in an HTML fragment (outside code) as MathML."""
+    parts = CODE_RE.split(fragment)
+    # split() keeps both groups: [text, code, tag name, text, code, tag name, ..., text]
+    return "".join(MATH_RE.sub(_formula, part) if i % 3 == 0 else part
+                   for i, part in enumerate(parts) if i % 3 != 2)
+
+
 def clean_html(fragment):
     """An HTML fragment with only inert tags, attributes and URLs left."""
     attributes = {tag: set(names) for tag, names in nh3.ALLOWED_ATTRIBUTES.items()}
     for tag, names in EXTRA_ATTRIBUTES.items():
         attributes.setdefault(tag, set()).update(names)
-    cleaned = nh3.clean(fragment, tags=set(nh3.ALLOWED_TAGS) - REMOVED_TAGS,
+    for tag in MATHML_TAGS:
+        attributes.setdefault(tag, set()).update(MATHML_ATTRIBUTES)
+    cleaned = nh3.clean(fragment, tags=(set(nh3.ALLOWED_TAGS) | MATHML_TAGS) - REMOVED_TAGS,
                         attributes=attributes, url_schemes=SAFE_URL_SCHEMES,
                         link_rel="noopener noreferrer")
     return neutralize_tex(cleaned)
@@ -59,7 +96,7 @@ def clean_html(fragment):
 def markdown_block(source):
     """Markdown → cleaned HTML, as one HTML block (no blank line, so a markdown renderer
     shows it as is instead of parsing its text again)."""
-    cleaned = clean_html(markdown2html(source)).strip()
+    cleaned = clean_html(math_to_mathml(markdown2html(source))).strip()
     cleaned = BLANK_LINE_RE.sub("\n<!-- -->\n", cleaned)
     return f'<div class="celda-saneada">\n{cleaned}\n</div>' if cleaned else ""
 

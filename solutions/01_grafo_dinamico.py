@@ -39,7 +39,7 @@ import math
 import torch
 import torch.nn.functional as F
 
-_ = torch.manual_seed(0)  # assigned: a bare call would print the Generator it returns
+_ = torch.manual_seed(0)  # asignado: la llamada sola mostraría el Generator que devuelve
 
 # %% [markdown]
 # ## 1 · Cada resultado recuerda de dónde viene: `grad_fn`

@@ -322,7 +322,8 @@ print(f"tensor de {grande.nbytes / 1e6:.0f} MB; pico que ve tracemalloc: {pico /
 
 # %%
 def bytes_guardados(modelo, lote, contexto):
-    """Bytes of activations autograd keeps for backward during one forward pass (no weights)."""
+    """Bytes de activaciones que autograd guarda para el pase hacia atrás durante un pase
+    hacia adelante (sin contar los pesos)."""
     pesos = {p.untyped_storage().data_ptr() for p in modelo.parameters()}
     vistos = {}
 
@@ -479,7 +480,7 @@ def predict(model, x):
 
 # %%
 def modelo_transferencia(seed=0):
-    """embed → encoder (3 blocks) → head, the shape of the exercise below."""
+    """embed → encoder (3 bloques) → head: la forma del modelo del ejercicio de abajo."""
     torch.manual_seed(seed)
     bloques = [capa for _ in range(3) for capa in (nn.Linear(16, 16), nn.ReLU())]
     return nn.Sequential(OrderedDict(embed=nn.Linear(8, 16), encoder=nn.Sequential(*bloques),
@@ -538,7 +539,7 @@ salida_widget = widgets.Output()
 
 def congelar_primeros(n):
     modelo = modelo_transferencia()
-    partes = [modelo.embed, *list(modelo.encoder)[::2]]  # embed + the 3 Linear blocks
+    partes = [modelo.embed, *list(modelo.encoder)[::2]]  # embed + los 3 bloques Linear
     for parte in partes[:n]:
         parte.requires_grad_(False)
     return modelo

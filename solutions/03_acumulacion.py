@@ -206,7 +206,8 @@ X8, y8 = torch.randn(8, 10), torch.randint(0, 3, (8,))
 
 
 def gradientes(modelo, x, y, accum, dividir=True):
-    """The gradients left in .grad after ``accum`` micro-batches (loss divided or not)."""
+    """Los gradientes que quedan en ``.grad`` tras ``accum`` micro-lotes (con la pérdida
+    dividida o sin dividir)."""
     modelo.zero_grad()
     for xb, yb in zip(x.chunk(accum), y.chunk(accum)):
         loss = F.cross_entropy(modelo(xb), yb)
@@ -279,7 +280,7 @@ def kib_guardados(modelo, x):
 
 
 def ms_por_lote(modelo, x, micro, repeticiones=7):
-    """Best of ``repeticiones`` timings, on one CPU thread (steadier numbers)."""
+    """La mejor de ``repeticiones`` medidas, en un solo hilo de CPU (números más estables)."""
     hilos = torch.get_num_threads()
     torch.set_num_threads(1)
     tiempos = []
@@ -452,7 +453,8 @@ print("¿quedó algo en .grad al terminar?", modelo.weight.grad is not None,
 
 # %% tags=["demo"]
 def primer_ciclo_de_la_epoca(modelo, borrar_antes):
-    """.grad of the weight after the next epoch's first cycle, with or without zero_grad()."""
+    """El ``.grad`` del peso tras el primer ciclo de la época siguiente, con o sin
+    ``zero_grad()``."""
     resto = [p.grad.clone() for p in modelo.parameters()]  # lo que dejó la época anterior
     if borrar_antes:
         modelo.zero_grad()

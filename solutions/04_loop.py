@@ -62,7 +62,7 @@ torch.set_num_threads(1)  # modelos diminutos: en CPU, un hilo evita esperas ent
 
 # %% tags=["demo"]
 def hacer_espirales(n_por_clase, generador, ruido=0.25):
-    """Points (N, 2) and labels (N,) of three interleaved spirals."""
+    """Puntos (N, 2) y etiquetas (N,) de tres espirales entrelazadas."""
     xs, ys = [], []
     for clase in range(3):
         r = torch.linspace(0.2, 1.0, n_por_clase)
@@ -369,7 +369,7 @@ for nombre, crear in OPTIMIZADORES.items():
           f"{tuple(round(v, 3) for v in test_loop(test_loader, red, loss_fn))}")
 
 plt.figure(figsize=(6, 3))
-# Adam and AdamW nearly coincide here: dashes and dots keep both curves visible.
+# Adam y AdamW casi coinciden aquí: rayas y puntos dejan ver las dos curvas.
 for (nombre, historia), estilo in zip(historias.items(), ["-", "--", ":"]):
     plt.plot(historia, estilo, label=nombre, linewidth=2)
 plt.xlabel("época")
@@ -424,21 +424,23 @@ for clase in (torch.optim.Adam, torch.optim.AdamW):
 
 # %% tags=["demo"]
 class Caja:
-    """What the graph stores instead of a saved tensor: the tensor, in a box we can watch."""
+    """Lo que el grafo guarda en lugar de un tensor: el tensor, dentro de una caja que
+    podemos vigilar."""
 
     def __init__(self, tensor):
         self.tensor = tensor
 
 
 class MedidorDeGrafos:
-    """Bytes of saved tensors still alive, via saved_tensors_hooks and weak references."""
+    """Bytes de tensores guardados que siguen vivos, medidos con ``saved_tensors_hooks`` y
+    referencias débiles."""
 
     def __init__(self):
         self.vivos = 0
 
     def _guardar(self, tensor):
-        # detach(): a saved output must not point back to its own grad_fn (a cycle that
-        # only the garbage collector would free). The graph keeps the box alive.
+        # detach(): una salida guardada no debe apuntar a su propio grad_fn (un ciclo que
+        # solo liberaría el recolector de basura). El grafo mantiene viva la caja.
         caja = Caja(tensor.detach())
         tam = tensor.numel() * tensor.element_size()
         self.vivos += tam
@@ -453,7 +455,8 @@ class MedidorDeGrafos:
 
 
 def nodos_del_grafo(tensor):
-    """How many autograd nodes hang from ``tensor`` (iterative: the chain can be long)."""
+    """Cuántos nodos de autograd cuelgan de ``tensor`` (recorrido iterativo: la cadena
+    puede ser larga)."""
     if not isinstance(tensor, torch.Tensor) or tensor.grad_fn is None:
         return 0
     pendientes, vistos = [tensor.grad_fn], set()
@@ -551,7 +554,8 @@ plt.show()
 
 # %% tags=["demo"]
 def recorrer_planificador(crear, pasos):
-    """The lr used by each of ``pasos`` optimizer steps, for a fresh optimizer."""
+    """La ``lr`` de cada uno de ``pasos`` pasos del optimizador, con un optimizador recién
+    creado."""
     w = nn.Parameter(torch.zeros(1))
     opt = torch.optim.SGD([w], lr=0.1)
     planificador = crear(opt)
@@ -621,7 +625,7 @@ with warnings.catch_warnings(record=True) as avisos:
     opt.step()
 for aviso in avisos:
     print(f"{aviso.category.__name__}: {aviso.message}")
-# If PyTorch stops warning, the text above is wrong: fail here so CI notices.
+# Si PyTorch deja de avisar, el texto de arriba está mal: falla aquí para que CI lo note.
 assert any("lr_scheduler.step()" in str(a.message) for a in avisos), "Se esperaba un aviso."
 print(f"\nprimera tasa de la curva: {primera_tasa:.5f}   tasa del primer paso: {tasa_usada:.5f}")
 
@@ -680,7 +684,7 @@ with warnings.catch_warnings():
 for t_max in (100, 180, 400):
     tasas = recorrer_planificador(lambda opt, t=t_max: calentamiento_y_coseno(opt, 20, t),
                                   PASOS + 1)
-    bajada = tasas[20:]  # after the warmup
+    bajada = tasas[20:]  # después del calentamiento
     print(f"T_max = {t_max:3d}: mínima {min(bajada):.4f} en el paso "
           f"{20 + bajada.index(min(bajada)):3d}, tasa final {tasas[-1]:.4f}   (eta_min = 0.001)")
 

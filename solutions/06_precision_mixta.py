@@ -65,10 +65,10 @@ DISPOSITIVO = "cuda" if torch.cuda.is_available() else "cpu"
 
 
 def bf16_nativo(dispositivo):
-    """True if the hardware does bf16 arithmetic natively (not emulated)."""
+    """True si el hardware calcula en bf16 de forma nativa (sin emularlo)."""
     if dispositivo == "cuda":
-        return torch.cuda.get_device_capability()[0] >= 8  # Ampere (A100, RTX 30xx) or newer
-    try:  # Linux CPUs: the instruction sets that compute in bf16 (Colab runs Linux)
+        return torch.cuda.get_device_capability()[0] >= 8  # Ampere (A100, RTX 30xx) o posterior
+    try:  # CPU con Linux: los juegos de instrucciones que calculan en bf16 (Colab usa Linux)
         banderas = Path("/proc/cpuinfo").read_text().split()
     except OSError:
         return False
@@ -76,7 +76,7 @@ def bf16_nativo(dispositivo):
 
 
 def autocast_fp16_en_cpu():
-    """True if this PyTorch runs float16 autocast on the CPU (older versions do not)."""
+    """True si esta versión de PyTorch admite autocast en float16 en la CPU (las antiguas no)."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         try:
@@ -87,7 +87,7 @@ def autocast_fp16_en_cpu():
 
 
 def gradscaler_en_cpu():
-    """True if torch.amp.GradScaler works on the CPU (PyTorch 2.3 or newer)."""
+    """True si ``torch.amp.GradScaler`` funciona en la CPU (PyTorch 2.3 o posterior)."""
     try:
         torch.amp.GradScaler("cpu")
     except (AttributeError, RuntimeError, TypeError):
@@ -133,7 +133,7 @@ for nombre, dtype in FORMATOS.items():
 
 # %% tags=["demo"]
 exponentes = torch.linspace(-50, 40, 901, dtype=torch.float64)
-valores = 10.0**exponentes * 1.2345  # a mantissa that is not a power of two
+valores = 10.0**exponentes * 1.2345  # una mantisa que no es potencia de dos
 
 fig, ax = plt.subplots(figsize=(9, 3.5))
 for nombre, dtype in FORMATOS.items():
@@ -393,7 +393,7 @@ print("activación:", h.dtype, "| parámetro:", capa.weight.dtype,
 
 # %% tags=["demo"]
 def entrenar_con_escalador(dispositivo, pasos=40):
-    torch.manual_seed(0)  # the same initial weights on every run
+    torch.manual_seed(0)  # los mismos pesos iniciales en cada ejecución
     g = torch.Generator().manual_seed(0)
     modelo = nn.Sequential(nn.Linear(16, 32), nn.Tanh(), nn.Linear(32, 1)).to(dispositivo)
     optimizador = torch.optim.SGD(modelo.parameters(), lr=0.05)
@@ -469,13 +469,13 @@ if historia:
 
 # %% tags=["demo"]
 def norma_del_gradiente(desescalar):
-    torch.manual_seed(1)  # the same model and data in both calls
+    torch.manual_seed(1)  # el mismo modelo y los mismos datos en las dos llamadas
     g = torch.Generator().manual_seed(1)
     modelo = nn.Linear(8, 1)
     optimizador = torch.optim.SGD(modelo.parameters(), lr=0.1)
     escalador = torch.amp.GradScaler("cpu", init_scale=2.0**12)
     x, y = torch.randn(16, 8, generator=g), torch.randn(16, 1, generator=g)
-    # fp16, the format that goes with a GradScaler (bf16 where this PyTorch lacks it on CPU)
+    # fp16, el formato que va con un GradScaler (bf16 si este PyTorch no lo tiene en CPU)
     with torch.autocast("cpu", dtype=torch.float16 if FP16_EN_CPU else torch.bfloat16):
         perdida = F.mse_loss(modelo(x), y)
     escalador.scale(perdida).backward()
@@ -689,7 +689,7 @@ def regresion(modo, pasos=300, lr=2e-3):
         with torch.autocast("cpu", dtype=torch.bfloat16, enabled=modo == "autocast bf16"):
             perdida = F.mse_loss(modelo(X).float(), Y.float())
         perdida.backward()
-        paso_sesgo = lr * modelo.bias.grad.float().item()  # the update SGD wants to make
+        paso_sesgo = lr * modelo.bias.grad.float().item()  # la actualización que SGD quiere hacer
         optimizador.step()
         optimizador.zero_grad()
         perdidas.append(perdida.item())
@@ -742,8 +742,9 @@ def perceptron(ancho, capas, dispositivo):
 
 
 def medir(modelo, x, y, dtype, repeticiones):
-    """Best seconds per forward+backward step, and the bytes saved for backward that the
-    step allocates (the parameters and the input existed before: not counted)."""
+    """Los mejores segundos por paso (pase hacia adelante y hacia atrás), y los bytes que el
+    paso reserva para el pase hacia atrás (no cuenta los parámetros ni la entrada: ya
+    existían)."""
     previos = {t.untyped_storage().data_ptr() for t in (x, *modelo.parameters())}
     guardados = {}
 
@@ -761,7 +762,7 @@ def medir(modelo, x, y, dtype, repeticiones):
         modelo.zero_grad()
 
     with torch.autograd.graph.saved_tensors_hooks(guardar, lambda t: t):
-        paso()  # warm-up, and the count of saved bytes
+        paso()  # calentamiento, y la cuenta de bytes guardados
     paso()
     tiempos = []
     for _ in range(repeticiones):

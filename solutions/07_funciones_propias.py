@@ -59,7 +59,7 @@ torch.manual_seed(0)
 class Cubo(torch.autograd.Function):
     @staticmethod
     def forward(ctx, x):
-        ctx.save_for_backward(x)  # backward needs x to compute 3x²
+        ctx.save_for_backward(x)  # el pase hacia atrás necesita x para calcular 3x²
         return x**3
 
     @staticmethod
@@ -133,13 +133,13 @@ class Potencia(torch.autograd.Function):
     @staticmethod
     def forward(ctx, x, n):
         ctx.save_for_backward(x)
-        ctx.n = n  # not a tensor: a plain attribute is fine
+        ctx.n = n  # no es un tensor: basta un atributo normal
         return x**n
 
     @staticmethod
     def backward(ctx, grad_output):
         (x,) = ctx.saved_tensors
-        return grad_output * ctx.n * x ** (ctx.n - 1), None  # None: n has no gradient
+        return grad_output * ctx.n * x ** (ctx.n - 1), None  # None: n no tiene gradiente
 
 
 x = torch.tensor([1.0, 2.0, 3.0], requires_grad=True)
@@ -155,7 +155,7 @@ class PotenciaSinNone(Potencia):
     @staticmethod
     def backward(ctx, grad_output):
         (x,) = ctx.saved_tensors
-        return grad_output * ctx.n * x ** (ctx.n - 1)  # one value for two inputs
+        return grad_output * ctx.n * x ** (ctx.n - 1)  # un valor para dos entradas
 
 
 y = PotenciaSinNone.apply(torch.tensor([1.0, 2.0], requires_grad=True), 3)
@@ -222,9 +222,9 @@ with muestra_error(RuntimeError):
 
 # %% tags=["demo"]
 x = torch.tensor([1.0, 2.0], requires_grad=True)
-h = x * 1  # an intermediate tensor that Cubo saves
+h = x * 1  # un tensor intermedio que Cubo guarda
 y = Cubo.apply(h)
-h.mul_(10)  # modified after the forward
+h.mul_(10)  # modificado después del pase hacia adelante
 with muestra_error(RuntimeError):
     y.sum().backward()
 
@@ -236,7 +236,7 @@ with muestra_error(RuntimeError):
 class CuboAtributo(torch.autograd.Function):
     @staticmethod
     def forward(ctx, x):
-        ctx.x = x  # not watched: an in-place change goes unnoticed
+        ctx.x = x  # sin vigilar: un cambio in-place pasa desapercibido
         return x**3
 
     @staticmethod
@@ -267,7 +267,7 @@ class CuboSalidaAtributo(torch.autograd.Function):
     @staticmethod
     def forward(ctx, x):
         salida = x**3
-        ctx.salida = salida  # the output as an attribute: a reference cycle
+        ctx.salida = salida  # la salida como atributo: un ciclo de referencias
         return salida
 
     @staticmethod
@@ -307,7 +307,8 @@ for clase in (CuboSalidaAtributo, CuboSalidaGuardada):
 
 # %% tags=["demo"]
 def bytes_guardados(calcular, excluir=()):
-    """Bytes that autograd saves for backward while ``calcular()`` runs (each storage once)."""
+    """Bytes que autograd guarda para el pase hacia atrás mientras corre ``calcular()``
+    (cada almacenamiento, una vez)."""
     vistos = {}
     excluidos = {t.untyped_storage().data_ptr() for t in excluir}
 
@@ -383,7 +384,7 @@ class CuboMalo(Cubo):
     @staticmethod
     def backward(ctx, grad_output):
         (x,) = ctx.saved_tensors
-        return grad_output * 3 * x  # wrong: the derivative of x³ is 3x²
+        return grad_output * 3 * x  # mal: la derivada de x³ es 3x²
 
 
 with muestra_error(RuntimeError):
@@ -400,7 +401,7 @@ class CuboOpaco(Cubo):
     @staticmethod
     def backward(ctx, grad_output):
         (x,) = ctx.saved_tensors
-        return grad_output * 3 * x.detach() ** 2  # right value, but not differentiable
+        return grad_output * 3 * x.detach() ** 2  # valor correcto, pero no derivable
 
 
 for clase in (Cubo, CuboOpaco):
@@ -433,7 +434,7 @@ class SiLUMal(SiLU):
     @staticmethod
     def backward(ctx, grad_output):
         (z,) = ctx.saved_tensors
-        return grad_output * torch.sigmoid(z)  # forgot the product rule
+        return grad_output * torch.sigmoid(z)  # olvidó la regla del producto
 
 
 # %% [markdown]
@@ -580,7 +581,7 @@ class RedondeoSTE(torch.autograd.Function):
 
     @staticmethod
     def backward(ctx, grad_output):
-        return grad_output  # pretend round were the identity
+        return grad_output  # como si round fuera la identidad
 
 
 x = torch.tensor([0.2, 0.7, 1.4, -0.6], requires_grad=True)

@@ -27,6 +27,7 @@ from autograder.student.compare import (
     observar_casos,
     puntuar,
 )
+from autograder.titles import hidden_tests_heading
 
 
 @dataclass(frozen=True)
@@ -142,7 +143,8 @@ def run_hidden(exercise_id, table, function, student=None, secret=None):
     (partial) score; it never exceeds the cell's points (a test checks they agree).
     """
     result = grade_hidden(exercise_id, table, function, student, secret)
-    print(result.informe(f"Pruebas ocultas de {exercise_id}"))
+    chapter = table[exercise_id].exercise.construir.__module__.split(".")[2]
+    print(result.informe(hidden_tests_heading(chapter, exercise_id)))
     return result.puntos
 
 

@@ -419,8 +419,11 @@ class Resultado:
 
     def informe(self, titulo):
         lineas = [f"{titulo}: {self.puntos:g} / {self.maximo:g} puntos"]
+        algun_valor = any(f is None and not p.requisito for p, f in self.fallos)
+        sin_puntos = False  # a requirement met that earns nothing (``puntuar``'s rule)
         for parte, fallo in self.fallos:
-            ganados = 0 if fallo else parte.puntos
+            ganados = 0 if fallo or (parte.requisito and not algun_valor) else parte.puntos
+            sin_puntos = sin_puntos or (not fallo and not ganados and parte.puntos > 0)
             marca = "✗" if fallo else "✓"
             lineas.append(f"  {marca} {parte.nombre} ({ganados:g}/{parte.puntos:g})")
             if fallo:
@@ -428,6 +431,9 @@ class Resultado:
                 mensaje = (texto(fallo.diagnostico, fallo.hechos, arreglo=arreglo) if arreglo
                            else str(fallo))
                 lineas.append("      " + mensaje.replace("\n", "\n      "))
+        if sin_puntos:
+            lineas.append("  Los requisitos cumplidos no puntúan: solo cuentan si alguna parte "
+                          "del resultado es correcta.")
         return "\n".join(lineas)
 
     @property

@@ -17,10 +17,10 @@ __all__ = ["info_entorno", "muestra_error", "recorrer_grafo", "dibujar_grafo"]
 
 
 def info_entorno(consejo_gpu=False):
-    """Print where the notebook runs: Colab or not, CPU/GPU, Python and torch versions.
+    """Muestra dónde se ejecuta el cuaderno: Colab o no, CPU o GPU, versiones de Python y torch.
 
-    ``consejo_gpu``: the chapter is about GPUs (the build sets it from the chapter's
-    ``INFO_ENTORNO``); also say which runtime to pick and what this one changes.
+    ``consejo_gpu``: el capítulo trata de GPU (la construcción lo toma del ``INFO_ENTORNO``
+    del capítulo); entonces dice también qué entorno de ejecución elegir y qué cambia este.
     """
     en_colab = "google.colab" in sys.modules
     if torch.cuda.is_available():
@@ -54,10 +54,10 @@ def consejo_entorno_gpu():
 
 @contextlib.contextmanager
 def muestra_error(*tipos):
-    """Run a block that must fail with one of ``tipos``: show the error, keep the notebook going.
+    """Ejecuta un bloque que debe fallar con uno de ``tipos``: muestra el error y el cuaderno sigue.
 
-    If the block does *not* fail, raise AssertionError: the text claims an error
-    that PyTorch no longer produces, and the notebook test must notice.
+    Si el bloque *no* falla, lanza ``AssertionError``: el texto describe un error que
+    PyTorch ya no produce, y la prueba del cuaderno debe notarlo.
     """
     try:
         yield
@@ -78,9 +78,9 @@ def _nombre_nodo(nodo):
 
 
 def recorrer_grafo(tensor):
-    """(depth, label) of every node reachable from ``tensor.grad_fn``, depth-first.
+    """(profundidad, etiqueta) de cada nodo alcanzable desde ``tensor.grad_fn``, en profundidad.
 
-    A node shared by two paths is listed once and marked, like the DAG it is.
+    Un nodo que comparten dos caminos aparece una vez y marcado: el grafo es acíclico, no un árbol.
     """
     filas, vistos = [], set()
 
@@ -100,7 +100,8 @@ def recorrer_grafo(tensor):
 
 
 def dibujar_grafo(tensor):
-    """Draw the backward graph with graphviz when it is installed; print it as text otherwise."""
+    """Dibuja el grafo del pase hacia atrás con graphviz si está instalado; si no, lo escribe
+    como texto."""
     try:
         import graphviz
     except ImportError:

@@ -367,7 +367,7 @@ def gradientes_autograd(x, y, W1, b1, W2, b2):
 
 
 def comprobar_manual_backward(manual_backward):
-    """Public check: your manual gradients against autograd on one small network."""
+    """Comprobación pública: tus gradientes a mano frente a autograd en una red pequeña."""
     caso = caso_en_proceso(MANUAL_BACKWARD, manual_backward, 1, (6, 4, 5, 3), gradientes_autograd)
     comprobar(MANUAL_BACKWARD.partes, caso,
               "Tus gradientes coinciden con los de autograd (en este ejemplo pequeño).")
@@ -497,7 +497,8 @@ def gradientes_por_separado(model, x, y):
 
 
 def comprobar_two_loss_grads(two_loss_grads):
-    """Public check: one forward, the gradients of each loss on its own."""
+    """Comprobación pública: un solo pase hacia adelante y los gradientes de cada pérdida por
+    separado."""
     caso = caso_en_proceso(TWO_LOSS_GRADS, two_loss_grads, 2, (5, 3, 4, 2), gradientes_por_separado)
     comprobar(TWO_LOSS_GRADS.partes, caso,
               "Un solo forward y los gradientes de cada pérdida por separado: correcto.")
@@ -636,7 +637,8 @@ def penalizacion_por_diferencias(model, x, h=1e-6):
 
 
 def comprobar_gradient_penalty(gradient_penalty):
-    """Public check: value against finite differences, differentiable, no side effects."""
+    """Comprobación pública: el valor frente a diferencias finitas, que sea derivable y que no
+    tenga efectos secundarios."""
     caso = caso_en_proceso(GRADIENT_PENALTY, gradient_penalty, 3, (4, 3, 6),
                            penalizacion_por_diferencias)
     comprobar(GRADIENT_PENALTY.partes, caso,

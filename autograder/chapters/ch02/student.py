@@ -369,8 +369,8 @@ def gradientes_por_diferencias(model, x, y):
 
 
 def comprobar_hidden_grad(hidden_grad):
-    """Public check: your dL/dh against finite differences on one small network, then on
-    a batch of one sample with K == 1 (whose result still has shape (N, H))."""
+    """Comprobación pública: tu dL/dh frente a diferencias finitas en una red pequeña, y después
+    en un lote de una sola muestra con K == 1 (el resultado sigue teniendo forma (N, H))."""
     caso = caso_en_proceso(HIDDEN_GRAD, hidden_grad, 4, (4, 3, 5, 3), gradientes_por_diferencias)
     comprobar(HIDDEN_GRAD.partes, caso,
               "Tu dL/dh coincide con las diferencias finitas (en este ejemplo pequeño).")
@@ -590,9 +590,9 @@ def probabilidades_a_mano(model, x, llamada=None):
 
 
 def comprobar_predict(predict):
-    """Public check: probabilities, no graph in the output, nothing saved for backward;
-    then a call from inside ``torch.no_grad()`` on a model in eval mode, with submodules in
-    another mode, parameters frozen and a batch of one sample."""
+    """Comprobación pública: probabilidades, sin grafo en la salida y nada guardado para el pase
+    hacia atrás; después, una llamada dentro de ``torch.no_grad()`` con un modelo en modo
+    evaluación, submódulos en otro modo, parámetros congelados y un lote de una muestra."""
     caso = caso_en_proceso(PREDICT, predict, 5, (5, 4, 6, 3), probabilidades_a_mano)
     comprobar(PREDICT.partes, caso,
               "Probabilidades correctas y ni un solo tensor guardado para backward.")
@@ -750,9 +750,9 @@ def nombres_de_la_cabeza(model):
 
 
 def comprobar_freeze_all_but_head(freeze_all_but_head):
-    """Public check: only the head trainable, the right names, nothing else touched; on a
-    plain model, then on one whose head arrives frozen, with modules named like it and a
-    parameter of its own."""
+    """Comprobación pública: solo la cabeza entrenable, los nombres correctos y nada más tocado;
+    en un modelo plano, y después en uno cuya cabeza llega congelada, con módulos de nombre
+    parecido y un parámetro propio."""
     caso = caso_en_proceso(FREEZE_ALL_BUT_HEAD, freeze_all_but_head, 6, (4, 6, 2, 3, "lineal"),
                            nombres_de_la_cabeza)
     comprobar(FREEZE_ALL_BUT_HEAD.partes, caso,

@@ -631,8 +631,8 @@ def gradientes_del_lote_completo(model, loss_fn, x, y, accum):
 
 
 def comprobar_accumulate_gradients(accumulate_gradients):
-    """Public check: accumulated gradients against one gradient over the whole batch; the
-    model arrives with stale gradients and its first layer in eval mode."""
+    """Comprobación pública: los gradientes acumulados frente a un solo gradiente sobre el lote
+    entero; el modelo llega con gradientes viejos y su primera capa en modo evaluación."""
     caso = caso_en_proceso(ACCUMULATE_GRADIENTS, accumulate_gradients, 1,
                            ("mse", 2, 4, 3, 5, 2, "float64", False, False, True, "mixto"),
                            gradientes_del_lote_completo)
@@ -878,8 +878,8 @@ def ciclos_con_lotes_unidos(model, loss_fn, optimizer, batches, accum):
 
 
 def comprobar_train_with_accumulation(train_with_accumulation):
-    """Public check: 11 micro-batches with accum = 4 (two full cycles and one of 3), then
-    8 with accum = 4 (no partial cycle at all), arriving with stale gradients."""
+    """Comprobación pública: 11 micro-lotes con accum = 4 (dos ciclos completos y uno de 3), y
+    después 8 con accum = 4 (ningún ciclo incompleto), con gradientes viejos al llegar."""
     caso = caso_en_proceso(TRAIN_WITH_ACCUMULATION, train_with_accumulation, 2,
                            ("mse", 11, 2, 4, 3, 5, 2), ciclos_con_lotes_unidos)
     comprobar(TRAIN_WITH_ACCUMULATION.partes, caso,
@@ -1063,8 +1063,9 @@ def recorte_a_mano(model, loss_fn, optimizer, x, y, max_norm):
 
 
 def comprobar_clipped_step(clipped_step):
-    """Public check: one clipped SGD step on a small network (in eval mode), then one where
-    the gradient norm is already below max_norm (nothing to clip)."""
+    """Comprobación pública: un paso de SGD con recorte en una red pequeña (en modo evaluación),
+    y después uno en el que la norma del gradiente ya es menor que ``max_norm`` (nada que
+    recortar)."""
     caso = caso_en_proceso(CLIPPED_STEP, clipped_step, 3,
                            ("mse", 8, 3, 5, 2, 0.25, "sgd", TASA, False, True, False, False,
                             "eval"), recorte_a_mano)

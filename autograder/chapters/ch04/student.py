@@ -445,9 +445,9 @@ def evaluacion_de_golpe(model, loader, loss_fn):
 
 
 def comprobar_evaluate(evaluate):
-    """Public check: a BatchNorm model, batches of 6, 6 and 3 samples; it arrives in train
-    mode, then (another model, with a label-smoothed loss and stale gradients) in eval
-    mode, and must be left as it arrived."""
+    """Comprobación pública: un modelo con BatchNorm y lotes de 6, 6 y 3 muestras; llega en modo
+    entrenamiento, y después (otro modelo, con una pérdida con suavizado de etiquetas y
+    gradientes viejos) en modo evaluación; debe quedar como llegó."""
     for forma, exito in (((3, 6, 3, 4, 5, 3, "train"),
                           "y el modelo vuelve a modo entrenamiento."),
                          ((3, 6, 3, 4, 5, 3, "eval", "suavizada", False, False, True),
@@ -650,8 +650,8 @@ WARMUP_COSINE = Ejercicio(
 
 
 def comprobar_warmup_cosine(warmup_cosine):
-    """Public check: W=5, total_steps=30, lr=0.1, min_lr=0.001, against the closed form;
-    then W=2, total_steps=8, lr=0.05, min_lr=0.005 over two parameter groups."""
+    """Comprobación pública: W=5, total_steps=30, lr=0.1, min_lr=0.001, frente a la fórmula
+    cerrada; después W=2, total_steps=8, lr=0.05, min_lr=0.005 con dos grupos de parámetros."""
     caso = caso_en_proceso(WARMUP_COSINE, warmup_cosine, 6, (5, 30, 0.1, 0.001), lrs_esperadas)
     comprobar(WARMUP_COSINE.partes, caso,
               "Las 31 tasas de aprendizaje siguen el calentamiento y el coseno del contrato.")
@@ -1031,8 +1031,8 @@ def entrenamiento_a_mano(model, loader, loss_fn, optimizer, scheduler, accum, ma
 
 
 def comprobar_train_one_epoch(train_one_epoch):
-    """Public check: 5 micro-batches from a loader that cannot be sliced (the last one
-    shorter), accum=2 (a partial last cycle), clipping, cosine."""
+    """Comprobación pública: 5 micro-lotes de un cargador que no se puede cortar (el último más
+    corto), ``accum=2`` (un último ciclo incompleto), recorte y coseno."""
     caso = caso_en_proceso(TRAIN_ONE_EPOCH, train_one_epoch, 4,
                            (5, 6, 3, 5, 3, 2, 0.6, "coseno", "sgd_simple", "iterable", 0, "eval",
                             False, 0.0, False, 4), entrenamiento_a_mano)

@@ -194,7 +194,8 @@ registrar(MENSAJES)
 
 
 class RuidoGaussiano(nn.Module):
-    """Adds Gaussian noise of standard deviation ``sigma`` in train mode; identity in eval."""
+    """Suma ruido gaussiano de desviación típica ``sigma`` en modo entrenamiento; en modo
+    evaluación, la identidad."""
 
     def __init__(self, sigma):
         super().__init__()
@@ -217,7 +218,7 @@ class ConReserva(nn.Sequential):
 
 
 def modos_de(modelo):
-    """The ``training`` flag of every module, in ``model.modules()`` order."""
+    """El indicador ``training`` de cada módulo, en el orden de ``model.modules()``."""
     return [m.training for m in modelo.modules()]
 
 
@@ -583,7 +584,7 @@ EJEMPLO_EVALUACION = (6, 4, 5, 3, 0.5, "mixto", (("anidada", True), ("grad_viejo
 
 
 def comprobar_evaluate(evaluate):
-    """Public check: the eval-mode loss, no graph, and the model left as it was."""
+    """Comprobación pública: la pérdida en modo evaluación, sin grafo, y el modelo como estaba."""
     caso = caso_en_proceso(EVALUATE, evaluate, 5, EJEMPLO_EVALUACION, perdida_a_mano)
     comprobar(EVALUATE.partes, caso,
               "Pérdida en modo evaluación, sin grafo, y cada submódulo como estaba.")
@@ -742,10 +743,10 @@ EJEMPLO_MODULOS = (5, 3, 4, 2, "BRZGSDTg", "mixto", (("reserva", True),))
 
 
 def comprobar_modules_that_change(modules_that_change):
-    """Public check: which leaf modules change, on a model with a few traps.
+    """Comprobación pública: qué módulos hoja cambian, en un modelo con algunas trampas.
 
-    The model starts in mixed modes (frozen BatchNorm), so restoring the root's flag alone
-    shows here as it does in the hidden tests.
+    El modelo empieza con modos mezclados (BatchNorm congelada): restaurar solo el indicador
+    de la raíz se nota aquí igual que en las pruebas ocultas.
     """
     caso = caso_en_proceso(MODULES_THAT_CHANGE, modules_that_change, 6, EJEMPLO_MODULOS,
                            modulos_por_tipo)
@@ -872,9 +873,11 @@ EJEMPLO_MC = (5, 4, 6, 3, 0.4, 8, "mixto", (("ruido", True),))
 
 
 def comprobar_mc_dropout(mc_dropout):
-    """Public check: MC-dropout mean and spread with torch.manual_seed fixed before the call.
+    """Comprobación pública: media y dispersión de MC dropout, con ``torch.manual_seed`` fijado
+    antes de la llamada.
 
-    The model starts in mixed modes (frozen BatchNorm), as in fine-tuning.
+    El modelo empieza con modos mezclados (BatchNorm congelada), como al ajustar un modelo
+    preentrenado.
     """
     caso = caso_en_proceso(MC_DROPOUT, mc_dropout, 7, EJEMPLO_MC, mc_a_mano)
     comprobar(MC_DROPOUT.partes, caso,

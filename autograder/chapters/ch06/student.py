@@ -286,7 +286,7 @@ def hechos_del_hardware(filas):
 
 
 def comprobar_pick_amp_dtype(pick_amp_dtype):
-    """Public check: the four machines (CPU or GPU, with or without native bf16)."""
+    """Comprobación pública: las cuatro máquinas (CPU o GPU, con o sin bf16 nativo)."""
     caso = caso_en_proceso(PICK_AMP_DTYPE, pick_amp_dtype, 0, (2, 1, 3, 0), hechos_del_hardware)
     comprobar_casos(PICK_AMP_DTYPE.partes, [caso],
                     "Eliges bien el dtype y el escalador en las cuatro máquinas.")
@@ -423,7 +423,8 @@ OTRO_EJEMPLO_ESCALA = (5, (20, 2, 2, 1, 1, 1))
 
 
 def comprobar_simulate_loss_scale(simulate_loss_scale):
-    """Public check: your scale traces against a real GradScaler on two sequences of steps."""
+    """Comprobación pública: tus trazas de la escala frente a un GradScaler real en dos
+    secuencias de pasos."""
     casos = [caso_en_proceso(SIMULATE_LOSS_SCALE, simulate_loss_scale, *ejemplo,
                              escalas_de_gradscaler)
              for ejemplo in (EJEMPLO_ESCALA, OTRO_EJEMPLO_ESCALA)]
@@ -809,9 +810,9 @@ FORMAS_PASO = [(6, 4, 8, 3, 0), (5, 3, 6, 2, 1),
 
 
 def comprobar_amp_train_step(amp_train_step):
-    """Public check: float16 steps with a GradScaler on CPU (one that grows its scale, one
-    that overflows), a bfloat16 step without (and, where a GPU is present, a float16 step
-    on CUDA)."""
+    """Comprobación pública: pasos en float16 con un GradScaler en la CPU (uno en el que la
+    escala crece y otro que desborda), un paso en bfloat16 sin él (y, si hay GPU, un paso en
+    float16 en CUDA)."""
     formas = list(FORMAS_PASO)
     if torch.cuda.is_available():
         formas.append((6, 4, 8, 3, 4))

@@ -851,7 +851,8 @@ FORMA_PUBLICA_SOFTPLUS = ((10,), 2.0, "float64", True, True, False, 0)
 
 
 def comprobar_stable_softplus(stable_softplus):
-    """Public check: output, gradient and gradcheck against autograd on logaddexp."""
+    """Comprobación pública: salida, gradiente y ``gradcheck`` frente a autograd sobre
+    ``logaddexp``."""
     caso = caso_en_proceso(STABLE_SOFTPLUS, stable_softplus, 1, FORMA_PUBLICA_SOFTPLUS,
                            softplus_por_autograd)
     comprobar_casos(STABLE_SOFTPLUS.partes, [caso],
@@ -1020,7 +1021,8 @@ FORMAS_PUBLICAS_LINEAL = ((5, 4, 3, "float64", (True, True, True), True, False),
 
 
 def comprobar_linear_tanh(linear_tanh):
-    """Public check: values and gradients against autograd, what ctx saved, needs_input_grad."""
+    """Comprobación pública: valores y gradientes frente a autograd, lo que guardó ``ctx`` y
+    ``needs_input_grad``."""
     casos = [caso_en_proceso(LINEAR_TANH, linear_tanh, 2, forma, lineal_tanh_por_autograd)
              for forma in FORMAS_PUBLICAS_LINEAL]
     comprobar_casos(LINEAR_TANH.partes, casos,
@@ -1175,7 +1177,8 @@ FORMA_PUBLICA_CUANTIZADOR = ((16,), 0.25, 4, "float64", True, True, False)
 
 
 def comprobar_quantize_ste(quantize_ste):
-    """Public check: the quantized values and the straight-through gradient on one example."""
+    """Comprobación pública: los valores cuantizados y el gradiente de paso directo en un
+    ejemplo."""
     caso = caso_en_proceso(QUANTIZE_STE, quantize_ste, 3, FORMA_PUBLICA_CUANTIZADOR,
                            cuantizador_por_busqueda)
     comprobar_casos(QUANTIZE_STE.partes, [caso],
