@@ -1368,8 +1368,8 @@ FORMAS_PUBLICAS_CHECKPOINT = (("mlp", 4, 3, 5, "float64", (True, True, True, Tru
 
 
 def comprobar_checkpoint_apply(checkpoint_apply):
-    """Public check: values and gradients against plain autograd, what the forward saved,
-    how many times fn ran, needs_input_grad."""
+    """Comprobación pública: valores y gradientes frente a autograd sin checkpoint, lo que
+    guardó el forward, cuántas veces se ejecutó ``fn`` y ``needs_input_grad``."""
     casos = [caso_en_proceso(CHECKPOINT_APPLY, checkpoint_apply, 4, forma,
                              checkpoint_por_autograd) for forma in FORMAS_PUBLICAS_CHECKPOINT]
     comprobar_casos(CHECKPOINT_APPLY.partes, casos,
