@@ -1,0 +1,127 @@
+"""A whole term on a real course, as a lecturer runs it from the README: publish the student
+distribution, release through the exchange, two Canvas downloads (a resubmission, a late
+submission and an older copy), grade, read the feedback, override a score as the formgrader
+does, re-grade that student, export the file to upload. Chapter 1 only, through the CLI."""
+
+import zipfile
+
+import nbformat
+import pytest
+from nbgrader.api import Gradebook
+from test_feedback_page import english_labels_in  # tests/test_feedback_page.py
+from test_zip_collect import _rows, nbgrader  # tests/test_zip_collect.py
+
+from autograder.__main__ import main
+from autograder.course import chapter_named, sqlite_gradebook
+from autograder.hidden.seeds import SECRET_FILE
+from autograder.outcome import Status
+from autograder.pipeline import prepare_course
+from autograder.submissions import fill_solutions, solution_code
+from autograder.term import TERM_ENV
+
+pytestmark = pytest.mark.slow
+
+TERM = """timezone = "Europe/Madrid"
+[due]
+01_grafo_dinamico = 2026-12-01T12:00:00
+[late]
+percent_per_day = 10
+max_percent = 50
+grace_minutes = 15
+marker_hours = 24
+"""
+ENTRY_TIME = (2026, 12, 2, 9, 0, 0)
+OVERRIDDEN = "manual_backward_test"
+
+
+def _download(path, entries):
+    with zipfile.ZipFile(path, "w") as bundle:
+        for name, nb in entries:
+            bundle.writestr(zipfile.ZipInfo(name, date_time=ENTRY_TIME), nbformat.writes(nb))
+    return path
+
+
+def test_a_term_from_publishing_to_the_file_to_upload(tmp_path, monkeypatch, capsys):
+    (tmp_path / "term.toml").write_text(TERM)
+    monkeypatch.setenv(TERM_ENV, str(tmp_path / "term.toml"))
+    monkeypatch.delenv("AUTOGRADER_DB_URL", raising=False)
+    monkeypatch.delenv("COURSE_SECRET", raising=False)
+    chapter = chapter_named("01")
+    name = chapter.name
+    course, public, grades = tmp_path / "course", tmp_path / "public", tmp_path / "grades"
+    prepare_course(course, selected=[chapter])
+    source = nbformat.read(course / "source" / name / f"{name}.ipynb", 4)
+    release = nbformat.read(course / "release" / name / f"{name}.ipynb", 4)
+    answers = solution_code(source)
+    solved = fill_solutions(release, answers)
+
+    # Publish: the public repository gets the notebooks, and nothing private.
+    assert main(["publish", str(public), "--repository", "uni/autograd-estudiantes",
+                 "--course-dir", str(course)]) == 0
+    secret = (course / SECRET_FILE).read_text().strip()
+    published = "\n".join(p.read_text(errors="replace") for p in public.rglob("*")
+                          if p.is_file())
+    assert secret not in published
+    assert "BEGIN SOLUTION" not in published and "HIDDEN TESTS" not in published
+    assert "uni/autograd-estudiantes" in published
+    stubs = {line.strip() for cell in release.cells for line in cell.source.splitlines()}
+    answer_lines = {line.strip() for code in answers.values() for line in code.splitlines()
+                    if len(line.strip()) > 30} - stubs
+    assert answer_lines and not [line for line in answer_lines if line in published]
+
+    # Release through nbgrader's exchange (what `nbgrader fetch_assignment` serves).
+    nbgrader("release_assignment", name, course=course)
+    assert (course / "exchange" / "course" / "outbound" / name / f"{name}.ipynb").exists() \
+        or any((course / "exchange").rglob(f"outbound/{name}/{name}.ipynb"))
+
+    # Two downloads from Canvas.
+    first = _download(tmp_path / "first.zip", [(f"anaperez_11_100_{name}.ipynb", solved),
+                                               (f"luisgomez_12_200_{name}.ipynb", release)])
+    second = _download(tmp_path / "second.zip", [
+        (f"luisgomez_12_300_{name}.ipynb", solved),  # corrected: replaces his stubs
+        (f"carlaruiz_late_13_400_{name}.ipynb", solved),  # late, no time: 24 h
+        (f"anaperez_11_90_{name}.ipynb", release),  # older than hers: skipped
+    ])
+    for download in (first, second):
+        assert main(["collect-lms", name, str(download), "--course-dir", str(course)]) == 0
+    said = capsys.readouterr().out
+    assert "replaced" in said and "skipped" in said
+    kept = list((course / "replaced" / "luisgomez" / name).glob(f"*/{name}.ipynb"))
+    assert len(kept) == 1 and nbformat.read(kept[0], 4) == release  # nothing lost
+
+    # Grade, then read what students get.
+    grade = ["grade", "--submissions", str(course / "submitted"), "--course-dir", str(course),
+             "--out", str(grades), "--timeout", "10", "--workers", "2", "--lines"]
+    assert main(grade) == 0
+    rows = _rows(grades / "grades.csv")
+    full = float(rows["anaperez"]["max_score"])
+    assert sorted(rows) == ["anaperez", "carlaruiz", "luisgomez"]
+    assert {r["status"] for r in rows.values()} == {Status.GRADED}
+    assert [float(rows[s]["score"]) for s in ("anaperez", "luisgomez")] == [full, full]
+    penalty = round(full * 0.1, 2)
+    assert float(rows["carlaruiz"]["late_penalty"]) == penalty
+    assert float(rows["carlaruiz"]["score"]) == pytest.approx(full - penalty)
+    for student in rows:
+        page = (grades / "feedback" / student / f"{name}.html").read_text()
+        assert english_labels_in(page) == [], student
+    carla = (grades / "feedback" / "carlaruiz" / f"{name}.html").read_text()
+    assert f"−{penalty:g} puntos" in carla
+
+    # The instructor lowers one of Luis's cells by hand, then Luis is re-graded.
+    with Gradebook(sqlite_gradebook(course)) as gradebook:
+        cell = gradebook.find_grade(OVERRIDDEN, name, name, "luisgomez")
+        cell.manual_score = 1.0
+        gradebook.db.commit()
+        auto = cell.auto_score
+    assert auto and auto > 1.0
+    assert main([*grade, "--student", "luisgomez"]) == 0
+    assert main(["export", "--course-dir", str(course), "--out",
+                 str(grades / "grades.csv")]) == 0
+    exported = _rows(grades / "grades.csv")
+    assert sorted(exported) == ["anaperez", "carlaruiz", "luisgomez"]
+    assert float(exported["luisgomez"][OVERRIDDEN]) == 1.0
+    assert float(exported["luisgomez"]["score"]) == pytest.approx(full - auto + 1.0)
+    assert f"{OVERRIDDEN}: auto {auto:g} → manual 1" in exported["luisgomez"]["overrides"]
+    assert float(exported["carlaruiz"]["late_penalty"]) == penalty
+    assert exported["anaperez"]["score"] == rows["anaperez"]["score"]
+    assert all(r["status"] == Status.GRADED for r in exported.values())
