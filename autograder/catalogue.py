@@ -9,6 +9,10 @@ from autograder.course import chapters
 from autograder.markers import TEST_SUFFIX, solution_cell_of
 from autograder.tables import format_table
 
+# The difficulty tags an exercise declares (``HiddenExercise.difficulty``): within a chapter
+# they never go down, and the course's last exercise alone is a "reto" (its capstone).
+LEVELS = {1: "básico", 2: "intermedio", 3: "avanzado", 4: "reto"}
+
 
 @dataclass(frozen=True)
 class Exercise:
@@ -17,6 +21,7 @@ class Exercise:
     function: str
     signature: str
     points: float
+    difficulty: int  # a key of LEVELS
     parts: int
     hidden_cases: int
 
@@ -49,6 +54,7 @@ def exercises():
             found.append(Exercise(
                 chapter=chapter.name, grade_id=name + TEST_SUFFIX, function=name,
                 signature=_defined_function(cell.source, name), points=declared.points,
+                difficulty=declared.difficulty,
                 parts=len(declared.exercise.partes),
                 hidden_cases=len(declared.draw(torch.Generator().manual_seed(0)))))
     return found
@@ -58,9 +64,11 @@ def catalogue_table(items=None):
     """The catalogue as an aligned text table, with the total points."""
     items = exercises() if items is None else items
     # Each part is checked on 1 public case (in the notebook) and on every hidden case.
-    rows = [("chapter", "grade_id", "function", "points", "parts", "public", "hidden")]
-    rows += [(e.chapter, e.grade_id, e.signature, f"{e.points:g}", str(e.parts),
-              str(e.parts), str(e.parts * e.hidden_cases)) for e in items]
+    rows = [("chapter", "grade_id", "function", "points", "difficulty", "parts", "public",
+             "hidden")]
+    rows += [(e.chapter, e.grade_id, e.signature, f"{e.points:g}",
+              f"{e.difficulty} {LEVELS.get(e.difficulty, '?')}", str(e.parts), str(e.parts),
+              str(e.parts * e.hidden_cases)) for e in items]
     lines = format_table(rows)
     lines.append(f"\n{len(items)} exercises, {sum(e.points for e in items):g} points. "
                  "public/hidden: checks run (parts × cases) in the notebook / at grading.")

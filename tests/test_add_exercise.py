@@ -108,7 +108,8 @@ def _square_shapes(generator):
             for _ in range(2)]
 
 
-HIDDEN.update(hidden_table(HiddenExercise(SQUARE_GRAD, _square_shapes, reference.{NAME})))
+HIDDEN.update(hidden_table(HiddenExercise(SQUARE_GRAD, _square_shapes, reference.{NAME},
+                                         difficulty=1)))
 '''
 
 VARIANT_DECLARATIONS = f'''

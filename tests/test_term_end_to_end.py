@@ -3,12 +3,11 @@ distribution, release through the exchange, two Canvas downloads (a resubmission
 submission and an older copy), grade, read the feedback, override a score as the formgrader
 does, re-grade that student, export the file to upload. Chapter 1 only, through the CLI."""
 
-import zipfile
-
 import nbformat
 import pytest
 from nbgrader.api import Gradebook
 from test_feedback_page import english_labels_in  # tests/test_feedback_page.py
+from test_late_submissions import TERM, _download  # tests/test_late_submissions.py
 from test_zip_collect import _rows, nbgrader  # tests/test_zip_collect.py
 
 from autograder.__main__ import main
@@ -21,24 +20,7 @@ from autograder.term import TERM_ENV
 
 pytestmark = pytest.mark.slow
 
-TERM = """timezone = "Europe/Madrid"
-[due]
-01_grafo_dinamico = 2026-12-01T12:00:00
-[late]
-percent_per_day = 10
-max_percent = 50
-grace_minutes = 15
-marker_hours = 24
-"""
-ENTRY_TIME = (2026, 12, 2, 9, 0, 0)
 OVERRIDDEN = "manual_backward_test"
-
-
-def _download(path, entries):
-    with zipfile.ZipFile(path, "w") as bundle:
-        for name, nb in entries:
-            bundle.writestr(zipfile.ZipInfo(name, date_time=ENTRY_TIME), nbformat.writes(nb))
-    return path
 
 
 def test_a_term_from_publishing_to_the_file_to_upload(tmp_path, monkeypatch, capsys):

@@ -36,6 +36,8 @@ class HiddenExercise:
     draw: object  # callable(torch.Generator) -> list of (shape, seed)
     expect: object  # the reference: callable(*inputs) -> expected result
     space: object = None  # autograder.hidden.space.Space: the contract the draws sample
+    # 1 básico … 4 reto (``autograder.catalogue.LEVELS``): the ramp the catalogue shows
+    difficulty: int = None
     public_answers: list = field(default=None, compare=False)  # see ``public_answers``
 
     @property

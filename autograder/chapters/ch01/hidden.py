@@ -191,8 +191,11 @@ PENALTY_SPACE = Space(
            "model.requires_grad": "the statement: every parameter requires grad"})
 
 HIDDEN = hidden_table(
-    HiddenExercise(MANUAL_BACKWARD, _network_shapes, _expected_network, MANUAL_BACKWARD_SPACE),
-    HiddenExercise(TWO_LOSS_GRADS, _two_loss_shapes, _expected_two_losses, TWO_LOSS_SPACE),
-    HiddenExercise(GRADIENT_PENALTY, _penalty_shapes, _expected_penalty, PENALTY_SPACE),
+    HiddenExercise(MANUAL_BACKWARD, _network_shapes, _expected_network, MANUAL_BACKWARD_SPACE,
+                   difficulty=2),
+    HiddenExercise(TWO_LOSS_GRADS, _two_loss_shapes, _expected_two_losses, TWO_LOSS_SPACE,
+                   difficulty=2),
+    HiddenExercise(GRADIENT_PENALTY, _penalty_shapes, _expected_penalty, PENALTY_SPACE,
+                   difficulty=3),
 )
 check = checker(HIDDEN)  # what the graded cells of the instructor notebook call

@@ -166,8 +166,10 @@ SPACE_FREEZE = Space(dimensions=(
 
 
 HIDDEN = hidden_table(
-    HiddenExercise(HIDDEN_GRAD, _hidden_grad_shapes, _expected_gradients, SPACE_HIDDEN_GRAD),
-    HiddenExercise(PREDICT, _predict_shapes, _expected_prediction, SPACE_PREDICT),
-    HiddenExercise(FREEZE_ALL_BUT_HEAD, _freeze_shapes, _expected_names, SPACE_FREEZE),
+    HiddenExercise(HIDDEN_GRAD, _hidden_grad_shapes, _expected_gradients, SPACE_HIDDEN_GRAD,
+                   difficulty=1),
+    HiddenExercise(PREDICT, _predict_shapes, _expected_prediction, SPACE_PREDICT, difficulty=2),
+    HiddenExercise(FREEZE_ALL_BUT_HEAD, _freeze_shapes, _expected_names, SPACE_FREEZE,
+                   difficulty=2),
 )
 check = checker(HIDDEN)  # what the graded cells of the instructor notebook call

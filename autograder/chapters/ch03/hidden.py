@@ -293,9 +293,11 @@ CLIPPING_SPACE = Space(
 
 HIDDEN = hidden_table(
     HiddenExercise(ACCUMULATE_GRADIENTS, _accumulation_shapes, _expected_accumulation,
-                   ACCUMULATION_SPACE),
-    HiddenExercise(TRAIN_WITH_ACCUMULATION, _cycle_shapes, _expected_cycles, CYCLES_SPACE),
-    HiddenExercise(CLIPPED_STEP, _clipping_shapes, _expected_clipping, CLIPPING_SPACE),
+                   ACCUMULATION_SPACE, difficulty=2),
+    HiddenExercise(TRAIN_WITH_ACCUMULATION, _cycle_shapes, _expected_cycles, CYCLES_SPACE,
+                   difficulty=3),
+    HiddenExercise(CLIPPED_STEP, _clipping_shapes, _expected_clipping, CLIPPING_SPACE,
+                   difficulty=3),
 )
 check = checker(HIDDEN)  # what the graded cells of the instructor notebook call
 

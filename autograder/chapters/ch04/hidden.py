@@ -210,9 +210,10 @@ SCHEDULER_SPACE = Space(dimensions=(
 
 
 HIDDEN = hidden_table(
-    HiddenExercise(TRAIN_ONE_EPOCH, _epoch_shapes, _expected_epoch, EPOCH_SPACE),
-    HiddenExercise(EVALUATE, _evaluation_shapes, _expected_evaluation, EVALUATION_SPACE),
-    HiddenExercise(WARMUP_COSINE, _scheduler_shapes, _expected_lrs, SCHEDULER_SPACE),
+    HiddenExercise(TRAIN_ONE_EPOCH, _epoch_shapes, _expected_epoch, EPOCH_SPACE, difficulty=3),
+    HiddenExercise(EVALUATE, _evaluation_shapes, _expected_evaluation, EVALUATION_SPACE,
+                   difficulty=1),
+    HiddenExercise(WARMUP_COSINE, _scheduler_shapes, _expected_lrs, SCHEDULER_SPACE, difficulty=2),
 )
 check = checker(HIDDEN)  # what the graded cells of the instructor notebook call
 

@@ -227,8 +227,10 @@ MC_SPACE = Space(dimensions=SHARED_DIMENSIONS + (
 
 
 HIDDEN = hidden_table(
-    HiddenExercise(EVALUATE, _evaluation_shapes, _expected_evaluation, EVALUATION_SPACE),
-    HiddenExercise(MODULES_THAT_CHANGE, _module_shapes, _expected_modules, MODULE_SPACE),
-    HiddenExercise(MC_DROPOUT, _mc_shapes, _expected_mc, MC_SPACE),
+    HiddenExercise(EVALUATE, _evaluation_shapes, _expected_evaluation, EVALUATION_SPACE,
+                   difficulty=2),
+    HiddenExercise(MODULES_THAT_CHANGE, _module_shapes, _expected_modules, MODULE_SPACE,
+                   difficulty=2),
+    HiddenExercise(MC_DROPOUT, _mc_shapes, _expected_mc, MC_SPACE, difficulty=3),
 )
 check = checker(HIDDEN)  # what the graded cells of the instructor notebook call

@@ -173,8 +173,10 @@ STEP_SPACE = Space(
 
 
 HIDDEN = hidden_table(
-    HiddenExercise(PICK_AMP_DTYPE, _device_table, _expected_choices, space=PICK_SPACE),
-    HiddenExercise(SIMULATE_LOSS_SCALE, _scale_shapes, _expected_scales, space=SCALE_SPACE),
-    HiddenExercise(AMP_TRAIN_STEP, _step_shapes, _expected_step, space=STEP_SPACE),
+    HiddenExercise(PICK_AMP_DTYPE, _device_table, _expected_choices, space=PICK_SPACE,
+                   difficulty=1),
+    HiddenExercise(SIMULATE_LOSS_SCALE, _scale_shapes, _expected_scales, space=SCALE_SPACE,
+                   difficulty=2),
+    HiddenExercise(AMP_TRAIN_STEP, _step_shapes, _expected_step, space=STEP_SPACE, difficulty=3),
 )
 check = checker(HIDDEN)  # what the graded cells of the instructor notebook call

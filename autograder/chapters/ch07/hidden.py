@@ -336,11 +336,13 @@ CHECKPOINT_SPACE = Space(dimensions=(
 
 
 HIDDEN = hidden_table(
-    HiddenExercise(STABLE_SOFTPLUS, _softplus_shapes, _expected_softplus, SOFTPLUS_SPACE),
-    HiddenExercise(QUANTIZE_STE, _quantizer_shapes, _expected_quantizer, QUANTIZER_SPACE),
-    HiddenExercise(LINEAR_TANH, _linear_shapes, _expected_linear, LINEAR_SPACE),
+    HiddenExercise(STABLE_SOFTPLUS, _softplus_shapes, _expected_softplus, SOFTPLUS_SPACE,
+                   difficulty=2),
+    HiddenExercise(QUANTIZE_STE, _quantizer_shapes, _expected_quantizer, QUANTIZER_SPACE,
+                   difficulty=2),
+    HiddenExercise(LINEAR_TANH, _linear_shapes, _expected_linear, LINEAR_SPACE, difficulty=3),
     HiddenExercise(CHECKPOINT_APPLY, _checkpoint_shapes, _expected_checkpoint,
-                   CHECKPOINT_SPACE),
+                   CHECKPOINT_SPACE, difficulty=4),
 )
 check = checker(HIDDEN)  # what the graded cells of the instructor notebook call
 
