@@ -1,17 +1,22 @@
 """A whole term on a real course, as a lecturer runs it from the README: publish the student
 distribution, release through the exchange, two Canvas downloads (a resubmission, a late
-submission and an older copy), grade, read the feedback, override a score as the formgrader
-does, re-grade that student, export the file to upload. Chapter 1 only, through the CLI."""
+submission with Canvas's bare marker and an older copy) and one submission from the exchange
+with nbgrader's timestamp, grade, read the feedback, override a score as the formgrader does,
+re-grade that student, export the file to upload (and nbgrader's own export). Chapter 1
+only, through the CLI."""
+
+import zipfile
+from datetime import datetime
 
 import nbformat
 import pytest
 from nbgrader.api import Gradebook
 from test_feedback_page import english_labels_in  # tests/test_feedback_page.py
-from test_late_submissions import TERM, _download  # tests/test_late_submissions.py
 from test_zip_collect import _rows, nbgrader  # tests/test_zip_collect.py
 
 from autograder.__main__ import main
 from autograder.course import chapter_named, sqlite_gradebook
+from autograder.export import gradebook_outcomes
 from autograder.hidden.seeds import SECRET_FILE
 from autograder.outcome import Status
 from autograder.pipeline import prepare_course
@@ -21,6 +26,23 @@ from autograder.term import TERM_ENV
 pytestmark = pytest.mark.slow
 
 OVERRIDDEN = "manual_backward_test"
+TERM = """timezone = "Europe/Madrid"
+[due]
+01_grafo_dinamico = 2026-12-01T12:00:00
+[late]
+percent_per_day = 10
+max_percent = 50
+grace_minutes = 15
+marker_hours = 24
+"""
+ENTRY_TIME = (2026, 12, 2, 9, 0, 0)  # Canvas's entries: all the same date
+
+
+def _download(path, entries):
+    with zipfile.ZipFile(path, "w") as bundle:
+        for name, nb in entries:
+            bundle.writestr(zipfile.ZipInfo(name, date_time=ENTRY_TIME), nbformat.writes(nb))
+    return path
 
 
 def test_a_term_from_publishing_to_the_file_to_upload(tmp_path, monkeypatch, capsys):
@@ -32,6 +54,8 @@ def test_a_term_from_publishing_to_the_file_to_upload(tmp_path, monkeypatch, cap
     name = chapter.name
     course, public, grades = tmp_path / "course", tmp_path / "public", tmp_path / "grades"
     prepare_course(course, selected=[chapter])
+    with Gradebook(sqlite_gradebook(course)) as gradebook:  # 12:00 in Madrid, in UTC
+        assert gradebook.find_assignment(name).duedate == datetime(2026, 12, 1, 11, 0)
     source = nbformat.read(course / "source" / name / f"{name}.ipynb", 4)
     release = nbformat.read(course / "release" / name / f"{name}.ipynb", 4)
     answers = solution_code(source)
@@ -70,6 +94,11 @@ def test_a_term_from_publishing_to_the_file_to_upload(tmp_path, monkeypatch, cap
     assert "replaced" in said and "skipped" in said
     kept = list((course / "replaced" / "luisgomez" / name).glob(f"*/{name}.ipynb"))
     assert len(kept) == 1 and nbformat.read(kept[0], 4) == release  # nothing lost
+    # From the exchange: nbgrader collect's timestamp, 2 days and 30 minutes late.
+    dana = course / "submitted" / "danasanz" / name
+    dana.mkdir(parents=True)
+    nbformat.write(solved, dana / f"{name}.ipynb")
+    (dana / "timestamp.txt").write_text("2026-12-03 11:30:00.000000 UTC")
 
     # Grade, then read what students get.
     grade = ["grade", "--submissions", str(course / "submitted"), "--course-dir", str(course),
@@ -77,17 +106,27 @@ def test_a_term_from_publishing_to_the_file_to_upload(tmp_path, monkeypatch, cap
     assert main(grade) == 0
     rows = _rows(grades / "grades.csv")
     full = float(rows["anaperez"]["max_score"])
-    assert sorted(rows) == ["anaperez", "carlaruiz", "luisgomez"]
+    students = ["anaperez", "carlaruiz", "danasanz", "luisgomez"]
+    assert sorted(rows) == students
     assert {r["status"] for r in rows.values()} == {Status.GRADED}
-    assert [float(rows[s]["score"]) for s in ("anaperez", "luisgomez")] == [full, full]
-    penalty = round(full * 0.1, 2)
-    assert float(rows["carlaruiz"]["late_penalty"]) == penalty
-    assert float(rows["carlaruiz"]["score"]) == pytest.approx(full - penalty)
+    penalties = {"anaperez": 0.0, "luisgomez": 0.0, "carlaruiz": round(full * 0.1, 2),
+                 "danasanz": round(full * 0.3, 2)}  # 24 h: one day; 48 h 30 min: three
+    for student, penalty in penalties.items():
+        assert float(rows[student]["late_penalty"]) == penalty, student
+        assert float(rows[student]["score"]) == pytest.approx(full - penalty), student
+    assert "tardía sin indicar la hora" in rows["carlaruiz"]["notes"]
+    assert {o.student: o.late_penalty for o in gradebook_outcomes(None, course)} == penalties
+
+    def page(student):
+        return (grades / "feedback" / student / f"{name}.html").read_text()
+
     for student in rows:
-        page = (grades / "feedback" / student / f"{name}.html").read_text()
-        assert english_labels_in(page) == [], student
-    carla = (grades / "feedback" / "carlaruiz" / f"{name}.html").read_text()
-    assert f"−{penalty:g} puntos" in carla
+        assert english_labels_in(page(student)) == [], student
+    assert (f"Entregado con 24 h de retraso: −{penalties['carlaruiz']:g} puntos."
+            in page("carlaruiz"))
+    assert (f"Entregado con 49 h de retraso: −{penalties['danasanz']:g} puntos."
+            in page("danasanz"))
+    assert "de retraso" not in page("anaperez")
 
     # The instructor lowers one of Luis's cells by hand, then Luis is re-graded.
     with Gradebook(sqlite_gradebook(course)) as gradebook:
@@ -100,10 +139,12 @@ def test_a_term_from_publishing_to_the_file_to_upload(tmp_path, monkeypatch, cap
     assert main(["export", "--course-dir", str(course), "--out",
                  str(grades / "grades.csv")]) == 0
     exported = _rows(grades / "grades.csv")
-    assert sorted(exported) == ["anaperez", "carlaruiz", "luisgomez"]
+    assert sorted(exported) == students
     assert float(exported["luisgomez"][OVERRIDDEN]) == 1.0
     assert float(exported["luisgomez"]["score"]) == pytest.approx(full - auto + 1.0)
     assert f"{OVERRIDDEN}: auto {auto:g} → manual 1" in exported["luisgomez"]["overrides"]
-    assert float(exported["carlaruiz"]["late_penalty"]) == penalty
+    assert {s: float(exported[s]["late_penalty"]) for s in students} == penalties
     assert exported["anaperez"]["score"] == rows["anaperez"]["score"]
     assert all(r["status"] == Status.GRADED for r in exported.values())
+    nbgrader("export", "--to", str(tmp_path / "nbgrader.csv"), course=course)
+    assert all(s in (tmp_path / "nbgrader.csv").read_text() for s in students)
