@@ -24,12 +24,16 @@
 #   leer el gradiente de un tensor intermedio con `retain_grad()`;
 # - qué apaga cada herramienta: `torch.no_grad()`, `.detach()` y `torch.inference_mode()`, y
 #   qué error da cada una cuando se usa mal;
-# - cuál usar para servir un modelo y cuál para evaluar durante el entrenamiento;
+# - qué es un tensor de inferencia (*inference tensor*) y por qué no puede volver a un cálculo
+#   que se deriva: con eso decides cuál usar para servir un modelo y cuál para evaluar
+#   durante el entrenamiento (pseudo-etiquetas, un profesor EMA);
 # - congelar parámetros (*frozen parameters*) para entrenar solo la cabeza de un modelo;
 # - medir lo que ahorras: tiempo y memoria retenida para el pase hacia atrás (*backward
 #   pass*);
 # - por qué una operación *in-place* puede romper el pase hacia atrás, y cómo exportar un
-#   tensor a NumPy con `.detach().cpu().numpy()`.
+#   tensor a NumPy con `.detach().cpu().numpy()`;
+# - derivar respecto de la **entrada** (un mapa de saliencia) y obtener el gradiente de cada
+#   muestra por separado con `torch.func`.
 #
 # Necesitas el capítulo 1: `grad_fn`, hojas, `backward()` y `torch.autograd.grad`.
 
@@ -240,6 +244,22 @@ print("no_grad:        requires_grad =", salida_nog.requires_grad,
       "  is_inference =", salida_nog.is_inference())
 
 # %% [markdown]
+# Un tensor de inferencia no puede pasar a requerir gradiente fuera del modo: `requires_grad_()`
+# falla con su propio mensaje (dentro de `inference_mode` sí se permite). Con la salida de
+# `no_grad` funciona: es un tensor normal que se convierte en una hoja nueva.
+
+# %% tags=["demo"]
+with muestra_error(RuntimeError):
+    salida_inf.requires_grad_()
+with torch.inference_mode():  # sobre una copia, para no cambiar salida_inf
+    print("dentro del modo sí:", salida_inf.clone().requires_grad_().requires_grad)
+with torch.no_grad():
+    hoja = lineal(entrada)
+hoja.requires_grad_()
+print("salida de no_grad tras requires_grad_(): requires_grad =", hoja.requires_grad,
+      "  is_leaf =", hoja.is_leaf)
+
+# %% [markdown]
 # El precio de ese ahorro: autograd no puede guardar un tensor de inferencia para el pase
 # hacia atrás. Supón que calculas unas características (*features*) con un
 # codificador fijo en `inference_mode` y luego entrenas una capa encima. Falla en cuanto la
@@ -274,15 +294,108 @@ cabeza(copia).sum().backward()
 print("tras clone(): is_inference =", copia.is_inference(), "  y el backward funciona")
 
 # %% [markdown]
-# **Cuál usar.**
+# ### El caso que decide: tensores que vuelven al entrenamiento
+#
+# Las fuentes no se ponen de acuerdo: unas recomiendan `inference_mode` para servir **y para
+# evaluar**; otras, `no_grad` para evaluar mientras entrenas. Para una validación que solo
+# produce números (una pérdida con `.item()`, una exactitud) los dos dan lo mismo:
+
+# %% tags=["demo"]
+torch.manual_seed(0)
+x_val, y_val = torch.randn(32, 3), torch.randint(0, 2, (32,))
+for contexto in (torch.no_grad, torch.inference_mode):
+    with contexto():
+        print(f"{contexto.__name__:>14}: pérdida de validación "
+              f"{F.cross_entropy(lineal(x_val), y_val).item():.6f}")
+
+# %% [markdown]
+# Lo que decide es si un tensor calculado sin grafo **vuelve a entrar en una pérdida que se
+# deriva**. Pasa en dos técnicas habituales:
+#
+# - **pseudo-etiquetas** (*pseudo-labels*): un modelo etiqueta datos sin etiquetar, y otro (o
+#   él mismo) se entrena con esas etiquetas;
+# - **profesor EMA** (*EMA teacher*): una copia del modelo cuyos pesos son una media móvil
+#   exponencial (*exponential moving average*) de los del alumno; su salida es el objetivo de
+#   una pérdida de consistencia.
+#
+# En los dos, la salida del profesor es una constante para el gradiente: nadie quiere derivar
+# a través de ella. Prepara los dos objetivos con `inference_mode`, como haría quien lo usa
+# "para evaluar":
+
+# %% tags=["demo"]
+import copy
+
+torch.manual_seed(0)
+alumno = nn.Sequential(nn.Linear(4, 8), nn.Tanh(), nn.Linear(8, 3))
+profesor = copy.deepcopy(alumno).requires_grad_(False)
+with torch.no_grad():  # la media móvil: profesor ← 0.99·profesor + 0.01·alumno
+    for p_profesor, p_alumno in zip(profesor.parameters(), alumno.parameters()):
+        p_profesor.lerp_(p_alumno, 0.01)
+
+sin_etiquetar = torch.randn(16, 4)
+with torch.inference_mode():
+    pseudo_etiquetas = profesor(sin_etiquetar).argmax(dim=1)
+    objetivo = profesor(sin_etiquetar).softmax(dim=1)
+print("is_inference: pseudo-etiquetas", pseudo_etiquetas.is_inference(),
+      "  objetivo del profesor", objetivo.is_inference())
+
+# %% [markdown]
+# Ahora úsalos para entrenar al alumno. Las dos pérdidas fallan, y al **calcularlas**, no en
+# `backward()`: es el momento en que autograd intenta guardar el objetivo para el pase hacia
+# atrás. El error solo aparece cuando autograd necesita guardar el tensor de inferencia: una
+# suma no guarda sus entradas, y pasa sin aviso.
+
+# %% tags=["demo"]
+with muestra_error(RuntimeError):  # pseudo-etiquetas
+    F.cross_entropy(alumno(sin_etiquetar), pseudo_etiquetas)
+with muestra_error(RuntimeError):  # consistencia con el profesor EMA
+    F.mse_loss(alumno(sin_etiquetar).softmax(dim=1), objetivo)
+suma = (alumno(sin_etiquetar) + objetivo).sum()
+print("una suma con el objetivo sí se registra: grad_fn =", type(suma.grad_fn).__name__)
+
+# %% [markdown]
+# El mensaje propone los dos arreglos. Con `no_grad` los objetivos son tensores normales y el
+# entrenamiento funciona; con `clone()` **fuera** del modo también, y el gradiente del alumno
+# es idéntico, porque en los dos casos el objetivo es una constante. (Un `clone()` dentro de
+# `inference_mode` da otro tensor de inferencia.)
+
+# %% tags=["demo"]
+def perdida_alumno(etiquetas, probs):
+    logits = alumno(sin_etiquetar)
+    return F.cross_entropy(logits, etiquetas) + F.mse_loss(logits.softmax(dim=1), probs)
+
+
+with torch.no_grad():
+    pseudo_etiquetas_ng = profesor(sin_etiquetar).argmax(dim=1)
+    objetivo_ng = profesor(sin_etiquetar).softmax(dim=1)
+perdida_alumno(pseudo_etiquetas_ng, objetivo_ng).backward()
+grad_no_grad = alumno[0].weight.grad.clone()
+
+alumno.zero_grad()
+perdida_alumno(pseudo_etiquetas.clone(), objetivo.clone()).backward()
+print("mismo gradiente con no_grad que con clone():",
+      torch.equal(grad_no_grad, alumno[0].weight.grad))
+print("el profesor no recibe gradiente:", all(p.grad is None for p in profesor.parameters()))
+with torch.inference_mode():
+    print("clone() dentro del modo: is_inference =", objetivo.clone().is_inference())
+
+# %% [markdown]
+# **Cuál usar.** Lo que acabas de ejecutar decide el desacuerdo:
 #
 # - **Servir un modelo** (inferencia, *inference*): `torch.inference_mode()`. Las salidas
-#   van a un usuario, no vuelven a un grafo, y si por error vuelven, el error salta
-#   enseguida.
-# - **Evaluar durante el entrenamiento** (validación en cada época (*epoch*), métricas, una
-#   media móvil de los pesos): `torch.no_grad()`. Lo que calculas puede acabar junto a
-#   tensores de entrenamiento, y `no_grad` no te lo impide.
+#   van a un usuario y no vuelven a un grafo; si por error vuelven a una operación que
+#   necesita guardarlas, el error salta en esa línea.
+# - **Evaluar durante el entrenamiento** (validación en cada época (*epoch*), métricas) y,
+#   sobre todo, **producir tensores que vuelven al entrenamiento** (pseudo-etiquetas, la
+#   salida de un profesor EMA, características de un codificador fijo): `torch.no_grad()`.
+#   Una validación que solo da números también funcionaría con `inference_mode`, pero dentro
+#   del bucle de entrenamiento es fácil que un tensor acabe en una pérdida, y con `no_grad`
+#   eso funciona y da el gradiente correcto. Si ya tienes un tensor de inferencia,
+#   `clone()` fuera del modo.
 # - **Cortar un solo tensor** dentro de un cálculo que sí se deriva: `.detach()`.
+#
+# La regla práctica: ¿el tensor puede volver a una pérdida que se deriva? `no_grad`. ¿Solo
+# sale del programa (una respuesta servida, un número con `.item()`)? `inference_mode`.
 #
 # Ninguno cambia el modo del modelo: `model.eval()` (Dropout, BatchNorm) es otra cosa, y en
 # evaluación hacen falta los dos. Lo verás en el capítulo 5.
@@ -350,19 +463,24 @@ MODOS = {"con grafo": contextlib.nullcontext, "no_grad": torch.no_grad,
          "inference_mode": torch.inference_mode}
 
 
-def mejor_tiempo_ms(modelo, lote, contexto, repeticiones=10):
+def mejor_tiempo_ms(funcion, *argumentos, repeticiones=10):
+    """The best of several timings of funcion(*argumentos), in ms (the least noisy one)."""
     tiempos = []
     for _ in range(repeticiones):
         inicio = time.perf_counter()
-        with contexto():
-            modelo(lote)
+        funcion(*argumentos)
         tiempos.append(time.perf_counter() - inicio)
     return min(tiempos) * 1e3
 
 
+def pase(contexto):
+    with contexto():
+        red(lote)
+
+
 for contexto in MODOS.values():  # calentamiento: la primera pasada siempre es más lenta
-    mejor_tiempo_ms(red, lote, contexto, repeticiones=1)
-tiempos = {modo: mejor_tiempo_ms(red, lote, c) for modo, c in MODOS.items()}
+    mejor_tiempo_ms(pase, contexto, repeticiones=1)
+tiempos = {modo: mejor_tiempo_ms(pase, c) for modo, c in MODOS.items()}
 memoria = {modo: bytes_guardados(red, lote, c) / 1024 for modo, c in MODOS.items()}
 for modo in MODOS:
     razon = tiempos[modo] / tiempos["no_grad"]
@@ -689,6 +807,156 @@ copia[0, 1] = -100.0
 print("con .copy() no:", pesos[0, 1].item())
 
 # %% [markdown]
+# ## 8 · El gradiente respecto de la entrada: mapas de saliencia
+#
+# `requires_grad` no es cosa solo de parámetros: cualquier tensor de coma flotante puede
+# pedirlo, también la entrada. El gradiente de la puntuación de una clase respecto de cada
+# píxel dice cuánto cambiaría esa puntuación al mover ese píxel un poco. Dibujado como
+# imagen es un mapa de saliencia (*saliency map*), el método de interpretabilidad más simple.
+#
+# Para verlo, entrena un clasificador diminuto con imágenes sintéticas de 8×8: las de la
+# clase 1 llevan una mancha clara en una zona fija (el recuadro de la figura de abajo); las
+# de la clase 0 son solo ruido.
+
+# %% tags=["demo"]
+torch.manual_seed(0)
+imagenes = 0.5 * torch.randn(1024, 1, 8, 8)
+etiquetas = torch.randint(0, 2, (1024,))
+imagenes[etiquetas == 1, 0, 1:4, 4:7] += 1.0  # la mancha: filas 1-3, columnas 4-6
+
+clasificador = nn.Sequential(nn.Flatten(), nn.Linear(64, 16), nn.ReLU(), nn.Linear(16, 2))
+optimizador = torch.optim.AdamW(clasificador.parameters(), lr=0.01, weight_decay=1.0)
+for _ in range(150):
+    optimizador.zero_grad()
+    F.cross_entropy(clasificador(imagenes), etiquetas).backward()
+    optimizador.step()
+optimizador.zero_grad()
+with torch.no_grad():
+    exactitud = (clasificador(imagenes).argmax(dim=1) == etiquetas).float().mean().item()
+print(f"exactitud en las imágenes de entrenamiento: {exactitud:.1%}")
+
+# %% [markdown]
+# La saliencia de una imagen de la clase 1, en tres pasos:
+#
+# - el modelo en modo evaluación (aquí no cambia nada, pero con Dropout o BatchNorm sí;
+#   capítulo 5) y sus parámetros congelados: no hace falta su gradiente, así que `backward()`
+#   no lo calcula ni escribe su `.grad`;
+# - una copia de la imagen con `requires_grad_()`: es una hoja, y recibirá `.grad`;
+# - `backward()` desde la puntuación (el *logit*) de la clase 1. El mapa es `x.grad`, en valor
+#   absoluto.
+#
+# Nada de `no_grad` aquí: sí necesitas el grafo, solo que de la entrada y no de los pesos.
+
+# %% tags=["demo"]
+import matplotlib.patches as patches
+
+clasificador.eval()
+clasificador.requires_grad_(False)
+indice = (etiquetas == 1).nonzero()[0].item()
+x = imagenes[indice:indice + 1].clone().requires_grad_()
+clasificador(x)[0, 1].backward()
+saliencia = x.grad.abs()[0, 0]
+print("x es hoja:", x.is_leaf, "  .grad de los pesos:", clasificador[1].weight.grad)
+dentro = saliencia[1:4, 4:7].mean().item()
+fuera = (saliencia.sum().item() - saliencia[1:4, 4:7].sum().item()) / (64 - 9)
+print(f"saliencia media: {dentro:.3f} en la mancha, {fuera:.3f} fuera ({dentro / fuera:.1f}×)")
+
+fig, (ax_img, ax_sal) = plt.subplots(1, 2, figsize=(6, 3))
+for ax, datos, titulo, mapa in ((ax_img, x.detach()[0, 0], "imagen (clase 1)", "gray"),
+                                (ax_sal, saliencia, "|∂ puntuación / ∂ píxel|", "hot")):
+    ax.imshow(datos, cmap=mapa)
+    ax.add_patch(patches.Rectangle((3.5, 0.5), 3, 3, fill=False, edgecolor="C0", linewidth=2))
+    ax.set_title(titulo)
+    ax.set_xticks([])
+    ax.set_yticks([])
+plt.tight_layout()
+plt.show()
+
+# %% [markdown]
+# La saliencia se concentra en el recuadro (mira la razón dentro/fuera que imprime la celda):
+# el clasificador aprendió a mirar la mancha. Con una ReLU en medio, el mapa depende de la
+# imagen (qué neuronas se activan), no solo de los pesos. Y es una derivada local: dice qué
+# píxeles mueven la puntuación cerca de **esta** imagen, no qué "ve" el modelo en general.
+#
+# ## 9 · Gradientes por muestra con `torch.func`
+#
+# Un pase hacia atrás da el gradiente de la pérdida del lote, que es la media de los
+# gradientes de cada muestra. En el capítulo 1 viste que `backward(v)` calcula un producto
+# vector-Jacobiano: con la pérdida media, ese vector pondera cada muestra con $1/N$ y las
+# suma todas a la vez, y del resultado ya no se pueden separar. A veces hacen falta por
+# separado: para recortar el gradiente de cada muestra (el entrenamiento con privacidad
+# diferencial, DP-SGD), para encontrar ejemplos raros o para medir la varianza del gradiente.
+#
+# Lo directo es un bucle con un `backward()` por muestra. `torch.func` hace lo mismo de un
+# golpe con tres piezas:
+#
+# - `functional_call(modelo, params, (x,))` ejecuta el modelo con los parámetros que le pasas
+#   en un diccionario: el modelo se vuelve una función pura de `params` y `x`;
+# - `grad(f)` devuelve una función nueva que calcula el gradiente de `f` respecto de su primer
+#   argumento (no toca ningún `.grad`);
+# - `vmap(f, in_dims=(None, 0, 0))` aplica `f` a cada muestra del lote sin bucle de Python:
+#   `None` dice que los parámetros se comparten; `0`, que `x` e `y` se recorren por su primera
+#   dimensión.
+
+# %% tags=["demo"]
+from torch.func import functional_call, grad, vmap
+
+torch.manual_seed(0)
+mlp = nn.Sequential(nn.Linear(20, 32), nn.Tanh(), nn.Linear(32, 3))
+x_mlp, y_mlp = torch.randn(64, 20), torch.randint(0, 3, (64,))
+
+
+def gradientes_con_bucle():
+    """One backward per sample: {name: (N, *shape)}."""
+    por_nombre = {nombre: [] for nombre, _ in mlp.named_parameters()}
+    for i in range(len(x_mlp)):
+        mlp.zero_grad()
+        F.cross_entropy(mlp(x_mlp[i:i + 1]), y_mlp[i:i + 1]).backward()
+        for nombre, p in mlp.named_parameters():
+            por_nombre[nombre].append(p.grad.clone())
+    return {nombre: torch.stack(g) for nombre, g in por_nombre.items()}
+
+
+def perdida_de_una(params, x, y):
+    """The loss of one sample (x without the batch dimension), as a function of params."""
+    logits = functional_call(mlp, params, (x.unsqueeze(0),))
+    return F.cross_entropy(logits, y.unsqueeze(0))
+
+
+gradientes_por_muestra = vmap(grad(perdida_de_una), in_dims=(None, 0, 0))
+params = {nombre: p.detach() for nombre, p in mlp.named_parameters()}
+
+con_bucle = gradientes_con_bucle()
+con_vmap = gradientes_por_muestra(params, x_mlp, y_mlp)
+mlp.zero_grad()
+F.cross_entropy(mlp(x_mlp), y_mlp).backward()  # el lote entero: la media de las muestras
+for nombre, p in mlp.named_parameters():
+    diferencia = (con_vmap[nombre] - con_bucle[nombre]).abs().max().item()
+    media = (con_vmap[nombre].mean(dim=0) - p.grad).abs().max().item()
+    print(f"{nombre:>8}: forma {tuple(con_vmap[nombre].shape)!s:<12} vmap vs bucle: "
+          f"{diferencia:.1e}   media vs backward del lote: {media:.1e}")
+
+# %% [markdown]
+# Las dos formas dan los mismos gradientes (las diferencias son del orden del redondeo de
+# float32), y su media es el gradiente del lote. La diferencia está en el tiempo: mídelo.
+
+# %% tags=["demo"]
+mejor_tiempo_ms(gradientes_por_muestra, params, x_mlp, y_mlp, repeticiones=1)  # calentamiento
+ms_bucle = mejor_tiempo_ms(gradientes_con_bucle, repeticiones=5)
+ms_vmap = mejor_tiempo_ms(gradientes_por_muestra, params, x_mlp, y_mlp, repeticiones=5)
+print(f"bucle de {len(x_mlp)} backward: {ms_bucle:.2f} ms   vmap(grad(...)): {ms_vmap:.2f} ms")
+if ms_vmap < ms_bucle:
+    print(f"→ vmap es {ms_bucle / ms_vmap:.1f}× más rápido en tu máquina")
+else:
+    print(f"→ aquí vmap no gana: el bucle tarda {ms_bucle / ms_vmap:.2f}× lo que vmap")
+
+# %% [markdown]
+# El bucle paga `len(x_mlp)` veces el coste fijo de un pase hacia adelante y otro hacia
+# atrás, cada uno con operaciones diminutas; `vmap` hace un solo cálculo por lotes. Cuánto
+# ganas depende de tu máquina y del tamaño de las capas: el número es el que imprime la
+# celda.
+
+# %% [markdown]
 # ## Resumen
 #
 # - `requires_grad=True` hace que autograd registre las operaciones; la marca se contagia a
@@ -700,6 +968,10 @@ print("con .copy() no:", pesos[0, 1].item())
 #   `torch.inference_mode()` es más estricto (en la sección 4, su ventaja de tiempo sobre
 #   `no_grad` se pierde en el ruido): para servir, porque sus tensores no pueden guardarse
 #   para un pase hacia atrás.
+# - Un tensor de inferencia no acepta `requires_grad_()` fuera del modo, y falla en cuanto
+#   autograd necesita guardarlo (una pérdida con pseudo-etiquetas o con la salida de un
+#   profesor EMA). Si un tensor puede volver a una pérdida que se deriva, calcúlalo con
+#   `no_grad` (o haz `clone()` fuera del modo); `inference_mode`, para lo que solo sale.
 # - Congelar es `requires_grad_(False)`: ni gradiente ni actualización, y si lo congelado es
 #   el principio de la red, el grafo no guarda sus activaciones. `no_grad` no congela nada.
 # - Sin grafo, la memoria retenida para el pase hacia atrás es cero; el ahorro de tiempo en
@@ -707,3 +979,8 @@ print("con .copy() no:", pesos[0, 1].item())
 # - Una operación *in-place* sobre un tensor que el grafo necesita rompe el pase hacia atrás
 #   (contador de versiones); `detach()` comparte memoria y versión con el original.
 # - Para exportar: `.detach().cpu().numpy()`, y `.copy()` si vas a modificar el array.
+# - El gradiente respecto de la entrada (`x.requires_grad_()`, modelo en evaluación y
+#   congelado) es un mapa de saliencia.
+# - `vmap(grad(...))` con `functional_call` da el gradiente de cada muestra de un lote, igual
+#   que un bucle de un `backward()` por muestra, pero sin bucle de Python; cuánto tarda cada
+#   forma en tu máquina lo mide la sección 9.
