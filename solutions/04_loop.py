@@ -32,12 +32,19 @@
 #   desacoplado;
 # - registrar métricas con `.item()` y medir qué pasa si no lo haces;
 # - usar `OneCycleLR` y coseno con calentamiento lineal (*linear warmup*), en el lugar
-#   correcto del bucle.
+#   correcto del bucle;
+# - depurar el bucle: localizar un error *in-place* con `detect_anomaly`, comprobar la
+#   pérdida inicial, sobreajustar un lote, mirar el flujo de gradientes por capa y elegir
+#   `lr` con una prueba de rango;
+# - guardar el estado del entrenamiento y reanudarlo con resultados idénticos bit a bit.
 #
 # Todo corre en CPU en pocos segundos: los datos son sintéticos y se generan aquí mismo.
 
 # %%
+import io
 import math
+import sysconfig
+import time
 import warnings
 import weakref
 
@@ -878,6 +885,495 @@ def train_one_epoch(model, loader, loss_fn, optimizer, scheduler=None, accum=1, 
 
 
 # %% [markdown]
+# ## 8 · Depurar el bucle de entrenamiento
+#
+# La mayoría de los errores de un bucle no lo detienen: entrena peor, o no entrena, y no
+# dice por qué; y cuando uno sí lo detiene, el mensaje no siempre dice dónde. Esta sección reúne cinco comprobaciones baratas, de la más directa a la más
+# general: un error *in-place* localizado con el modo de detección de anomalías
+# (*anomaly detection*), la pérdida inicial, sobreajustar un solo lote, el flujo de
+# gradientes (*gradient flow*) por capa y la prueba de rango de la tasa de aprendizaje
+# (*LR range test*).
+#
+# ### El error *in-place* y `detect_anomaly`
+#
+# En el capítulo 2 viste el contador de versiones: si cambias en su sitio (*in-place*) un
+# tensor que el grafo guardó, `backward()` falla. Dentro de un modelo, el mensaje dice
+# **qué** tensor (la salida de qué operación), pero no **en qué línea** del pase hacia
+# adelante se creó. Esta red pone a cero una neurona con una asignación en el sitio justo
+# después de la sigmoide, que guarda su salida para el pase hacia atrás:
+
+# %% tags=["demo"]
+x, y = next(iter(nuevo_loader()))  # one batch of 32, used by this whole section
+
+
+class RedConMascara(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.capa1 = nn.Linear(2, 8)
+        self.capa2 = nn.Linear(8, 3)
+
+    def forward(self, x):
+        h = torch.sigmoid(self.capa1(x))
+        h[:, 0] = 0  # el error: cambia en el sitio la salida que la sigmoide guardó
+        return self.capa2(h)
+
+
+red_mascara = RedConMascara()
+with muestra_error(RuntimeError):
+    loss_fn(red_mascara(x), y).backward()
+
+# %% [markdown]
+# Con `torch.autograd.set_detect_anomaly(True)` (para todo el programa) o con el gestor de
+# contexto `torch.autograd.detect_anomaly()` (solo para un bloque), autograd guarda, para
+# cada operación del pase hacia adelante, la pila de llamadas que la creó. Cuando el pase
+# hacia atrás falla, emite un aviso (`UserWarning`, que Jupyter muestra en rojo, en stderr)
+# con esa pila, y después lanza el mismo error (con otra pista al final). Aquí capturamos los avisos para imprimir
+# solo las líneas de esta celda, sin las de PyTorch ni las de Jupyter:
+
+# %% tags=["demo"]
+BIBLIOTECAS = tuple({sysconfig.get_paths()[clave] for clave in ("stdlib", "purelib", "platlib")})
+
+
+def pila_sin_bibliotecas(mensaje):
+    """The lines of an anomaly-mode warning, without the frames of installed libraries."""
+    lineas = mensaje.splitlines()
+    salida, saltar_codigo = [lineas[0]], False
+    for linea in lineas[1:]:
+        if linea.strip().startswith("File "):
+            ruta = linea.split('"')[1]
+            saltar_codigo = ruta.startswith(BIBLIOTECAS) or ruta.startswith("<frozen")
+            if not saltar_codigo:
+                salida.append(linea)
+        elif linea.startswith("    ") and not saltar_codigo:
+            salida.append(linea)
+    return "\n".join(salida)
+
+
+with warnings.catch_warnings(record=True) as avisos:
+    warnings.simplefilter("always")
+    with torch.autograd.detect_anomaly(), muestra_error(RuntimeError):
+        loss_fn(red_mascara(x), y).backward()
+for aviso in avisos:
+    print(f"\n{aviso.category.__name__}: {pila_sin_bibliotecas(str(aviso.message))}")
+# If anomaly mode stops pointing at the forward line, the text above is wrong.
+assert any("torch.sigmoid(self.capa1(x))" in str(a.message) for a in avisos)
+
+# %% [markdown]
+# El primer aviso solo recuerda que el modo está activado. El segundo nombra la función
+# del pase hacia atrás que falló (`SigmoidBackward0`) y la línea del pase hacia adelante
+# que la creó, `h = torch.sigmoid(self.capa1(x))`: el tensor que esa línea guardó se
+# cambió **en esa línea o después**. Desde ahí buscas hacia abajo la primera operación en
+# el sitio sobre `h` (aquí, `h[:, 0] = 0`; el arreglo es `h = h * mascara` o clonar
+# antes). Con `check_nan=True` (el valor por defecto), el modo también lanza un error en
+# cuanto una función del pase hacia atrás devuelve NaN, y dice cuál.
+#
+# El modo tiene un precio: guardar una pila por operación hace lento cada paso. Mídelo en
+# el bucle de esta sección y desactívalo en cuanto encuentres el error.
+
+# %% tags=["demo"]
+def segundos_por_pasos(anomalias, pasos=200):
+    red = nuevo_modelo()
+    opt = torch.optim.SGD(red.parameters(), lr=0.1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the "Anomaly Detection has been enabled" warning
+        with torch.autograd.set_detect_anomaly(anomalias):
+            inicio = time.perf_counter()
+            for _ in range(pasos):
+                loss_fn(red(x), y).backward()
+                opt.step()
+                opt.zero_grad()
+            return time.perf_counter() - inicio
+
+
+segundos_por_pasos(False, pasos=20)  # warm-up
+sin_modo, con_modo = segundos_por_pasos(False), segundos_por_pasos(True)
+print(f"200 pasos: {sin_modo:.2f} s sin el modo, {con_modo:.2f} s con él "
+      f"({con_modo / sin_modo:.1f} veces más lento)")
+print("¿sigue activado fuera del bloque?", torch.is_anomaly_enabled())
+
+# %% [markdown]
+# ### La pérdida inicial: ≈ log C
+#
+# Antes de entrenar, un clasificador recién inicializado no sabe nada: sus logits son
+# pequeños y parecidos, así que reparte la probabilidad casi por igual entre las $C$
+# clases. La entropía cruzada de una predicción uniforme es $-\log(1/C) = \log C$. Es la
+# primera comprobación de cualquier bucle: calcula la pérdida **antes** del primer paso y
+# compárala con $\log C$.
+
+# %% tags=["demo"]
+with torch.no_grad():
+    red = nuevo_modelo()
+    print(f"espirales, C = 3: pérdida inicial {loss_fn(red(X_train), y_train).item():.4f}   "
+          f"log 3 = {math.log(3):.4f}")
+    for clases in (10, 100):
+        torch.manual_seed(0)
+        red = nn.Sequential(nn.Linear(20, 64), nn.ReLU(), nn.Linear(64, clases))
+        datos, etiquetas = torch.randn(512, 20), torch.randint(clases, (512,))
+        print(f"datos al azar, C = {clases}: pérdida inicial "
+              f"{loss_fn(red(datos), etiquetas).item():.4f}   log {clases} = {math.log(clases):.4f}")
+
+# %% [markdown]
+# Si sale mucho **mayor**, el modelo empieza muy seguro de respuestas al azar: logits
+# grandes por una inicialización con demasiada escala, entradas sin normalizar o un
+# sesgo mal puesto. Por ejemplo, la última capa de las espirales con pesos de desviación
+# típica 5:
+
+# %% tags=["demo"]
+with torch.no_grad():
+    red = nuevo_modelo()
+    nn.init.normal_(red[-1].weight, std=5.0)
+    logits_grandes = red(X_train)
+    print(f"pérdida inicial {loss_fn(logits_grandes, y_train).item():.4f} (log 3 = {math.log(3):.4f});"
+          f" |logit| medio {logits_grandes.abs().mean().item():.2f}")
+
+# %% [markdown]
+# ### Sobreajustar un lote
+#
+# Un modelo con capacidad suficiente tiene que poder memorizar **un** lote: entrena sobre
+# los mismos 32 puntos una y otra vez, y la pérdida debe bajar casi a cero en unas decenas
+# o pocos cientos de pasos. Si no baja con una tasa razonable, sospecha primero del bucle:
+# los datos y el tamaño del modelo casi nunca impiden memorizar 32 puntos. Aquí, el bucle correcto frente a dos errores que no lanzan ninguna
+# excepción: `zero_grad()` entre `backward()` y `step()`, y un optimizador creado sobre
+# los parámetros de **otra** copia del modelo.
+
+# %% tags=["demo"]
+def sobreajustar_un_lote(error=None, pasos=100):
+    red = nuevo_modelo()
+    otra_copia = nuevo_modelo()
+    opt = torch.optim.Adam((otra_copia if error == "otra copia" else red).parameters(), lr=0.01)
+    perdidas = []
+    for _ in range(pasos):
+        loss = loss_fn(red(x), y)  # siempre el mismo lote
+        loss.backward()
+        if error == "zero_grad entre backward y step":
+            opt.zero_grad()
+        opt.step()
+        opt.zero_grad()
+        perdidas.append(loss.item())
+    return perdidas
+
+
+plt.figure(figsize=(6, 3))
+# The two mistakes give the same flat curve: dashes and dots keep both visible.
+for error, estilo in ((None, "-"), ("zero_grad entre backward y step", "--"),
+                      ("otra copia", ":")):
+    perdidas = sobreajustar_un_lote(error)
+    nombre = error or "bucle correcto"
+    plt.semilogy(perdidas, estilo, label=nombre, linewidth=2)
+    print(f"{nombre:>31}: pérdida {perdidas[0]:.4f} → {perdidas[-1]:.4f} en {len(perdidas)} pasos")
+plt.xlabel("paso (siempre el mismo lote)")
+plt.ylabel("pérdida (escala log)")
+plt.legend()
+plt.tight_layout()
+plt.show()
+
+# %% [markdown]
+# Los dos errores dejan la pérdida plana: sus pasos no mueven los parámetros de `red`. Que un lote se sobreajuste no prueba que el bucle esté bien (no dice nada de
+# `eval()`, del planificador ni de la acumulación), pero que **no** se sobreajuste prueba
+# que está mal, y en segundos.
+#
+# ### El flujo de gradientes, capa por capa
+#
+# Si los gradientes llegan a las primeras capas con una magnitud cientos o millones de
+# veces menor que a las últimas, esas capas casi no aprenden: son los gradientes que se
+# desvanecen (*vanishing gradients*). Para verlo, tras un `backward()` recorre
+# `named_parameters()` y calcula la media de $|\text{grad}|$ de los pesos de cada capa.
+#
+# Compara tres redes de 10 capas lineales de ancho 32: con sigmoide, con ReLU y la
+# inicialización por defecto de `nn.Linear`, y con ReLU e inicialización de Kaiming
+# (`nn.init.kaiming_normal_`, pensada para ReLU: conserva la varianza de capa a capa).
+
+# %% tags=["demo"]
+def red_profunda(activacion, kaiming=False, capas=10, ancho=32):
+    torch.manual_seed(0)
+    tamanos = [2] + [ancho] * (capas - 1) + [3]
+    modulos = []
+    for entrada, salida in zip(tamanos[:-1], tamanos[1:]):
+        lineal = nn.Linear(entrada, salida)
+        if kaiming:
+            nn.init.kaiming_normal_(lineal.weight, nonlinearity="relu")
+            nn.init.zeros_(lineal.bias)
+        modulos += [lineal, activacion()]
+    return nn.Sequential(*modulos[:-1])  # no activation after the last layer: logits
+
+
+def flujo_de_gradientes(red):
+    """Mean |grad| of each layer's weight after one backward on the training set."""
+    red.zero_grad()
+    loss_fn(red(X_train), y_train).backward()
+    return [p.grad.abs().mean().item() for nombre, p in red.named_parameters()
+            if nombre.endswith("weight")]
+
+
+REDES_PROFUNDAS = {"sigmoide": red_profunda(nn.Sigmoid),
+                   "ReLU (init por defecto)": red_profunda(nn.ReLU),
+                   "ReLU + Kaiming": red_profunda(nn.ReLU, kaiming=True)}
+plt.figure(figsize=(6, 3))
+for nombre, red in REDES_PROFUNDAS.items():
+    flujo = flujo_de_gradientes(red)
+    plt.semilogy(range(1, len(flujo) + 1), flujo, "o-", label=nombre)
+    print(f"{nombre:>23}: media |grad| capa 1 = {flujo[0]:.1e}, capa {len(flujo)} = "
+          f"{flujo[-1]:.1e} (cociente {flujo[-1] / flujo[0]:.0e})")
+plt.xlabel("capa (1 = la más cercana a la entrada)")
+plt.ylabel("media de |grad| de los pesos")
+plt.legend()
+plt.tight_layout()
+plt.show()
+
+# %% [markdown]
+# La derivada de la sigmoide nunca pasa de 1/4, y el pase hacia atrás multiplica una por
+# capa: con sigmoide, el gradiente de la primera capa sale órdenes de magnitud por debajo
+# del de la última (lee el cociente arriba). Con ReLU la caída es mucho menor, pero con la
+# inicialización por defecto de `nn.Linear` sigue ahí: esa inicialización encoge la señal
+# en cada capa. Con Kaiming, la curva queda casi plana.
+#
+# Un gancho (*hook*) obtiene lo mismo sin esperar a que `.grad` se rellene:
+# `p.register_hook(f)` llama a `f` con el gradiente de `p` en cuanto el pase hacia atrás
+# lo calcula. Sirve para registrar gradientes dentro de un bucle real (con acumulación,
+# `.grad` solo tiene la suma). Con ganchos recogemos los gradientes completos de cada
+# capa y dibujamos su histograma, en escala logarítmica:
+
+# %% tags=["demo"]
+def gradientes_con_ganchos(red):
+    """Each layer's weight gradient, captured by tensor hooks during one backward."""
+    capturados, ganchos = {}, []
+    for nombre, p in red.named_parameters():
+        if nombre.endswith("weight"):
+            ganchos.append(p.register_hook(
+                lambda g, nombre=nombre: capturados.__setitem__(nombre, g.detach().clone())))
+    red.zero_grad(set_to_none=True)
+    loss_fn(red(X_train), y_train).backward()
+    for gancho in ganchos:
+        gancho.remove()  # a hook left behind would keep firing in every later backward
+    # Hooks fire from the last layer to the first: return them in the model's order.
+    return {nombre: capturados[nombre] for nombre, _ in red.named_parameters()
+            if nombre in capturados}
+
+
+fig, ejes = plt.subplots(1, 2, figsize=(9, 3), sharey=True)
+for eje, nombre in zip(ejes, ("sigmoide", "ReLU + Kaiming")):
+    red = REDES_PROFUNDAS[nombre]
+    capturados = gradientes_con_ganchos(red)
+    mismos = all(torch.equal(g, red.get_parameter(n).grad) for n, g in capturados.items())
+    print(f"{nombre}: ¿los ganchos vieron lo mismo que .grad? {mismos}")
+    nombres = list(capturados)
+    for capa in (1, len(nombres) // 2, len(nombres)):
+        valores = capturados[nombres[capa - 1]].abs().flatten()
+        eje.hist(torch.log10(valores[valores > 0]).tolist(), bins=30, histtype="step",
+                 density=True, label=f"capa {capa}")  # density: layers differ in size
+    eje.set_title(nombre)
+    eje.set_xlabel("log10 |grad|")
+    eje.legend()
+ejes[0].set_ylabel("densidad")
+plt.tight_layout()
+plt.show()
+
+# %% [markdown]
+# El histograma dice más que la media: con sigmoide, las distribuciones de las capas
+# están separadas por órdenes de magnitud; con Kaiming se solapan. Si la masa de una capa
+# se apila en un extremo (todo cero, o valores enormes), esa capa no aprende o va a
+# explotar.
+#
+# ### La prueba de rango de la tasa de aprendizaje
+#
+# ¿Qué `lr` usar? La prueba de rango (Leslie Smith, 2017) lo mide en unos cientos de pasos:
+# empieza con una tasa diminuta y la multiplica por el mismo factor en cada paso (aquí con
+# `ExponentialLR`, de $10^{-5}$ a $10$ en 300 pasos), mientras registra la pérdida
+# suavizada con una media móvil exponencial. La curva pérdida frente a `lr` (en escala
+# logarítmica) primero está plana (la tasa es demasiado pequeña para mover nada), luego
+# baja y al final se dispara. Paramos cuando la pérdida supera 4 veces su mínimo.
+
+# %% tags=["demo"]
+def prueba_de_rango(lr_inicial=1e-5, lr_final=10.0, pasos=300, suavizado=0.9):
+    red = nuevo_modelo()
+    opt = torch.optim.SGD(red.parameters(), lr=lr_inicial, momentum=0.9)
+    factor = (lr_final / lr_inicial) ** (1 / pasos)
+    planificador = torch.optim.lr_scheduler.ExponentialLR(opt, gamma=factor)
+    tasas, perdidas, media, epoca = [], [], None, 0
+    lotes = iter(nuevo_loader(epoca))
+    for _ in range(pasos):
+        lote = next(lotes, None)
+        if lote is None:  # end of an epoch: a new one, freshly shuffled
+            epoca += 1
+            lotes = iter(nuevo_loader(epoca))
+            lote = next(lotes)
+        loss = loss_fn(red(lote[0]), lote[1])
+        loss.backward()
+        tasas.append(planificador.get_last_lr()[0])
+        opt.step()
+        planificador.step()
+        opt.zero_grad()
+        media = loss.item() if media is None else suavizado * media + (1 - suavizado) * loss.item()
+        perdidas.append(media)
+        if not math.isfinite(media) or media > 4 * min(perdidas):
+            break
+    return tasas, perdidas
+
+
+tasas, perdidas = prueba_de_rango()
+i_minimo = min(range(len(perdidas)), key=perdidas.__getitem__)
+# Steepest descent: the most negative slope d(loss)/d(log10 lr) before the minimum,
+# over a window of ±5 steps so that the noise of single batches does not decide.
+pendientes = {i: (perdidas[i + 5] - perdidas[i - 5])
+              / (math.log10(tasas[i + 5]) - math.log10(tasas[i - 5]))
+              for i in range(5, i_minimo - 5)}
+i_pendiente = min(pendientes, key=pendientes.get)
+lr_pendiente, lr_minimo = tasas[i_pendiente], tasas[i_minimo]
+
+plt.figure(figsize=(6, 3))
+plt.semilogx(tasas, perdidas)
+plt.axvline(lr_pendiente, color="green", ls="--", label=f"bajada más rápida: {lr_pendiente:.3g}")
+plt.axvline(lr_minimo / 10, color="orange", ls=":", label=f"mínimo / 10: {lr_minimo / 10:.3g}")
+plt.axvline(lr_minimo, color="gray", lw=0.8, label=f"mínimo: {lr_minimo:.3g}")
+plt.xlabel("lr (escala log)")
+plt.ylabel("pérdida suavizada")
+plt.legend()
+plt.tight_layout()
+plt.show()
+print(f"{len(tasas)} pasos; mínimo de la pérdida en lr = {lr_minimo:.3g}; se paró en "
+      f"lr = {tasas[-1]:.3g}")
+print(f"tasa sugerida: {lr_pendiente:.3g} (bajada más rápida) o {lr_minimo / 10:.3g} "
+      f"(mínimo / 10)")
+
+# %% [markdown]
+# Las dos reglas habituales para leer la curva están marcadas: la tasa donde la pérdida
+# baja más deprisa, y un orden de magnitud por debajo del mínimo (justo después del
+# mínimo, la pérdida se dispara: la tasa del mínimo ya está al borde). Son un punto de
+# partida, no un óptimo: la prueba dura unos cientos de pasos, y la curva depende del
+# optimizador, del momento y del tamaño de lote con que la hagas, así que hazla con los
+# mismos con que vas a entrenar, y con un modelo nuevo después (la prueba lo ha
+# estropeado).
+#
+# ## 9 · Guardar el estado y reanudar el entrenamiento
+#
+# Un entrenamiento largo se interrumpe: se corta la sesión de Colab, se acaba el turno en
+# el clúster. Para seguir **exactamente** donde estabas no basta con los pesos. El estado
+# del entrenamiento tiene cuatro partes, y cada una tiene su `state_dict()`:
+#
+# - el modelo: parámetros y *buffers* (como las estadísticas acumuladas de BatchNorm);
+# - el optimizador: los momentos de Adam (`exp_avg`, `exp_avg_sq`), el contador `step` de
+#   cada parámetro y los `param_groups`, con la `lr` actual;
+# - el planificador: cuántos pasos lleva (`last_epoch`) y su última tasa;
+# - el `GradScaler`, si entrenas en precisión mixta con float16 (capítulo 6): su escala
+#   actual.
+#
+# Se guardan juntos en un diccionario con `torch.save` (a un archivo, `"estado.pt"`; aquí
+# a un `io.BytesIO` en memoria), y se cargan con `torch.load(..., weights_only=True)`, que
+# solo acepta tensores y tipos simples (es el valor por defecto desde PyTorch 2.6; con un
+# archivo ajeno, nunca lo desactives). A este estado guardado se le suele llamar
+# *checkpoint*; no lo confundas con el recálculo de activaciones del capítulo 7.
+#
+# Entrena 4 épocas de un tirón, y aparte 2 épocas, guarda el estado, créalo todo de nuevo
+# y continúa 2 más:
+
+# %% tags=["demo"]
+EPOCAS_REANUDAR = 4
+
+
+def crear_entrenamiento(semilla=0):
+    red = nuevo_modelo(semilla)
+    opt = torch.optim.AdamW(red.parameters(), lr=0.01, weight_decay=0.01)
+    planificador = torch.optim.lr_scheduler.OneCycleLR(
+        opt, max_lr=0.03, total_steps=EPOCAS_REANUDAR * len(nuevo_loader()))
+    return red, opt, planificador
+
+
+def entrenar_epocas(red, opt, planificador, epocas):
+    for epoca in epocas:  # each epoch's loader is seeded by its number: same batches on resume
+        train_loop(nuevo_loader(epoca), red, loss_fn, opt, planificador)
+
+
+red_seguida, opt_seguido, planificador_seguido = crear_entrenamiento()
+entrenar_epocas(red_seguida, opt_seguido, planificador_seguido, range(EPOCAS_REANUDAR))
+
+red, opt, planificador = crear_entrenamiento()
+entrenar_epocas(red, opt, planificador, range(2))
+archivo = io.BytesIO()
+torch.save({"epoca": 2,
+            "modelo": red.state_dict(),
+            "optimizador": opt.state_dict(),
+            "planificador": planificador.state_dict(),
+            "escalador": torch.amp.GradScaler("cpu").state_dict()},  # fp16 only; see chapter 6
+           archivo)
+print(f"estado guardado: {archivo.tell() / 1024:.1f} KiB")
+del red, opt, planificador  # the "interruption"
+
+# %% [markdown]
+# Para reanudar, crea los tres objetos como al empezar (la semilla da igual: los pesos se
+# van a sobrescribir) y solo después carga los estados.
+
+# %% tags=["demo"]
+def reanudar(cargar_optimizador=True, cargar_planificador=True, planificador_despues=False):
+    archivo.seek(0)
+    estado = torch.load(archivo, weights_only=True)
+    red, opt, planificador = crear_entrenamiento(semilla=1)
+    red.load_state_dict(estado["modelo"])
+    if cargar_optimizador:
+        opt.load_state_dict(estado["optimizador"])
+    if planificador_despues:  # the mistake: a scheduler created after loading the optimizer
+        planificador = torch.optim.lr_scheduler.OneCycleLR(
+            opt, max_lr=0.03, total_steps=EPOCAS_REANUDAR * len(nuevo_loader()))
+    if cargar_planificador:
+        planificador.load_state_dict(estado["planificador"])
+    lr_al_reanudar = opt.param_groups[0]["lr"]
+    entrenar_epocas(red, opt, planificador, range(estado["epoca"], EPOCAS_REANUDAR))
+    return red, planificador, lr_al_reanudar
+
+
+def comparar_con_la_seguida(nombre, red, planificador, lr_al_reanudar):
+    pares = list(zip(red.parameters(), red_seguida.parameters()))
+    identicos = all(torch.equal(p, q) for p, q in pares)
+    diferencia = max((p - q).abs().max().item() for p, q in pares)
+    print(f"{nombre:>26}: ¿idénticos bit a bit? {identicos!s:5}  máx |dif| {diferencia:.2e}  "
+          f"lr al reanudar {lr_al_reanudar:.5f}  lr final {planificador.get_last_lr()[0]:.2e}")
+
+
+print(f"{'ejecución seguida':>26}: lr final {planificador_seguido.get_last_lr()[0]:.2e}")
+comparar_con_la_seguida("todo cargado", *reanudar())
+
+# %% [markdown]
+# Los parámetros son idénticos bit a bit (`torch.equal`, no una tolerancia) a los de la
+# ejecución seguida: el bucle reanudado hace exactamente las mismas cuentas. Aquí basta
+# porque el orden de los lotes depende solo del número de época (cada época crea su
+# `DataLoader` con su propia semilla) y el modelo no tiene Dropout. Si tu bucle usa el
+# generador global (Dropout, un `DataLoader` sin `generator`), guarda también
+# `torch.get_rng_state()` y restáuralo con `torch.set_rng_state(...)`.
+#
+# Ahora olvida una parte cada vez:
+
+# %% tags=["demo"]
+comparar_con_la_seguida("sin el optimizador", *reanudar(cargar_optimizador=False))
+comparar_con_la_seguida("sin el planificador", *reanudar(cargar_planificador=False))
+comparar_con_la_seguida("planificador creado tarde", *reanudar(planificador_despues=True))
+archivo.seek(0)
+estado_opt = torch.load(archivo, weights_only=True)["optimizador"]
+print("\nlo que se pierde sin el optimizador, por parámetro:",
+      sorted(estado_opt["state"][0]), " step =", estado_opt["state"][0]["step"].item())
+archivo.seek(0)
+print("el estado del GradScaler (se carga con escalador.load_state_dict):",
+      torch.load(archivo, weights_only=True)["escalador"])
+
+# %% [markdown]
+# - **Sin el estado del optimizador**, AdamW empieza de cero: momentos a cero y `step = 0`,
+#   así que su corrección de sesgo vuelve a empezar; además, la `lr` del primer paso es la
+#   que el planificador puso al crearse (el principio de la curva), porque la tasa actual
+#   vive en `param_groups`. El entrenamiento sigue, sin error ni aviso, pero por otro
+#   camino.
+# - **Sin el estado del planificador**, la curva vuelve a empezar: `OneCycleLR` recorre de
+#   nuevo el calentamiento, y al terminar la tasa sigue cerca de su máximo en lugar de
+#   haber bajado a su mínimo (compara la `lr final` con la de la ejecución seguida).
+# - **Con el planificador creado después de cargar el optimizador**, los tres estados
+#   están cargados y aun así falla: el constructor del planificador reescribe la `lr` de
+#   los grupos con la del principio de su curva, y `load_state_dict` del planificador no la
+#   restaura. Solo el primer paso usa la tasa equivocada, y basta para que los
+#   parámetros ya no coincidan.
+#
+# Ninguno de estos errores avisa. Por eso la comprobación de esta celda, reanudar y
+# comparar con `torch.equal` contra una ejecución seguida de pocos pasos, es la prueba de
+# que tu código de guardar y cargar está completo.
+
+
+# %% [markdown]
 # ## Resumen
 #
 # - El bucle de entrenamiento tiene un orden fijo: pase hacia adelante, pérdida,
@@ -894,3 +1390,12 @@ def train_one_epoch(model, loader, loss_fn, optimizer, scheduler=None, accum=1, 
 # - `OneCycleLR` (por lote) y calentamiento + coseno son las curvas habituales;
 #   `scheduler.step()` va después de `optimizer.step()`, una vez por paso real (con
 #   acumulación, dentro del mismo `if`), y `get_last_lr()` te da la tasa para registrarla.
+# - Para depurar: `torch.autograd.detect_anomaly()` señala la línea del pase hacia adelante
+#   cuyo tensor guardado se cambió en el sitio (es lento: solo mientras buscas); la pérdida
+#   inicial de un clasificador debe rondar $\log C$; un bucle sano sobreajusta un lote en
+#   pocos pasos; la media de $|\text{grad}|$ por capa (con `named_parameters()` o con
+#   ganchos) muestra los gradientes que se desvanecen; la prueba de rango sugiere `lr`.
+# - Para reanudar, guarda el `state_dict()` del modelo, del optimizador, del planificador
+#   (y del `GradScaler`) y cárgalos en objetos recién creados; compruébalo con
+#   `torch.equal` contra una ejecución seguida. Sin el optimizador se pierden los momentos
+#   de Adam; sin el planificador, la curva de la tasa vuelve a empezar.
