@@ -174,8 +174,8 @@ for nodo in (nodo_pow, nodo_sub, nodo_add):
 
 # %% [markdown]
 # Al final de cada camino hay un nodo `AccumulateGrad`. No calcula nada: suma (`+=`) el
-# gradiente que le llega en el `.grad` de un tensor hoja, el de la sección 2. Su atributo
-# `variable` es esa hoja.
+# gradiente que le llega al `.grad` de un tensor hoja; es el `+=` de la sección 2. Su
+# atributo `variable` es esa hoja.
 
 # %% tags=["demo"]
 nodo_acc = nodo_add.next_functions[1][0]
@@ -184,7 +184,7 @@ print(type(nodo_acc).__name__, "→ ¿es b?", nodo_acc.variable is b)
 # %% [markdown]
 # Recorrer el grafo a mano cansa pronto. `dibujar_grafo` (de la celda de utilidades) lo
 # dibuja entero: con graphviz si está instalado, como árbol de texto si no. Léelo de la
-# pérdida hacia las hojas: ese es el orden del pase hacia atrás (*backward pass*), la
+# pérdida hacia las hojas: ese es el orden del pase hacia atrás, la
 # retropropagación (*backpropagation*).
 
 # %% tags=["demo"]
@@ -193,7 +193,7 @@ dibujar_grafo(loss)
 # %% [markdown]
 # En la pérdida de dos caminos de la sección 2, las dos flechas de `w` llegan al **mismo**
 # nodo `AccumulateGrad` (en el árbol de texto, la segunda llegada sale como «ya visto»):
-# autograd suma lo que trae cada camino antes de pasarlo a `.grad`.
+# ahí se juntan, sumadas, las contribuciones de los dos caminos.
 
 # %% tags=["demo"]
 dibujar_grafo(loss_two_paths)
@@ -696,7 +696,7 @@ print(f"tensores guardados: {len(saved)}   ¿es x? {torch.equal(saved[0], x)}")
 # Lo guardado ocupa memoria desde el pase hacia adelante hasta el pase hacia atrás, y cada
 # capa guarda lo suyo. `medir_guardado` (de la celda de utilidades) suma los bytes de lo que
 # ve pasar un `saved_tensors_hooks` como el de arriba. Mide pilas de capas `Linear` + `tanh`
-# de 128 de ancho con un lote (*batch*) de 64, sin contar los pesos ni la entrada (ya
+# de 128 de ancho con un lote de 64, sin contar los pesos ni la entrada (ya
 # existían antes):
 
 # %% tags=["demo"]
@@ -716,8 +716,8 @@ for depth in (1, 2, 4, 8, 16):
 # La columna «por capa» no cambia: cada capa guarda la salida de su `tanh` (64 × 128
 # números float32: 32 KiB), que es también la entrada que necesita la capa siguiente. La
 # memoria guardada crece linealmente con la profundidad y sigue ocupada hasta el pase hacia
-# atrás. (El capítulo 7 cambia esa memoria por cómputo con el recálculo de activaciones,
-# *gradient checkpointing*.)
+# atrás. El capítulo 7 cambia esa memoria por cómputo: el recálculo de activaciones
+# (*gradient checkpointing*).
 
 # %% [markdown]
 # El pase hacia atrás libera esos tensores en cuanto los usa. Si dos pérdidas comparten el
