@@ -14,21 +14,24 @@
 # # Capítulo 1 · El grafo dinámico
 #
 # Cuando llamas a `loss.backward()`, PyTorch no deriva una fórmula: recorre un registro de
-# todo lo que calculaste. Ese registro es el grafo computacional (*computational graph*).
-# En este capítulo lo abres, lo recorres a mano y lo comparas con la regla de la cadena
-# (*chain rule*) hecha con lápiz y papel.
+# todo lo que calculaste. En este capítulo haces primero la regla de la cadena (*chain rule*)
+# con lápiz y papel; después abres el registro que la automatiza, el grafo computacional
+# (*computational graph*), y escribes uno en miniatura.
 #
 # **Al terminar sabrás:**
 #
+# - calcular gradientes (*gradients*) a mano y comprobarlos con autograd;
+# - explicar por qué el gradiente de un tensor usado por dos caminos es la suma de los dos, y
+#   por qué `.grad` acumula;
 # - leer `grad_fn` y `next_functions` y dibujar el grafo de un cálculo;
 # - distinguir un nodo hoja (*leaf node*) de un tensor intermedio (*non-leaf tensor*) y
 #   saber cuál recibe `.grad`;
+# - escribir un motor de autograd de unas 50 líneas y compararlo con el de PyTorch;
 # - explicar por qué el grafo se construye de nuevo en cada pase hacia adelante
-#   (*forward pass*) y qué permite eso;
-# - calcular gradientes (*gradients*) a mano y comprobarlos con autograd;
+#   (*forward pass*) y qué permite eso frente a un grafo estático;
 # - reconocer una ReLU muerta (*dying ReLU*) y por qué Leaky ReLU y GELU la evitan;
 # - usar `backward(gradient=...)`, `retain_graph=True`, `torch.autograd.grad` y
-#   `create_graph=True`.
+#   `create_graph=True`, y medir la memoria que guarda el grafo.
 #
 # Solo necesitas saber crear tensores y qué hace `requires_grad=True`. Cada idea va seguida
 # de una celda: ejecútalas en orden.
@@ -42,30 +45,108 @@ import torch.nn.functional as F
 _ = torch.manual_seed(0)  # asignado: la llamada sola mostraría el Generator que devuelve
 
 # %% [markdown]
-# ## 1 · Cada resultado recuerda de dónde viene: `grad_fn`
+# ## 1 · La regla de la cadena, a mano y con autograd
 #
 # Empecemos con un modelo lineal de un solo número y su función de pérdida (*loss function*):
-# $\hat y = wx + b$ y $L = (\hat y - y)^2$. Los parámetros `w` y `b` llevan
-# `requires_grad=True`; el dato `x` y el objetivo `y`, no.
+# $\hat y = wx + b$ y $L = (\hat y - y)^2$. La regla de la cadena dice que el gradiente es el
+# producto de las derivadas locales (*local derivatives*) a lo largo del camino:
+#
+# $$\frac{\partial L}{\partial w} = \frac{\partial L}{\partial \hat y}\cdot
+# \frac{\partial \hat y}{\partial w} = 2(\hat y - y)\cdot x, \qquad
+# \frac{\partial L}{\partial b} = \frac{\partial L}{\partial \hat y}\cdot
+# \frac{\partial \hat y}{\partial b} = 2(\hat y - y)\cdot 1$$
+#
+# Calcula cada derivada local con números de Python, sin tensores:
 
 # %% tags=["demo"]
-w = torch.tensor(0.5, requires_grad=True)
-b = torch.tensor(0.25, requires_grad=True)
-x = torch.tensor(3.0)
-y = torch.tensor(4.0)
+w_val, b_val, x_val, y_val = 0.5, 0.25, 3.0, 4.0
+
+y_hat_val = w_val * x_val + b_val  # pase hacia adelante
+dL_dyhat = 2 * (y_hat_val - y_val)  # derivada local de (y_hat - y)**2
+dyhat_dw, dyhat_db = x_val, 1.0  # derivadas locales de w*x + b
+print(f"dL/dy_hat = {dL_dyhat}   dL/dw = {dL_dyhat * dyhat_dw}   dL/db = {dL_dyhat * dyhat_db}")
+
+# %% [markdown]
+# Autograd hace la misma multiplicación, nodo a nodo, al recorrer el grafo hacia atrás. Los
+# parámetros `w` y `b` llevan `requires_grad=True`; el dato `x` y el objetivo `y`, no.
+
+# %% tags=["demo"]
+w = torch.tensor(w_val, requires_grad=True)
+b = torch.tensor(b_val, requires_grad=True)
+loss = (w * torch.tensor(x_val) + b - torch.tensor(y_val)) ** 2
+loss.backward()
+print(f"autograd:   dL/dw = {w.grad.item()}   dL/db = {b.grad.item()}")
+
+# %% [markdown]
+# ## 2 · Un tensor en dos caminos: sus gradientes se suman
+#
+# Si un tensor entra en el cálculo por dos sitios, un cambio suyo llega a la pérdida por los
+# dos. La regla de la cadena con varias variables dice que su gradiente es la **suma** de lo
+# que aporta cada camino. En $L = (wx)^2 + 3w$, `w` aparece dos veces:
+#
+# $$\frac{\partial L}{\partial w} = \underbrace{2(wx)\cdot x}_{\text{camino de }(wx)^2}
+# + \underbrace{3}_{\text{camino de }3w}$$
+
+# %% tags=["demo"]
+path_1 = 2 * (w_val * x_val) * x_val  # derivada de (w·x)² respecto de w
+path_2 = 3.0  # derivada de 3·w
+
+w = torch.tensor(w_val, dtype=torch.float64, requires_grad=True)
+loss_two_paths = (w * x_val) ** 2 + 3 * w
+loss_two_paths.backward()
+
+
+def loss_at(value):
+    return (value * x_val) ** 2 + 3 * value
+
+
+h = 1e-6
+finite_difference = (loss_at(w_val + h) - loss_at(w_val - h)) / (2 * h)
+print(f"a mano: {path_1} + {path_2} = {path_1 + path_2}")
+print(f"autograd: {w.grad.item()}   diferencia finita: {finite_difference:.6f}")
+
+
+# %% [markdown]
+# Por eso `.grad` acumula: el gradiente de una hoja es una suma de contribuciones, así que
+# `.grad` no se sobrescribe, se le suma (`+=`) lo que llega. Da igual que las contribuciones
+# lleguen en un pase hacia atrás (*backward pass*) o en dos: haz cada camino en su propio
+# `backward`.
+
+# %% tags=["demo"]
+w = torch.tensor(w_val, dtype=torch.float64, requires_grad=True)
+((w * x_val) ** 2).backward()
+print("tras el backward del camino 1:  w.grad =", w.grad.item())
+(3 * w).backward()
+print("tras el backward del camino 2:  w.grad =", w.grad.item())
+w.grad = None  # lo que hace zero_grad() (por defecto)
+((w * x_val) ** 2).backward()
+print("tras vaciar .grad y camino 1:   w.grad =", w.grad.item())
+
+
+# %% [markdown]
+# Dos `backward` de dos partes de la pérdida dejan en `.grad` el gradiente de la suma. Eso
+# permite la acumulación de gradientes (*gradient accumulation*), que reparte un lote en
+# varios pases, y es también una trampa: si no vacías `.grad` entre dos pasos de
+# entrenamiento, el gradiente del paso anterior se suma al nuevo.
+
+# %% [markdown]
+# ## 3 · El grafo que lo automatiza: `grad_fn`
+#
+# Repite el pase hacia adelante de la sección 1. Mientras se ejecuta cada operación, PyTorch
+# anota en el resultado qué función hay que aplicar para derivarla. Esa anotación es
+# `grad_fn`. La pérdida sale de un `** 2`, así que su `grad_fn` es un nodo `PowBackward0`.
+
+# %% tags=["demo"]
+w = torch.tensor(w_val, requires_grad=True)
+b = torch.tensor(b_val, requires_grad=True)
+x = torch.tensor(x_val)
+y = torch.tensor(y_val)
 
 y_hat = w * x + b
 loss = (y_hat - y) ** 2
-print("y_hat =", y_hat.item(), "  loss =", loss.item())
-
-# %% [markdown]
-# Mientras se ejecutaba cada operación, PyTorch anotó en el resultado qué función hay que
-# aplicar para derivarla. Esa anotación es `grad_fn`. La pérdida salió de un `** 2`, así que
-# su `grad_fn` es un nodo `PowBackward0`.
-
-# %% tags=["demo"]
 print(loss.grad_fn)
 print(y_hat.grad_fn)
+
 
 # %% [markdown]
 # Cada nodo apunta a los nodos de sus entradas con `next_functions`: una tupla de pares
@@ -92,8 +173,9 @@ for nodo in (nodo_pow, nodo_sub, nodo_add):
     print(f"{type(nodo).__name__:>12} → {hijos(nodo)}")
 
 # %% [markdown]
-# Al final de cada camino hay un nodo `AccumulateGrad`. No calcula nada: guarda el gradiente
-# que le llega en el `.grad` de un tensor hoja. Su atributo `variable` es esa hoja.
+# Al final de cada camino hay un nodo `AccumulateGrad`. No calcula nada: suma (`+=`) el
+# gradiente que le llega al `.grad` de un tensor hoja; es el `+=` de la sección 2. Su
+# atributo `variable` es esa hoja.
 
 # %% tags=["demo"]
 nodo_acc = nodo_add.next_functions[1][0]
@@ -102,14 +184,23 @@ print(type(nodo_acc).__name__, "→ ¿es b?", nodo_acc.variable is b)
 # %% [markdown]
 # Recorrer el grafo a mano cansa pronto. `dibujar_grafo` (de la celda de utilidades) lo
 # dibuja entero: con graphviz si está instalado, como árbol de texto si no. Léelo de la
-# pérdida hacia las hojas: ese es el orden del pase hacia atrás (*backward pass*), la
+# pérdida hacia las hojas: ese es el orden del pase hacia atrás, la
 # retropropagación (*backpropagation*).
 
 # %% tags=["demo"]
 dibujar_grafo(loss)
 
 # %% [markdown]
-# ## 2 · Hojas y tensores intermedios
+# En la pérdida de dos caminos de la sección 2, las dos flechas de `w` llegan al **mismo**
+# nodo `AccumulateGrad` (en el árbol de texto, la segunda llegada sale como «ya visto»):
+# ahí se juntan, sumadas, las contribuciones de los dos caminos.
+
+# %% tags=["demo"]
+dibujar_grafo(loss_two_paths)
+
+
+# %% [markdown]
+# ## 4 · Hojas y tensores intermedios
 #
 # Un tensor hoja es uno que creaste tú, no el resultado de una operación registrada. `w`,
 # `b` y `x` son hojas; `y_hat` y `loss` son tensores intermedios (tienen `grad_fn`). Un
@@ -150,7 +241,124 @@ loss.backward()
 print("y_hat.grad =", y_hat.grad.item(), "  2·(y_hat − y) =", 2 * (y_hat.item() - y.item()))
 
 # %% [markdown]
-# ## 3 · Un grafo nuevo en cada pase hacia adelante
+# ## 5 · Un autograd en miniatura
+#
+# Ya tienes todas las piezas: cada resultado sabe de qué entradas sale (`next_functions`) y
+# cómo repartir su gradiente entre ellas (`grad_fn`), y lo que llega a un tensor se suma
+# (`+=`). Con eso basta para escribir un motor de autograd. `Value` envuelve un tensor; cada
+# operación crea su salida, le anota sus entradas y le deja una `backward_fn` que aplica la
+# derivada local y **suma** en el `.grad` de cada entrada.
+
+# %% tags=["demo"]
+class Value:
+    """Un tensor con su gradiente: tensor y nodo del grafo a la vez."""
+
+    def __init__(self, data, inputs=()):
+        self.data = data
+        self.grad = torch.zeros_like(data)
+        self.inputs = inputs  # de quién sale: el papel de next_functions
+        self.backward_fn = lambda: None  # reparte self.grad entre inputs: el de grad_fn
+
+    def __add__(self, other):  # misma forma a los dos lados: sin broadcasting
+        out = Value(self.data + other.data, (self, other))
+
+        def backward_fn():
+            self.grad += out.grad  # += y no =: un valor puede llegar por varios caminos
+            other.grad += out.grad
+
+        out.backward_fn = backward_fn
+        return out
+
+    def __mul__(self, other):
+        out = Value(self.data * other.data, (self, other))
+
+        def backward_fn():
+            self.grad += other.data * out.grad
+            other.grad += self.data * out.grad
+
+        out.backward_fn = backward_fn
+        return out
+
+    def tanh(self):
+        out = Value(torch.tanh(self.data), (self,))
+
+        def backward_fn():
+            self.grad += (1 - out.data**2) * out.grad
+
+        out.backward_fn = backward_fn
+        return out
+
+    def relu(self):
+        out = Value(self.data.clamp(min=0), (self,))
+
+        def backward_fn():
+            self.grad += (self.data > 0) * out.grad  # ReLU'(0) = 0, como PyTorch
+
+        out.backward_fn = backward_fn
+        return out
+
+    def sum(self):
+        out = Value(self.data.sum(), (self,))
+
+        def backward_fn():
+            self.grad += out.grad  # cada elemento aporta 1 a la suma
+
+        out.backward_fn = backward_fn
+        return out
+
+    def backward(self):
+        order, seen = [], set()
+
+        def visit(node):  # un nodo entra en order después de todas sus entradas
+            if node not in seen:
+                seen.add(node)
+                for parent in node.inputs:
+                    visit(parent)
+                order.append(node)
+
+        visit(self)
+        self.grad = torch.ones_like(self.data)  # dL/dL = 1
+        for node in reversed(order):
+            node.backward_fn()
+
+
+# %% [markdown]
+# `backward` solo puede ejecutar la `backward_fn` de un nodo cuando ya le llegaron las
+# contribuciones de **todos** los caminos que lo usan. Por eso recorre el grafo en orden
+# topológico (*topological order*) inverso: la salida primero, y cada nodo después de todos
+# los que dependen de él. (`recorrer_grafo`, de la celda de utilidades, no sirve aquí: lista
+# los nodos para mostrarlos, en un orden que no garantiza eso.)
+#
+# Compara el motor con autograd en una expresión en la que `w` entra por cuatro caminos. La
+# misma función sirve para los dos, porque los tensores de PyTorch también tienen `.tanh()`,
+# `.relu()` y `.sum()`:
+
+# %% tags=["demo"]
+def expression(w, x, b):
+    return ((w * x + b).tanh() * w.relu() + w * w).sum()
+
+
+generator = torch.Generator().manual_seed(0)
+inputs = {name: torch.randn(5, dtype=torch.float64, generator=generator)
+          for name in ("w", "x", "b")}
+
+ours = {name: Value(t) for name, t in inputs.items()}
+expression(**ours).backward()
+theirs = {name: t.clone().requires_grad_() for name, t in inputs.items()}
+expression(**theirs).backward()
+for name in inputs:
+    difference = (ours[name].grad - theirs[name].grad).abs().max().item()
+    print(f"{name}: diferencia máxima con autograd {difference:.1e}   "
+          f"¿iguales? {torch.allclose(ours[name].grad, theirs[name].grad)}")
+
+
+# %% [markdown]
+# PyTorch hace lo mismo, con todo lo demás: la derivada de cientos de operaciones (con
+# *broadcasting*), liberar lo guardado en cuanto se usa (sección 10), la GPU, y un motor en
+# C++ que ordena los nodos por dependencias.
+
+# %% [markdown]
+# ## 6 · Un grafo nuevo en cada pase hacia adelante
 #
 # PyTorch no compila el modelo de antemano. El grafo se construye mientras el código se
 # ejecuta: es un grafo dinámico (*define-by-run*). Por eso un modelo puede tener `if` y
@@ -196,39 +404,28 @@ for valor, derivada in formulas.items():
     print(f"x = {valor:+}: autograd {x.grad.item():.4f}   fórmula {derivada(valor):.4f}")
 
 # %% [markdown]
-# ## 4 · La regla de la cadena, a mano y con autograd
-#
-# Volvamos a $\hat y = wx + b$ y $L = (\hat y - y)^2$. La regla de la cadena dice que el
-# gradiente es el producto de las derivadas locales (*local derivatives*) a lo largo del
-# camino:
-#
-# $$\frac{\partial L}{\partial w} = \frac{\partial L}{\partial \hat y}\cdot
-# \frac{\partial \hat y}{\partial w} = 2(\hat y - y)\cdot x, \qquad
-# \frac{\partial L}{\partial b} = \frac{\partial L}{\partial \hat y}\cdot
-# \frac{\partial \hat y}{\partial b} = 2(\hat y - y)\cdot 1$$
-#
-# Calcula cada derivada local con números de Python, sin tensores:
+# El contraste es un grafo estático (*define-and-run*, el estilo de TensorFlow 1 o de un
+# modelo exportado): primero se describe el grafo entero, sin datos, y después se ejecuta
+# muchas veces. Al describirlo no hay valor con el que decidir un `if` de Python, así que el
+# control de flujo tiene que ser una operación más del grafo (`tf.cond`, `tf.while_loop`).
+# `torch.fx`, que obtiene el grafo de una función ejecutándola con valores simbólicos, choca
+# con eso mismo en `modelo_caprichoso`:
 
 # %% tags=["demo"]
-w_val, b_val, x_val, y_val = 0.5, 0.25, 3.0, 4.0
+import torch.fx
 
-y_hat_val = w_val * x_val + b_val  # pase hacia adelante
-dL_dyhat = 2 * (y_hat_val - y_val)  # derivada local de (y_hat - y)**2
-dyhat_dw, dyhat_db = x_val, 1.0  # derivadas locales de w*x + b
-print(f"dL/dy_hat = {dL_dyhat}   dL/dw = {dL_dyhat * dyhat_dw}   dL/db = {dL_dyhat * dyhat_db}")
+with muestra_error(torch.fx.proxy.TraceError):
+    torch.fx.symbolic_trace(modelo_caprichoso)
 
-# %% [markdown]
-# Autograd hace la misma multiplicación, nodo a nodo, al recorrer el grafo hacia atrás:
-
-# %% tags=["demo"]
-w = torch.tensor(w_val, requires_grad=True)
-b = torch.tensor(b_val, requires_grad=True)
-loss = (w * torch.tensor(x_val) + b - torch.tensor(y_val)) ** 2
-loss.backward()
-print(f"autograd:   dL/dw = {w.grad.item()}   dL/db = {b.grad.item()}")
 
 # %% [markdown]
-# Ahora un eslabón más: una ReLU entre la parte lineal y la pérdida,
+# En PyTorch el `if` es Python normal: se evalúa en cada pase con el dato de ese pase, y el
+# grafo recoge solo la rama que se ejecutó.
+
+# %% [markdown]
+# ## 7 · Un eslabón más: la ReLU
+#
+# Vuelve al modelo de la sección 1 y pon una ReLU entre la parte lineal y la pérdida,
 # $z = \mathrm{ReLU}(wx + b)$ y $L = (z - y)^2$. La derivada local de la ReLU vale 1 si la
 # preactivación $wx + b$ es positiva y 0 si no. Ese factor entra en el producto:
 #
@@ -273,7 +470,7 @@ for b_val in (-1.0, -2.5):
 # Eso es una ReLU muerta.
 
 # %% [markdown]
-# ## 5 · ReLU muerta, Leaky ReLU y GELU
+# ## 8 · ReLU muerta, Leaky ReLU y GELU
 #
 # Comparemos tres activaciones y sus derivadas. Las derivadas no salen de fórmulas: las
 # calcula autograd, con un solo `backward` por activación sobre 401 puntos. Como cada
@@ -425,7 +622,7 @@ def manual_backward(x, y, W1, b1, W2, b2):
 
 
 # %% [markdown]
-# ## 6 · `backward` sobre una salida que no es un escalar
+# ## 9 · `backward` sobre una salida que no es un escalar
 #
 # Hasta ahora la pérdida era un solo número. Si la salida es un vector, `backward()` no sabe
 # qué derivar: hay una derivada por cada par (salida, entrada), una matriz jacobiana entera.
@@ -462,11 +659,12 @@ x = torch.tensor([1.0, -2.0, 3.0], requires_grad=True)
 print("backward((0, 1, 0)):", x.grad)
 
 # %% [markdown]
-# ## 7 · El grafo se consume: `retain_graph=True`
+# ## 10 · El grafo se consume: `retain_graph=True`
 #
-# Para derivar, cada nodo guarda los tensores que necesita. El nodo de `w * x`, por
-# ejemplo, guarda `x`, porque $\partial (wx)/\partial w = x$. Puedes mirarlo en su
-# atributo interno `_saved_other` (solo para mirar: no es API pública).
+# Para derivar, cada nodo guarda los tensores que necesita. El nodo de `w * x`, por ejemplo,
+# guarda `x`, porque $\partial (wx)/\partial w = x$. Los nodos no publican lo que guardan,
+# pero `torch.autograd.graph.saved_tensors_hooks` te deja verlo: mientras dura el bloque
+# `with`, llama a tu función con cada tensor que autograd guarda.
 
 # %% tags=["demo"]
 x = torch.linspace(-1.0, 2.0, 8)
@@ -477,10 +675,49 @@ def nuevos_parametros():
     return torch.tensor(0.5, requires_grad=True), torch.tensor(0.25, requires_grad=True)
 
 
+saved = []
+
+
+def keep(tensor):  # autograd la llama con cada tensor que guarda
+    saved.append(tensor)
+    return tensor
+
+
 w, b = nuevos_parametros()
-y_hat = w * x + b
-nodo_mul = y_hat.grad_fn.next_functions[0][0]
-print(type(nodo_mul).__name__, "guarda x:", torch.equal(nodo_mul._saved_other, x))
+with torch.autograd.graph.saved_tensors_hooks(keep, lambda tensor: tensor):
+    y_hat = w * x + b
+print(f"tensores guardados: {len(saved)}   ¿es x? {torch.equal(saved[0], x)}")
+
+
+# %% [markdown]
+# Solo `x`: la suma no necesita nada para derivar, y `w` solo haría falta para el gradiente
+# de `x`, que no lo pide.
+#
+# Lo guardado ocupa memoria desde el pase hacia adelante hasta el pase hacia atrás, y cada
+# capa guarda lo suyo. `medir_guardado` (de la celda de utilidades) suma los bytes de lo que
+# ve pasar un `saved_tensors_hooks` como el de arriba. Mide pilas de capas `Linear` + `tanh`
+# de 128 de ancho con un lote de 64, sin contar los pesos ni la entrada (ya
+# existían antes):
+
+# %% tags=["demo"]
+import torch.nn as nn
+
+batch = torch.randn(64, 128)
+print("capas   guardado   por capa")
+for depth in (1, 2, 4, 8, 16):
+    layers = nn.Sequential(*[nn.Sequential(nn.Linear(128, 128), nn.Tanh())
+                             for _ in range(depth)])
+    saved_bytes, _ = medir_guardado(lambda layers=layers: layers(batch),
+                                    excluir=[batch, *layers.parameters()])
+    print(f"{depth:5}   {saved_bytes / 2**10:5.0f} KiB   {saved_bytes / depth / 2**10:5.0f} KiB")
+
+
+# %% [markdown]
+# La columna «por capa» no cambia: cada capa guarda la salida de su `tanh` (64 × 128
+# números float32: 32 KiB), que es también la entrada que necesita la capa siguiente. La
+# memoria guardada crece linealmente con la profundidad y sigue ocupada hasta el pase hacia
+# atrás. El capítulo 7 cambia esa memoria por cómputo: el recálculo de activaciones
+# (*gradient checkpointing*).
 
 # %% [markdown]
 # El pase hacia atrás libera esos tensores en cuanto los usa. Si dos pérdidas comparten el
@@ -595,7 +832,7 @@ def two_loss_grads(model, x, y):
 
 
 # %% [markdown]
-# ## 8 · `torch.autograd.grad` y derivadas de orden superior
+# ## 11 · `torch.autograd.grad` y derivadas de orden superior
 #
 # `backward()` escribe en el `.grad` de las hojas. `torch.autograd.grad(salida, entradas)`
 # hace el mismo recorrido pero **devuelve** los gradientes como una tupla y no toca `.grad`.
@@ -625,6 +862,35 @@ with muestra_error(RuntimeError):
 print("df_dx.grad_fn =", df_dx.grad_fn)
 (d2f_dx2,) = torch.autograd.grad(df_dx.sum(), x)
 print("f'' con autograd:", d2f_dx2, "  6x =", 6 * x.detach())
+
+# %% [markdown]
+# `backward(create_graph=True)` también registra el gradiente en un grafo, pero lo deja en
+# `.grad`, y PyTorch avisa. Captura el aviso para leerlo entero:
+
+# %% tags=["demo"]
+w = torch.tensor(1.5, requires_grad=True)
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    (w**3).backward(create_graph=True)
+for warning in caught:
+    print(f"{warning.category.__name__}: {warning.message}")
+
+nodes, reaches_w = [w.grad.grad_fn], False
+while nodes:  # ¿el grafo de w.grad termina en el AccumulateGrad de w?
+    node = nodes.pop()
+    if node is not None:
+        reaches_w = reaches_w or getattr(node, "variable", None) is w
+        nodes.extend(n for n, _ in node.next_functions)
+print("w.grad =", w.grad, "  ¿su grafo llega hasta w?", reaches_w)
+
+
+# %% [markdown]
+# Es un ciclo de referencias: `w` guarda su `.grad`, el grafo de ese `.grad` termina en el
+# nodo `AccumulateGrad` de `w`, y ese nodo apunta a `w`. El conteo de referencias de Python
+# no libera un ciclo, así que esa memoria puede quedar retenida (la fuga de la que habla el
+# aviso). Usa `torch.autograd.grad(..., create_graph=True)`, como arriba: devuelve el
+# gradiente sin guardarlo en `.grad`. Si necesitas `backward`, pon `w.grad = None` al
+# terminar para romper el ciclo.
 
 # %% [markdown]
 # Esto es lo que permite meter un gradiente dentro de una pérdida y seguir entrenando: el
@@ -718,19 +984,28 @@ def gradient_penalty(model, x):
 # %% [markdown]
 # ## Resumen
 #
+# - `backward()` aplica la regla de la cadena: multiplica las derivadas locales a lo largo
+#   del grafo, igual que harías a mano.
+# - Un tensor que llega a la pérdida por varios caminos recibe la suma de lo que aporta cada
+#   uno; por eso `.grad` acumula (`+=`), también entre dos `backward`, y hay que vaciarlo
+#   entre pasos de entrenamiento.
 # - Cada operación sobre tensores con `requires_grad=True` añade un nodo al grafo
 #   computacional; `grad_fn` y `next_functions` te dejan recorrerlo, y los nodos
 #   `AccumulateGrad` marcan las hojas.
 # - Solo las hojas con `requires_grad=True` reciben `.grad`; para ver el gradiente de un
 #   tensor intermedio, llama a `retain_grad()` antes del pase hacia atrás.
+# - Un motor de autograd cabe en unas 50 líneas: nodos que recuerdan sus entradas, una derivada
+#   local por operación y un recorrido en orden topológico inverso.
 # - El grafo se construye de nuevo en cada pase hacia adelante (*define-by-run*): un `if` o
 #   un bucle que dependen de los datos dan grafos distintos, y autograd deriva el camino
-#   que se ejecutó.
-# - `backward()` aplica la regla de la cadena: multiplica las derivadas locales a lo largo
-#   del grafo, igual que harías a mano.
+#   que se ejecutó. Un grafo estático necesita el control de flujo dentro del grafo.
 # - Una derivada local igual a 0 anula el producto entero: es la ReLU muerta. Leaky ReLU
 #   (pendiente fija en los negativos) y GELU (derivada suave) siguen dejando pasar señal.
 # - Una salida no escalar necesita `gradient=v` (un producto vector-Jacobiano); un segundo
 #   `backward` necesita `retain_graph=True`, aunque sumar las pérdidas suele ser mejor.
+# - Lo que el grafo guarda crece linealmente con el número de capas y vive hasta el pase
+#   hacia atrás.
 # - `torch.autograd.grad` devuelve gradientes sin tocar `.grad`; con `create_graph=True`
-#   el gradiente se puede derivar otra vez.
+#   el gradiente se puede derivar otra vez. Para eso, mejor que `backward(create_graph=True)`,
+#   que crea un ciclo de referencias.
+

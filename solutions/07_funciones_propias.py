@@ -300,12 +300,14 @@ for clase in (CuboSalidaAtributo, CuboSalidaGuardada):
 # Regla: los tensores van en `save_for_backward`; como atributo solo van valores que no son
 # tensores.
 #
-# Lo guardado es memoria que ocupa cada capa hasta el pase hacia atrás. `saved_tensors_hooks`
-# llama a una función tuya cada vez que algo se guarda: sirve para contar bytes. Compara una tanh
+# Lo guardado es memoria que ocupa cada capa hasta el pase hacia atrás. `medir_guardado` (de la
+# celda de utilidades, la del capítulo 1) la cuenta con `saved_tensors_hooks`, que llama a una
+# función tuya cada vez que algo se guarda. Compara una tanh
 # que guarda entrada y salida con otra que guarda solo la salida
 # ($\tanh'(z) = 1 - \tanh^2 z$, así que la salida basta).
 
 # %% tags=["demo"]
+<<<<<<< HEAD
 def bytes_guardados(calcular, excluir=()):
     """Bytes que autograd guarda para el pase hacia atrás mientras corre ``calcular()``
     (cada almacenamiento, una vez)."""
@@ -323,6 +325,8 @@ def bytes_guardados(calcular, excluir=()):
     return sum(vistos.values()), salida
 
 
+=======
+>>>>>>> i18-m1
 class TanhGuardaTodo(torch.autograd.Function):
     @staticmethod
     def forward(ctx, z):
@@ -351,7 +355,7 @@ class TanhGuardaSalida(torch.autograd.Function):
 
 z = torch.randn(256, 1024, requires_grad=True)
 for clase in (TanhGuardaTodo, TanhGuardaSalida):
-    guardado, _ = bytes_guardados(lambda clase=clase: clase.apply(z))
+    guardado, _ = medir_guardado(lambda clase=clase: clase.apply(z))
     print(f"{clase.__name__:>17}: guarda {guardado / 2**20:.1f} MiB")
 
 # %% [markdown]
@@ -896,15 +900,15 @@ print("¿mismos gradientes con y sin recálculo?", iguales)
 # %% [markdown]
 # Ahora medimos, para cada número de tramos, tres cosas: los bytes de activaciones que
 # quedan guardados entre el pase hacia adelante y el pase hacia atrás (con
-# `bytes_guardados`, sin contar los pesos), cuántas capas se ejecutan en un paso, y el
+# `medir_guardado`, sin contar los pesos), cuántas capas se ejecutan en un paso, y el
 # tiempo de un paso hacia adelante y atrás (el mínimo de varias repeticiones, con un solo
 # hilo para que la medida sea estable).
 
 # %% tags=["demo"]
 def medir(tramos, repeticiones=5):
     red.zero_grad()
-    guardado, salida = bytes_guardados(lambda: adelante(x_bloques, tramos),
-                                       excluir=list(red.parameters()))
+    guardado, salida = medir_guardado(lambda: adelante(x_bloques, tramos),
+                                      excluir=list(red.parameters()))
     lineales_ejecutadas.clear()
     gelus_ejecutadas.clear()
     salida.sum().backward()
@@ -1068,7 +1072,7 @@ def checkpoint_apply(fn, x, *params):
 # `torch.utils.checkpoint` tiene dos implementaciones. Con `use_reentrant=True` es
 # justamente una `Function` como la tuya (su nodo se llama `CheckpointFunctionBackward`);
 # con `use_reentrant=False`, la recomendada, usa `saved_tensors_hooks` para recalcular
-# solo lo que el pase hacia atrás va pidiendo. Con `bytes_guardados` (sección 3) medimos lo
+# solo lo que el pase hacia atrás va pidiendo. Con `medir_guardado` (sección 3) medimos lo
 # que cada una deja guardado en un bloque residual de 512 de ancho, sin contar los pesos:
 
 # %% tags=["demo"]
@@ -1091,7 +1095,7 @@ maneras = {
                                               use_reentrant=False),
 }
 for nombre, calcular in maneras.items():
-    guardado, salida = bytes_guardados(calcular, excluir=[x_demo, *pesos_bloque])
+    guardado, salida = medir_guardado(calcular, excluir=[x_demo, *pesos_bloque])
     print(f"{nombre:>34}: {guardado / 2**10:7.1f} KiB guardados · grad_fn "
           f"{type(salida.grad_fn).__name__}")
 

@@ -120,3 +120,47 @@ def test_only_graded_cells_call_the_exercises(chapter):
                             if not line.lstrip().startswith(("%", "!")))  # IPython magics
         names = {n.id for n in ast.walk(ast.parse(python)) if isinstance(n, ast.Name)}
         assert not names & exercises, f"cell uses {names & exercises}:\n{cell.source[:200]}"
+
+
+def _defined_at_top_level(source):
+    names = set()
+    for node in ast.parse(source).body:
+        if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            names |= {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)}
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            names |= {(alias.asname or alias.name).split(".")[0] for alias in node.names}
+    return names
+
+
+def _python(cell):
+    return "\n".join(line for line in cell.source.splitlines()
+                     if not line.lstrip().startswith(("%", "!")))  # IPython magics
+
+
+@pytest.mark.parametrize("chapter", CHAPTERS, ids=lambda c: c.name)
+def test_no_cell_redefines_a_helper_of_the_generated_cell(chapter):
+    # The helper cell puts its names into the notebook's one namespace: a demo that
+    # defines one of them again silently replaces the helper for every later cell.
+    from autograder.inject import exported_names, helper_modules
+
+    helpers = {name for module in helper_modules(chapter.key)
+               for name in exported_names(module.read_text())}
+    for cell in source_cells(chapter)[2:]:
+        if cell.cell_type == "code":
+            shadowed = _defined_at_top_level(_python(cell)) & helpers
+            assert not shadowed, f"cell redefines {shadowed}:\n{cell.source[:200]}"
+
+
+@pytest.mark.parametrize("chapter", CHAPTERS, ids=lambda c: c.name)
+def test_no_cell_reads_what_autograd_nodes_keep_privately(chapter):
+    # `_saved_self`, `_raw_saved_other`...: undocumented, renamed between releases;
+    # saved_tensors_hooks shows what a node saves through the public API.
+    for cell in source_cells(chapter):
+        if cell.cell_type == "code":
+            private = {n.attr for n in ast.walk(ast.parse(_python(cell)))
+                       if isinstance(n, ast.Attribute)
+                       and n.attr.startswith(("_saved_", "_raw_saved_"))}
+            assert not private, f"cell reads {private}:\n{cell.source[:200]}"

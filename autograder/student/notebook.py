@@ -1,4 +1,5 @@
-"""Notebook utilities every chapter uses: runtime report, expected errors, graph drawing.
+"""Notebook utilities every chapter uses: runtime report, expected errors, graph drawing,
+bytes saved for backward.
 
 Injected into student notebooks by the build (standard library and torch only;
 graphviz is optional, as on some machines the Python package or the ``dot``
@@ -13,7 +14,9 @@ import textwrap
 
 import torch
 
-__all__ = ["info_entorno", "muestra_error", "recorrer_grafo", "dibujar_grafo"]
+__all__ = [
+    "info_entorno", "muestra_error", "recorrer_grafo", "dibujar_grafo", "medir_guardado",
+]
 
 
 def info_entorno(consejo_gpu=False):
@@ -123,3 +126,24 @@ def dibujar_grafo(tensor):
                 grafo.edge(str(id(siguiente)), str(id(nodo)))
                 pendientes.append(siguiente)
     return grafo
+
+
+def medir_guardado(calcular, excluir=()):
+    """Bytes that autograd saves for backward while ``calcular()`` runs, and its result.
+
+    Counted with ``saved_tensors_hooks``, each storage once (a view of a tensor already
+    saved adds nothing); tensors in ``excluir`` (weights, the input: they existed before)
+    are not counted.
+    """
+    vistos = {}
+    excluidos = {t.untyped_storage().data_ptr() for t in excluir}
+
+    def empaquetar(tensor):
+        puntero = tensor.untyped_storage().data_ptr()
+        if puntero not in excluidos:
+            vistos[puntero] = tensor.untyped_storage().nbytes()
+        return tensor
+
+    with torch.autograd.graph.saved_tensors_hooks(empaquetar, lambda tensor: tensor):
+        salida = calcular()
+    return sum(vistos.values()), salida
