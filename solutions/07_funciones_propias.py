@@ -307,26 +307,6 @@ for clase in (CuboSalidaAtributo, CuboSalidaGuardada):
 # ($\tanh'(z) = 1 - \tanh^2 z$, así que la salida basta).
 
 # %% tags=["demo"]
-<<<<<<< HEAD
-def bytes_guardados(calcular, excluir=()):
-    """Bytes que autograd guarda para el pase hacia atrás mientras corre ``calcular()``
-    (cada almacenamiento, una vez)."""
-    vistos = {}
-    excluidos = {t.untyped_storage().data_ptr() for t in excluir}
-
-    def empaquetar(tensor):
-        puntero = tensor.untyped_storage().data_ptr()
-        if puntero not in excluidos:
-            vistos[puntero] = tensor.untyped_storage().nbytes()
-        return tensor
-
-    with torch.autograd.graph.saved_tensors_hooks(empaquetar, lambda tensor: tensor):
-        salida = calcular()
-    return sum(vistos.values()), salida
-
-
-=======
->>>>>>> i18-m1
 class TanhGuardaTodo(torch.autograd.Function):
     @staticmethod
     def forward(ctx, z):
