@@ -464,7 +464,7 @@ MODOS = {"con grafo": contextlib.nullcontext, "no_grad": torch.no_grad,
 
 
 def mejor_tiempo_ms(funcion, *argumentos, repeticiones=10):
-    """The best of several timings of funcion(*argumentos), in ms (the least noisy one)."""
+    """El mejor de varios tiempos de funcion(*argumentos), en ms (el menos ruidoso)."""
     tiempos = []
     for _ in range(repeticiones):
         inicio = time.perf_counter()
@@ -918,7 +918,7 @@ def gradientes_con_bucle():
 
 
 def perdida_de_una(params, x, y):
-    """The loss of one sample (x without the batch dimension), as a function of params."""
+    """La pérdida de una sola muestra (x sin la dimensión del lote), en función de params."""
     logits = functional_call(mlp, params, (x.unsqueeze(0),))
     return F.cross_entropy(logits, y.unsqueeze(0))
 

@@ -935,7 +935,7 @@ BIBLIOTECAS = tuple({sysconfig.get_paths()[clave] for clave in ("stdlib", "purel
 
 
 def pila_sin_bibliotecas(mensaje):
-    """The lines of an anomaly-mode warning, without the frames of installed libraries."""
+    """Las líneas de un aviso del modo de anomalías, sin los marcos de bibliotecas instaladas."""
     lineas = mensaje.splitlines()
     salida, saltar_codigo = [lineas[0]], False
     for linea in lineas[1:]:
@@ -1098,7 +1098,7 @@ def red_profunda(activacion, kaiming=False, capas=10, ancho=32):
 
 
 def flujo_de_gradientes(red):
-    """Mean |grad| of each layer's weight after one backward on the training set."""
+    """Media de |grad| del peso de cada capa tras un backward sobre el conjunto de entrenamiento."""
     red.zero_grad()
     loss_fn(red(X_train), y_train).backward()
     return [p.grad.abs().mean().item() for nombre, p in red.named_parameters()
@@ -1135,7 +1135,7 @@ plt.show()
 
 # %% tags=["demo"]
 def gradientes_con_ganchos(red):
-    """Each layer's weight gradient, captured by tensor hooks during one backward."""
+    """El gradiente del peso de cada capa, capturado con ganchos de tensor durante un backward."""
     capturados, ganchos = {}, []
     for nombre, p in red.named_parameters():
         if nombre.endswith("weight"):

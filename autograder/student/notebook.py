@@ -129,11 +129,11 @@ def dibujar_grafo(tensor):
 
 
 def medir_guardado(calcular, excluir=()):
-    """Bytes that autograd saves for backward while ``calcular()`` runs, and its result.
+    """Bytes que autograd guarda para backward mientras corre ``calcular()``, y su resultado.
 
-    Counted with ``saved_tensors_hooks``, each storage once (a view of a tensor already
-    saved adds nothing); tensors in ``excluir`` (weights, the input: they existed before)
-    are not counted.
+    Se cuentan con ``saved_tensors_hooks``, cada almacenamiento una sola vez (una vista de un
+    tensor ya guardado no suma nada); los tensores de ``excluir`` (pesos, la entrada: ya
+    existían antes) no se cuentan.
     """
     vistos = {}
     excluidos = {t.untyped_storage().data_ptr() for t in excluir}
