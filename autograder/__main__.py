@@ -25,9 +25,11 @@ import time
 from pathlib import Path
 
 from autograder.course import (
+    BRANCH,
     COURSE_DIR,
     DB_URL_ENV,
     GRADES_DIR,
+    REPOSITORY,
     SAMPLE_COURSE_DIR,
     SAMPLE_DIR,
     SAMPLE_GRADES_DIR,
@@ -225,8 +227,9 @@ def cmd_publish(args):
             print(f"  {leak}", file=sys.stderr)
         return 1
     print(f"\n{args.folder} holds the student distribution, checked for solutions, hidden "
-          "tests, variants, the course secret and gradebooks: none. Push it to the public "
-          "repository its Colab badges name.")
+          "tests, variants, the course secret and gradebooks: none. Commit it and push it to "
+          f"https://github.com/{args.repository or REPOSITORY}, branch "
+          f"{args.branch or BRANCH}: the repository its Colab badges name.")
     return 0
 
 

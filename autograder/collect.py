@@ -18,6 +18,10 @@ from autograder.intake import read_submission
 from autograder.lms import SIDECAR, TIMESTAMP, marker_timestamp
 from autograder.outcome import Outcome, Status
 
+# nbgrader's exchange writes it beside each submission; `nbgrader release_feedback` reads
+# it from feedback/ to name the page the student fetches, and stops when it is missing.
+SUBMISSION_SECRET = "submission_secret.txt"
+
 
 @contextlib.contextmanager
 def _readable(submissions_dir, submitted):
@@ -33,7 +37,8 @@ def _readable(submissions_dir, submitted):
 
 def collect(submissions_dir, course_dir=COURSE_DIR, students=None):
     """Read every <submissions>/<student>/<assignment>/ into submitted/, with nbgrader's
-    timestamp.txt when there is one (late penalties use it) and what LMS intake recorded
+    timestamp.txt when there is one (late penalties use it), its submission_secret.txt
+    (``nbgrader release_feedback`` needs it) and what LMS intake recorded
     (``autograder.lms``: a bare late marker's timestamp is set again here). One Outcome per
     submission: status unreadable when there is nothing to grade. ``students``: only these
     (a re-grade); other students' folders in submitted/ are left as they are."""
@@ -71,7 +76,8 @@ def _collect_one(assignment_dir, course_dir, submitted, in_place):
     if outcome.status == Status.UNREADABLE:
         return outcome
     target.mkdir(parents=True)
-    for kept in (TIMESTAMP, SIDECAR):  # the submission time; what LMS intake read
+    # The submission time; what LMS intake read; the exchange's secret.
+    for kept in (TIMESTAMP, SIDECAR, SUBMISSION_SECRET):
         if (assignment_dir / kept).is_file():
             shutil.copy2(assignment_dir / kept, target / kept)
     # A bare LMS late marker: its timestamp from today's term.toml (due date, policy).

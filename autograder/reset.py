@@ -1,7 +1,8 @@
 """``python -m autograder reset-course``: a clean course for a new class. What the last
-class left (submissions, graded notebooks, feedback, LMS downloads, the gradebook and the
-grades folder) is moved into ``build/archive/<time>/``, never deleted; the course secret
-stays, so the course's hidden inputs do not change."""
+class left (submissions, the older ones a later LMS download replaced, graded notebooks,
+feedback, LMS downloads, the gradebook, nbgrader's own export and the grades folder) is moved
+into ``build/archive/<time>/``, never deleted; the course secret stays, so the course's
+hidden inputs do not change."""
 
 import shutil
 import time
@@ -9,9 +10,11 @@ import time
 from autograder.course import COURSE_DIR, GRADES_DIR
 from autograder.hidden.seeds import SECRET_FILE
 
-# What one class leaves in a course folder (nbgrader's names); source/ and release/ are
-# the course itself, rebuilt from solutions/.
-CLASS_ENTRIES = ("submitted", "autograded", "feedback", "downloaded", "gradebook.db")
+# What one class leaves in a course folder (nbgrader's names, collect-lms's replaced/ and
+# the grades.csv of `nbgrader export`); source/ and release/ are the course itself, rebuilt
+# from solutions/.
+CLASS_ENTRIES = ("submitted", "replaced", "autograded", "feedback", "downloaded",
+                 "gradebook.db", "grades.csv")
 
 
 def archive_dir(course_dir, stamp):

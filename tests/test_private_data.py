@@ -75,9 +75,11 @@ def test_a_real_class_is_graded_in_the_instructor_course(recorded_grade_run, tmp
 def _course(tmp_path):
     build = tmp_path / "build"
     course_dir = build / "course"
-    for folder in ("source/01", "release/01", "submitted/ana/01", "autograded/ana/01"):
+    for folder in ("source/01", "release/01", "submitted/ana/01", "autograded/ana/01",
+                   "replaced/ana/01/20261204T100000Z"):  # collect-lms's older copy
         (course_dir / folder).mkdir(parents=True)
     (course_dir / "course_secret.txt").write_text("secreto\n")
+    (course_dir / "grades.csv").write_text("student_id\nana\n")  # `nbgrader export`
     (course_dir / "gradebook.db").write_text("notas de la clase")
     (build / "grades").mkdir()
     (build / "grades" / "grades.csv").write_text("student\nana\n")
@@ -93,6 +95,8 @@ def test_reset_course_keeps_the_secret_and_moves_the_class_aside(tmp_path):
     assert (course_dir / "course_secret.txt").read_text() == "secreto\n"
     assert (archive / "course" / "gradebook.db").read_text() == "notas de la clase"
     assert (archive / "course" / "submitted" / "ana" / "01").is_dir()
+    assert (archive / "course" / "replaced" / "ana" / "01").is_dir()
+    assert (archive / "course" / "grades.csv").read_text() == "student_id\nana\n"
     assert (archive / "grades" / "grades.csv").read_text() == "student\nana\n"
     assert sorted(p.name for p in course_dir.iterdir()) == [
         "course_secret.txt", "release", "source"]
@@ -115,11 +119,13 @@ def test_clean_removes_what_is_regenerated_and_says_what_it_kept(tmp_path):
     said = []
     clean(build, say=said.append)
     assert sorted(p.name for p in build.iterdir()) == ["course", "grades"]
-    assert sorted(p.name for p in course_dir.iterdir()) == [
-        "autograded", "course_secret.txt", "gradebook.db", "submitted"]
+    kept = ["autograded", "course_secret.txt", "gradebook.db", "grades.csv", "replaced",
+            "submitted"]
+    assert sorted(p.name for p in course_dir.iterdir()) == kept
     text = "\n".join(said)
-    for kept in ("course_secret.txt", "gradebook.db", "submitted", "grades"):
-        assert f"kept {build}/" in text and kept in text
+    for name in kept:
+        assert f"kept {course_dir / name} (" in text, name
+    assert f"kept {build / 'grades'} (" in text
     assert f"removed {build / 'sample'}" in text and "make clean-private" in text
 
 
@@ -130,6 +136,14 @@ def test_clean_private_deletes_everything_naming_the_private_data(tmp_path):
     assert not build.exists()
     assert f"deleting {course_dir / 'course_secret.txt'}" in "\n".join(said)
     assert f"deleting {course_dir / 'gradebook.db'}" in "\n".join(said)
+    assert f"deleting {course_dir / 'replaced'}" in "\n".join(said)
+
+
+def test_what_reset_course_archives_make_clean_keeps_and_names():
+    from autograder.clean import PRIVATE
+    from autograder.reset import CLASS_ENTRIES
+
+    assert {f"course/{name}" for name in CLASS_ENTRIES} <= set(PRIVATE)
 
 
 def test_the_makefile_cleans_through_the_module_that_keeps_private_data():

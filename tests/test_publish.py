@@ -144,6 +144,13 @@ def test_publish_points_the_badges_at_another_repository_and_keeps_a_clone(tmp_p
         assert REPOSITORY not in text and REPOSITORY not in readme
 
 
+def test_publish_says_where_to_push_it(tmp_path, course_dir, capsys):
+    assert cli.main(["publish", str(tmp_path / "public"), "--course-dir", str(course_dir),
+                     "--repository", "profe/curso-autograd", "--branch", "2027"]) == 0
+    said = capsys.readouterr().out.rsplit("\n\n", 1)[1]
+    assert "https://github.com/profe/curso-autograd, branch 2027" in said
+
+
 def test_the_student_readme_is_in_spanish_and_says_how_to_open_and_submit(distribution):
     readme = (distribution[0] / "README.md").read_text()
     for words in ("Abrir en Colab", "Archivo → Guardar una copia en Drive",

@@ -122,3 +122,18 @@ def test_the_student_section_says_how_to_submit_from_colab_and_from_jupyterlab()
     for words in ("Desde Colab", "Archivo → Descargar → Descargar .ipynb", "Desde JupyterLab",
                   "File → Download", "Nbgrader → Assignment List", "Submit"):
         assert words in section, words
+
+
+# Files and folders of this repository the README names in code spans (placeholders such as
+# chNN or NN_slug and globs aside); the Layout table names the package's own by their path
+# inside autograder/ after the first.
+NAMED_PATH_RE = re.compile(
+    r"`((?:\.ci|ci|tests|autograder|solutions|notebooks|templates)/[^`\s*<>]*)`")
+
+
+def test_every_file_the_readme_names_exists():
+    named = {path for path in NAMED_PATH_RE.findall(README) if "NN" not in path}
+    assert "tests/test_term_end_to_end.py" in named  # the pattern reads the README
+    missing = [path for path in sorted(named)
+               if not (ROOT / path).exists() and not (ROOT / "autograder" / path).exists()]
+    assert missing == []

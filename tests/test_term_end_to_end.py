@@ -1,9 +1,9 @@
 """A whole term on a real course, as a lecturer runs it from the README: publish the student
 distribution, release through the exchange, two Canvas downloads (a resubmission, a late
 submission with Canvas's bare marker and an older copy) and one submission from the exchange
-with nbgrader's timestamp, grade, read the feedback, override a score as the formgrader does,
-re-grade that student, export the file to upload (and nbgrader's own export). Chapter 1
-only, through the CLI."""
+with nbgrader's timestamp and secret, grade, read the feedback and return it through the
+exchange, override a score as the formgrader does, re-grade that student, export the file
+to upload (and nbgrader's own export). Chapter 1 only, through the CLI."""
 
 import zipfile
 from datetime import datetime
@@ -11,6 +11,7 @@ from datetime import datetime
 import nbformat
 import pytest
 from nbgrader.api import Gradebook
+from nbgrader.utils import notebook_hash
 from test_feedback_page import english_labels_in  # tests/test_feedback_page.py
 from test_zip_collect import _rows, nbgrader  # tests/test_zip_collect.py
 
@@ -35,6 +36,7 @@ max_percent = 50
 grace_minutes = 15
 marker_hours = 24
 """
+DANA_SECRET = "d4" * 64  # nbgrader submit's submission_secret.txt
 ENTRY_TIME = (2026, 12, 2, 9, 0, 0)  # Canvas's entries: all the same date
 
 
@@ -99,6 +101,7 @@ def test_a_term_from_publishing_to_the_file_to_upload(tmp_path, monkeypatch, cap
     dana.mkdir(parents=True)
     nbformat.write(solved, dana / f"{name}.ipynb")
     (dana / "timestamp.txt").write_text("2026-12-03 11:30:00.000000 UTC")
+    (dana / "submission_secret.txt").write_text(DANA_SECRET)  # what release_feedback reads
 
     # Grade, then read what students get.
     grade = ["grade", "--submissions", str(course / "submitted"), "--course-dir", str(course),
@@ -127,6 +130,11 @@ def test_a_term_from_publishing_to_the_file_to_upload(tmp_path, monkeypatch, cap
     assert (f"Entregado con 49 h de retraso: −{penalties['danasanz']:g} puntos."
             in page("danasanz"))
     assert "de retraso" not in page("anaperez")
+    # Returned through the exchange (README step 4), named by the exchange's secret.
+    nbgrader("release_feedback", name, "--student", "danasanz", course=course)
+    hashed = notebook_hash(secret=DANA_SECRET, notebook_id=name)
+    [returned] = (course / "exchange").rglob(f"feedback/{hashed}.html")
+    assert returned.read_text() == page("danasanz")
 
     # The instructor lowers one of Luis's cells by hand, then Luis is re-graded.
     with Gradebook(sqlite_gradebook(course)) as gradebook:
