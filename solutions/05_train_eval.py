@@ -29,7 +29,8 @@
 # - cómo actúa BatchNorm: estadísticas del lote (*batch*) y actualización de sus estadísticas
 #   acumuladas (*running statistics*) al entrenar; solo las acumuladas al evaluar;
 # - por qué `eval()` y `no_grad()` son independientes y la evaluación necesita los dos;
-# - cómo se ve en las curvas un entrenamiento que siguió en modo evaluación;
+# - cómo se ve en las curvas un entrenamiento que siguió en modo evaluación, y cómo un
+#   gestor de contexto (`with`) evalúa sin dejar rastro;
 # - cómo usar Dropout en inferencia (*inference*) para estimar la incertidumbre (*MC
 #   dropout*).
 #
@@ -447,10 +448,10 @@ print("después de train():  ", modos_de(modelo), "← la BatchNorm ya no está 
 #
 # Dentro del bloque, cada submódulo de `model` está en modo evaluación y autograd está
 # desactivado. Al salir, todo vuelve a como estaba al entrar: el modo exacto de cada
-# submódulo, a cualquier profundidad (las pruebas usan bloques anidados y una BatchNorm
-# congelada bajo un bloque en modo entrenamiento), y el modo de autograd de quien te llama,
-# que puede estar dentro de un `torch.no_grad()`. Nada más cambia: ni las estadísticas de
-# BatchNorm, ni los parámetros, ni su `.grad`.
+# submódulo, a cualquier profundidad (las pruebas usan modelos con bloques anidados y una
+# BatchNorm congelada bajo un bloque en modo entrenamiento), y el modo de autograd de quien
+# te llama, que puede estar dentro de un `torch.no_grad()`. Nada más cambia: ni las
+# estadísticas de BatchNorm, ni los parámetros, ni su `.grad`.
 #
 # Piensa en los casos difíciles: ¿qué pasa si el código del bloque lanza una excepción?
 # ¿Y si alguien abre un `with evaluation_mode(model)` dentro de otro? La excepción debe
@@ -704,7 +705,7 @@ print("búferes movidos por un muestreo con model.train():",
 # El resultado es aleatorio. Para poder compararlo, la comprobación fija
 # `torch.manual_seed` antes de llamarte: usa un bucle de `n_samples` llamadas a `model(x)`
 # sobre `x` entero, sin otros sorteos y sin fijar tú la semilla. Al terminar, deja cada
-# módulo en el modo que tenía.
+# módulo en el modo que tenía, como `evaluation_mode` en el ejercicio 1.
 
 # %% exercise="mc_dropout"
 def mc_dropout(model, x, n_samples):
@@ -759,5 +760,7 @@ def mc_dropout(model, x, n_samples):
 # - Una evaluación que no devuelve el modelo a su modo deja el entrenamiento sin Dropout y
 #   con la BatchNorm congelada: sin errores, con sobreajuste. Restaura el modo de cada
 #   submódulo, no solo el de la raíz.
+# - Un gestor de contexto (`with`) deshace al salir lo que hizo al entrar, también cuando el
+#   bloque lanza una excepción: la forma segura de evaluar a mitad del entrenamiento.
 # - Qué módulos cambian entre modos se mide, no se deduce del tipo.
 # - MC dropout: solo los Dropout encendidos, muchas pasadas, media y desviación típica.
