@@ -29,7 +29,8 @@
 # - cómo actúa BatchNorm: estadísticas del lote (*batch*) y actualización de sus estadísticas
 #   acumuladas (*running statistics*) al entrenar; solo las acumuladas al evaluar;
 # - por qué `eval()` y `no_grad()` son independientes y la evaluación necesita los dos;
-# - cómo se ve en las curvas un entrenamiento que siguió en modo evaluación;
+# - cómo se ve en las curvas un entrenamiento que siguió en modo evaluación, y cómo un
+#   gestor de contexto (`with`) evalúa sin dejar rastro;
 # - cómo usar Dropout en inferencia (*inference*) para estimar la incertidumbre (*MC
 #   dropout*).
 #
@@ -37,6 +38,7 @@
 # completo. Ejecuta las celdas en orden.
 
 # %%
+import contextlib
 import copy
 
 import torch
@@ -431,52 +433,61 @@ modelo.train()  # "después de evaluar, train()"
 print("después de train():  ", modos_de(modelo), "← la BatchNorm ya no está congelada")
 
 # %% [markdown]
-# ## Ejercicio 1 · Una evaluación que no deja rastro (3 puntos)
+# ## Ejercicio 1 · Un bloque `with` que evalúa y no deja rastro (3 puntos)
 #
-# Escribe `evaluate(model, x, y)`: la entropía cruzada media (`F.cross_entropy`) de
-# `model(x)` frente a `y`, calculada **en modo evaluación** y **sin construir grafo**, y
-# devuelta como un `float` de Python.
+# Llamar a `model.eval()` y acordarse después de volver atrás es justo lo que falló arriba.
+# Un gestor de contexto (*context manager*) se encarga de las dos cosas: lo que hace al
+# entrar se deshace al salir, pase lo que pase en el bloque.
 #
-# Al terminar, todo debe quedar como estaba: cada submódulo en el modo exacto que tenía al
-# empezar (no solo la raíz ni solo sus hijos directos: las pruebas usan modelos con bloques
-# anidados y una BatchNorm congelada dentro de un bloque en modo entrenamiento), las
-# estadísticas de BatchNorm, los parámetros (con su `.grad`) y el modo de autograd de quien
-# te llama, que puede hacerlo dentro de un `torch.no_grad()`. Pista:
-# `{m: m.training for m in model.modules()}` guarda el modo de cada uno; para restaurarlo,
-# `m.training = modo` toca solo ese módulo, mientras que `m.train(modo)` cambia también a
-# sus hijos (si lo usas, recorre los módulos en el orden de `model.modules()`, cada padre
-# antes que sus hijos).
+# Escribe `evaluation_mode(model)`, para usarlo así:
+#
+# ```python
+# with evaluation_mode(model) as m:   # m es el mismo model
+#     salida = m(x)                    # en modo evaluación y sin grafo
+# ```
+#
+# Dentro del bloque, cada submódulo de `model` está en modo evaluación y autograd está
+# desactivado. Al salir, todo vuelve a como estaba al entrar: el modo exacto de cada
+# submódulo, a cualquier profundidad (las pruebas usan modelos con bloques anidados y una
+# BatchNorm congelada bajo un bloque en modo entrenamiento), y el modo de autograd de quien
+# te llama, que puede estar dentro de un `torch.no_grad()`. Nada más cambia: ni las
+# estadísticas de BatchNorm, ni los parámetros, ni su `.grad`.
+#
+# Piensa en los casos difíciles: ¿qué pasa si el código del bloque lanza una excepción?
+# ¿Y si alguien abre un `with evaluation_mode(model)` dentro de otro? La excepción debe
+# llegar a quien la provocó, y cada bloque debe dejar las cosas como las encontró.
 
-# %% exercise="evaluate"
-def evaluate(model, x, y):
-    """Pérdida media de `model` sobre `(x, y)`, en modo evaluación y sin grafo, como float.
+# %% exercise="evaluation_mode"
+@contextlib.contextmanager
+def evaluation_mode(model):
+    """Gestor de contexto: dentro del bloque `with`, `model` en modo evaluación y sin autograd.
 
-    Recibe un `model` cualquiera (un `nn.Sequential` plano o con bloques anidados, con sus
-    submódulos en cualquier combinación de modos: todo en train, todo en eval o cada uno en
-    el suyo), `x` de forma (N, D) en float32 o float64 (N ≥ 1, con o sin `requires_grad`)
-    e `y` de forma (N,) con índices de clase (int64). Devuelve
-    `F.cross_entropy(model(x), y)`, la media sobre las N muestras, como `float` de Python,
-    calculada con todos los módulos en modo evaluación y con autograd desactivado durante
-    el pase (`torch.no_grad()` o `torch.inference_mode()`).
+    Recibe un `model` cualquiera (plano o con bloques anidados, con sus submódulos en
+    cualquier combinación de modos). `with evaluation_mode(model) as m:` entrega en `m` el
+    mismo objeto `model`. Mientras dura el bloque, todos los submódulos de `model`, a
+    cualquier profundidad, están en modo evaluación (`training` es False) y autograd está
+    desactivado (`torch.is_grad_enabled()` es False).
 
-    Deja todo como estaba: el modo (`training`) de cada submódulo, a cualquier
-    profundidad; los parámetros (valores, `requires_grad` y `.grad`, aunque traigan
-    gradientes de un paso anterior) y los búferes (las estadísticas de BatchNorm); `x` e
-    `y`; y el modo de autograd de quien llama (activado o dentro de `torch.no_grad()`).
+    Al salir del bloque, tanto si termina con normalidad como si lanza una excepción (que
+    no se silencia: sigue su camino hacia quien la provocó), cada submódulo recupera el modo
+    exacto que tenía al entrar y autograd vuelve al modo de quien llama (activado o dentro
+    de `torch.no_grad()`). Se puede anidar: un bloque interior deja las cosas como las
+    encontró, es decir, como las puso el exterior. No cambia nada más: ni los parámetros
+    (valores, `requires_grad`, `.grad`) ni los búferes (las estadísticas de BatchNorm).
     """
     ### BEGIN SOLUTION
     modos = {m: m.training for m in model.modules()}
     model.eval()
     try:
         with torch.no_grad():
-            return F.cross_entropy(model(x), y).item()
+            yield model
     finally:
         for m, modo in modos.items():
             m.training = modo
     ### END SOLUTION
 
 
-# %% test="evaluate"
+# %% test="evaluation_mode"
 
 
 # %% [markdown]
@@ -694,7 +705,7 @@ print("búferes movidos por un muestreo con model.train():",
 # El resultado es aleatorio. Para poder compararlo, la comprobación fija
 # `torch.manual_seed` antes de llamarte: usa un bucle de `n_samples` llamadas a `model(x)`
 # sobre `x` entero, sin otros sorteos y sin fijar tú la semilla. Al terminar, deja cada
-# módulo en el modo que tenía.
+# módulo en el modo que tenía, como `evaluation_mode` en el ejercicio 1.
 
 # %% exercise="mc_dropout"
 def mc_dropout(model, x, n_samples):
@@ -749,5 +760,7 @@ def mc_dropout(model, x, n_samples):
 # - Una evaluación que no devuelve el modelo a su modo deja el entrenamiento sin Dropout y
 #   con la BatchNorm congelada: sin errores, con sobreajuste. Restaura el modo de cada
 #   submódulo, no solo el de la raíz.
+# - Un gestor de contexto (`with`) deshace al salir lo que hizo al entrar, también cuando el
+#   bloque lanza una excepción: la forma segura de evaluar a mitad del entrenamiento.
 # - Qué módulos cambian entre modos se mide, no se deduce del tipo.
 # - MC dropout: solo los Dropout encendidos, muchas pasadas, media y desviación típica.

@@ -15,14 +15,14 @@ from autograder.chapters.ch05 import variants as corpus
 from autograder.hidden.reference import load_reference
 from autograder.hidden.runner import grade_hidden, plan
 from autograder.hidden.space import coverage
-from autograder.student.compare import ComprobacionFallida, _verificar, cambios
+from autograder.student.compare import ComprobacionFallida, _verificar
 
 reference = load_reference("ch05")
 
 VARIANTS = {v.name: v for v in corpus.registry.variants}
 STUDENTS = ("alumna", "alumno", "ana", "bruno", "otra")
 SECRET = "pruebas"
-EXERCISES = ("evaluate", "modules_that_change", "mc_dropout")
+EXERCISES = ("evaluation_mode", "modules_that_change", "mc_dropout")
 
 
 def grade(exercise, function, student="alumna"):
@@ -55,14 +55,14 @@ def test_every_student_meets_every_starting_mode_and_a_nested_frozen_batchnorm()
         for exercise in EXERCISES:
             modes = [shape[-2] for shape, _ in plan(exercise, hidden.HIDDEN, student, SECRET)]
             assert {"eval", "train", "mixto", "azar"} <= set(modes), (exercise, modes)
-        nested_mixed = [build("evaluate", shape, seed)["model"]
-                        for shape, seed in plan("evaluate", hidden.HIDDEN, student, SECRET)]
+        nested_mixed = [build("evaluation_mode", shape, seed)["model"]
+                        for shape, seed in plan("evaluation_mode", hidden.HIDDEN, student, SECRET)]
         assert any(public.hijo_con_otro_modo(m) for m in nested_mixed)
 
 
 def test_the_built_models_start_in_the_mode_their_case_names():
-    for shape, seed in plan("evaluate", hidden.HIDDEN, "alumna", SECRET):
-        model = build("evaluate", shape, seed)["model"]
+    for shape, seed in plan("evaluation_mode", hidden.HIDDEN, "alumna", SECRET):
+        model = build("evaluation_mode", shape, seed)["model"]
         modes = public.modos_de(model)
         expected = {"eval": not any(modes), "train": all(modes), "mixto": is_mixed(model),
                     "azar": True}
@@ -118,11 +118,10 @@ def test_the_public_oracle_and_the_reference_agree_on_the_hidden_layouts():
 
 def test_the_public_oracles_and_the_reference_agree_on_the_hidden_cases():
     for student in ("alumna", "alumno"):
-        for shape, seed in plan("evaluate", hidden.HIDDEN, student, SECRET):
-            inputs = build("evaluate", shape, seed)
-            by_hand = public.perdida_a_mano(*inputs.values())["valor"]
-            assert math.isclose(by_hand.item(), reference.evaluate(*arguments(inputs)),
-                                rel_tol=1e-5)
+        for shape, seed in plan("evaluation_mode", hidden.HIDDEN, student, SECRET):
+            inputs = build("evaluation_mode", shape, seed)
+            assert public.modos_al_llegar(*inputs.values()) == hidden._expected_block(
+                *build("evaluation_mode", shape, seed).values())
         for shape, seed in plan("mc_dropout", hidden.HIDDEN, student, SECRET):
             inputs = build("mc_dropout", shape, seed)
             by_hand = public.mc_a_mano(*inputs.values())
@@ -150,9 +149,10 @@ def test_one_student_grades_fast():
 # ---------------------------------------------------------------- the public examples
 def spy_on(exercise, function, seen):
     def spy(model, *args):
+        first = args[0] if args else next(model.parameters())  # evaluation_mode: no x
         seen.append({"mixed": is_mixed(model), "types": public.tipos_de(model),
                      "layers": [type(m).__name__ for m in model.modules()],
-                     "x": (tuple(args[0].shape), args[0].flatten()[0].item())})
+                     "x": (tuple(first.shape), first.flatten()[0].item())})
         return function(model, *args)
     return spy
 
@@ -164,7 +164,10 @@ def test_the_public_examples_start_from_mixed_modes_and_differ_from_the_hidden_i
     getattr(public, "comprobar_" + exercise)(
         spy_on(exercise, getattr(reference, exercise), public_calls))
     assert "✓" in capsys.readouterr().out
-    assert public_calls and all(call["mixed"] for call in public_calls)
+    # evaluation_mode is opened four times a case, the last time nested in a block that put
+    # the model in eval mode: the first use of each case gets the model as it arrived.
+    first_uses = public_calls[::4] if exercise == "evaluation_mode" else public_calls
+    assert first_uses and all(call["mixed"] for call in first_uses)
     grade(exercise, spy_on(exercise, getattr(reference, exercise), hidden_calls))
     assert not {c["x"] for c in public_calls} & {c["x"] for c in hidden_calls}
 
@@ -183,16 +186,23 @@ def test_the_public_layout_holds_every_trap():
 
 
 def test_the_public_examples_hold_the_traps_of_the_hidden_cases():
-    # A nested frozen BatchNorm and stale gradients (evaluate), a leaf never run
+    # A nested frozen BatchNorm, a noise layer on and stale gradients (evaluation_mode, with a
+    # caller under no_grad), a leaf never run
     # (modules_that_change), a custom layer reading self.training (mc_dropout): each public
     # check already shows the mistake these expose.
-    inputs = build("evaluate", public.EJEMPLO_EVALUACION, 5)
+    inputs = build("evaluation_mode", public.EJEMPLOS_BLOQUE[0], 5)
     assert public.hijo_con_otro_modo(inputs["model"])
     assert all(p.grad is not None for p in inputs["model"].parameters())
+    assert any(isinstance(m, public.RuidoGaussiano) and m.training
+               for m in inputs["model"].modules())
+    assert {dict(shape[6])["grad"] for shape in public.EJEMPLOS_BLOQUE} == {True, False}
     assert hasattr(build("modules_that_change", public.EJEMPLO_MODULOS, 6)["model"], "reserva")
     model = build("mc_dropout", public.EJEMPLO_MC, 7)["model"]
     assert any(isinstance(m, public.RuidoGaussiano) for m in model.modules())
-    for name in ("evaluate_restores_direct_children_only", "evaluate_zeroes_the_gradients",
+    for name in ("evaluation_mode_restores_direct_children_only",
+                 "evaluation_mode_zeroes_the_gradients", "evaluation_mode_grad_on_at_exit",
+                 "evaluation_mode_dropout_and_batchnorm_only",
+                 "evaluation_mode_restores_only_on_success", "evaluation_mode_saves_on_the_model",
                  "modules_that_change_by_type_settings_and_custom_layers",
                  "mc_dropout_train_then_freeze_batchnorm"):
         variant = VARIANTS[name]
@@ -214,31 +224,82 @@ def test_the_mc_oracle_is_exact_where_the_samples_agree():
 
 
 # ---------------------------------------------------------------- side effects observed
+def _restored(function, inputs):
+    """Did the plain block give every module back its mode?"""
+    uses = public.observar_bloque(function, inputs)["usos"]
+    return uses["despues"]["modos"] == uses["antes"]
+
+
 def test_only_a_mixed_start_exposes_restoring_the_root_flag_alone():
-    root_only = VARIANTS["evaluate_restores_the_root_flag_only"].function
+    root_only = VARIANTS["evaluation_mode_restores_the_root_flag_only"].function
     for mode in ("eval", "train", "mixto"):
-        observation = public.observar_evaluacion(root_only, build("evaluate",
-                                                                  (6, 4, 5, 3, 0.5, mode)))
-        restored = public.diagnosticar_modos(
-            public._modos(observation["estado_antes"]),
-            public._modos(observation["estado_despues"])) is None
-        assert restored == (mode != "mixto"), mode
+        inputs = build("evaluation_mode", (6, 4, 5, 3, 0.5, mode))
+        assert _restored(root_only, inputs) == (mode != "mixto"), mode
 
 
 def test_only_a_nested_model_exposes_restoring_the_direct_children_alone():
-    children_only = VARIANTS["evaluate_restores_direct_children_only"].function
+    children_only = VARIANTS["evaluation_mode_restores_direct_children_only"].function
     for nested in (False, True):
-        inputs = build("evaluate", (6, 4, 5, 3, 0.5, "mixto", (("anidada", nested),)))
-        observation = public.observar_evaluacion(children_only, inputs)
-        changed = cambios(observation["estado_antes"], observation["estado_despues"])
-        assert bool(changed) == nested and all(n.endswith(".training") for n in changed)
+        inputs = build("evaluation_mode", (6, 4, 5, 3, 0.5, "mixto", (("anidada", nested),)))
+        assert _restored(children_only, inputs) != nested
+
+
+def test_every_case_observes_a_plain_a_raising_and_a_nested_block():
+    inputs = build("evaluation_mode", (4, 3, 5, 2, 0.4, "mixto", (("anidada", True),)))
+    seen = []
+
+    def counting(model):
+        seen.append(model)
+        return reference.evaluation_mode(model)
+
+    observation = public.observar_bloque(counting, inputs)
+    uses = observation["usos"]
+    assert seen[0] is inputs["model"] and len(seen) == 4  # plain, raising, outer, inner
+    assert seen[1] is not seen[0] and seen[2] is seen[3] is not seen[1]
+    assert uses["propagada"] is True and uses["entregado"] == [True] * 4
+    assert not any(uses["tras_interior"]["modos"]) and not uses["tras_interior"]["grad"]
+    assert observation["resultado"] == public.modos_al_llegar(*inputs.values())
+
+
+def test_only_a_fixed_exit_state_repeats_its_result_in_the_hidden_cases():
+    # The first two cases share the number of modules, every neighbour has the other grad
+    # mode, the other neighbours have different module counts: a block that restores a fixed
+    # state is told apart (resultado_constante), one that fixes only the modes is not.
+    for student in STUDENTS:
+        cases = plan("evaluation_mode", hidden.HIDDEN, student, SECRET)
+        inputs = [build("evaluation_mode", shape, seed) for shape, seed in cases]
+        sizes = [len(list(i["model"].modules())) for i in inputs]
+        grads = [i["llamada"]["grad"] for i in inputs]
+        assert sizes[0] == sizes[1] and all(a != b for a, b in zip(sizes[1:], sizes[2:]))
+        assert all(a != b for a, b in zip(grads, grads[1:]))
+        assert public.modos_de(inputs[0]["model"]) != public.modos_de(inputs[1]["model"])
+    fixed = grade("evaluation_mode", VARIANTS["evaluation_mode_back_to_train"].function)
+    assert fixed.diagnostico == "modos_no_restaurados"
+
+
+def test_a_caller_in_no_grad_keeps_its_grad_mode():
+    inputs = build("evaluation_mode", (4, 3, 5, 2, 0.4, "train", (("grad", False),)))
+    uses = public.observar_bloque(reference.evaluation_mode, inputs)["usos"]
+    assert not any(uses[key]["grad"] for key in ("despues", "tras_excepcion", "tras_anidados"))
+    inputs = build("evaluation_mode", (4, 3, 5, 2, 0.4, "train", (("grad", True),)))
+    uses = public.observar_bloque(reference.evaluation_mode, inputs)["usos"]
+    assert all(uses[key]["grad"] for key in ("despues", "tras_excepcion", "tras_anidados"))
 
 
 @pytest.mark.parametrize("name,part,diagnosis", [
-    ("evaluate_leaves_grad_mode_off", "nada más cambia", "tm_autograd_no_restaurado"),
-    ("evaluate_zeroes_the_gradients", "nada más cambia", "efecto_secundario"),
-    ("evaluate_restores_direct_children_only", "cada submódulo", "modos_no_restaurados"),
-    ("evaluate_detaches_the_output", "sin grafo", "evaluacion_con_grafo"),
+    ("evaluation_mode_grad_on_at_exit", "al salir, el modo de autograd",
+     "tm_autograd_no_restaurado"),
+    ("evaluation_mode_zeroes_the_gradients", "al salir, el modo de autograd",
+     "efecto_secundario"),
+    ("evaluation_mode_restores_direct_children_only", "al salir, cada submódulo",
+     "modos_no_restaurados"),
+    ("evaluation_mode_restores_only_on_success", "al salir, cada submódulo",
+     "ev_excepcion_sin_restaurar"),
+    ("evaluation_mode_saves_on_the_model", "al salir, cada submódulo", "ev_anidado"),
+    ("evaluation_mode_no_grad_around_the_setup", "dentro del bloque, autograd",
+     "evaluacion_con_grafo"),
+    ("evaluation_mode_yields_nothing", "`as` entrega", "ev_entrega"),
+    ("evaluation_mode_swallows_errors", "`as` entrega", "ev_excepcion_tragada"),
     ("modules_that_change_leaves_its_hooks", "nada más cambia", "tm_ganchos_sin_quitar"),
     ("modules_that_change_with_grad_on", "sin grafo", "tm_medicion_con_grafo"),
     ("modules_that_change_without_restoring_buffers", "nada más cambia", "tm_buffers_movidos"),
@@ -252,13 +313,6 @@ def test_a_side_effect_or_a_constraint_costs_only_its_part(name, part, diagnosis
         failed = [p.nombre for p, fallo in result.fallos if fallo is not None]
         assert len(failed) == 1 and failed[0].startswith(part), result.informe(name)
         assert result.diagnostico == diagnosis
-
-
-def test_a_caller_in_no_grad_keeps_its_grad_mode():
-    inputs = build("evaluate", (4, 3, 5, 2, 0.4, "train", (("grad", False),)))
-    observation = public.observar_evaluacion(reference.evaluate, inputs)
-    assert observation["estado_antes"]["modo de autograd"] is False
-    assert observation["estado_despues"]["modo de autograd"] is False
 
 
 def test_a_batchnorm_run_in_train_mode_on_one_sample_is_named_not_a_crash():
@@ -295,9 +349,10 @@ def test_a_one_pass_variance_in_float32_is_still_correct():
     ("modules_that_change_by_type_and_settings", "modulos_solo_por_tipo"),
     ("modules_that_change_including_containers", "contenedor_listado"),
     ("modules_that_change_two_whole_passes", "tm_misma_entrada"),
-    ("evaluate_without_eval", "modelo_en_train"),
-    ("evaluate_softmax_first", "tm_doble_softmax"),
-    ("evaluate_sums_the_losses", "suma_en_vez_de_media"),
+    ("evaluation_mode_without_no_grad", "evaluacion_con_grafo"),
+    ("evaluation_mode_returns_the_model", "ev_sin_yield"),
+    ("evaluation_mode_without_the_decorator", "ev_no_es_gestor"),
+    ("evaluation_mode_dropout_and_batchnorm_only", "ev_dentro_en_train"),
 ])
 def test_the_public_check_names_the_mistake_as_the_hidden_tests_do(name, diagnosis):
     variant = VARIANTS[name]

@@ -8,7 +8,24 @@ ARREGLOS = {
                             "`model.modules()` en su orden, cada padre antes que sus hijos).",
     "tm_dejado_en_eval": "Guarda `{m: m.training for m in model.modules()}` al empezar y "
                          "restaura cada `m.training` al terminar.",
-    "evaluacion_con_grafo": "Envuelve el pase en `with torch.no_grad():`.",
+    "evaluacion_con_grafo": "Envuelve el pase en `with torch.no_grad():` (en un gestor, "
+                            "el `yield` dentro de ese `with`).",
+    "ev_no_es_gestor": "Decora la función con `@contextlib.contextmanager` y entrega el "
+                       "modelo con `yield model`, o escribe una clase con `__enter__` y "
+                       "`__exit__`.",
+    "ev_sin_yield": "Cambia el `return model` por `yield model`, en el punto en que el modelo "
+                    "ya está en modo evaluación y autograd desactivado.",
+    "ev_dentro_en_train": "Llama a `model.eval()` al entrar: pone en evaluación todos los "
+                          "submódulos, de cualquier tipo.",
+    "ev_excepcion_sin_restaurar": "Pon el `yield` dentro de un `try:` y restaura en su "
+                                  "`finally:` (o en `__exit__`, que se llama también con "
+                                  "excepción); para autograd, `with torch.no_grad(): yield "
+                                  "model`.",
+    "ev_anidado": "Guarda los modos en una variable local de cada llamada (o en el propio "
+                  "objeto gestor), nunca en el modelo ni en una global.",
+    "ev_entrega": "Entrega el modelo: `yield model` (o `return self.model` en `__enter__`).",
+    "ev_excepcion_tragada": "No captures la excepción (usa `try`/`finally`, sin `except`), y "
+                            "que `__exit__` devuelva `None` o `False`.",
     "tm_medicion_con_grafo": "Haz el pase del modelo y las ejecuciones de cada hoja dentro de "
                              "`with torch.no_grad():`.",
     "tm_autograd_no_restaurado": "Usa `with torch.no_grad():` en lugar de "
@@ -27,7 +44,6 @@ ARREGLOS = {
                         "ejecuta la hoja sola en los dos modos sobre esa entrada.",
     "tm_comparacion_laxa": "Compara las dos salidas enteras con `torch.equal`: el enunciado "
                            "pide una comparación exacta.",
-    "tm_doble_softmax": "Pasa `model(x)` directamente a `F.cross_entropy`.",
     "mc_batchnorm_en_train": "Llama a `model.eval()` y después a `m.train()` solo en cada "
                              "`nn.Dropout`.",
     "mc_otros_en_train": "`model.eval()` y después `m.train()` para cada `m` que sea "

@@ -12,15 +12,15 @@ from torch import nn
 
 from autograder.chapters.ch05.student import (
     CAMBIAN,
-    EVALUATE,
+    EVALUATION_MODE,
     LLAMADA,
     MC_DROPOUT,
     MODULES_THAT_CHANGE,
     SEMILLA_MC,
     RuidoGaussiano,
-    a_mano_evaluacion,
     clase_de_modos,
     hijo_con_otro_modo,
+    observar_bloque,
     profundidad,
     tipos_de,
 )
@@ -66,36 +66,36 @@ def _pairs(options):
     return tuple(sorted(options.items()))
 
 
-# ---------------------------------------------------------------- evaluate
-EVALUATION_CASES = 5
+# ---------------------------------------------------------------- evaluation_mode
+# (anidada, ruido) of the five cases: the first two share the number of modules (a result
+# that ignores the modes it found repeats there) and differ in the caller's grad mode, as
+# every consecutive pair does; the other neighbours differ in the number of modules. So only
+# a block that fixes both the modes and the grad mode it leaves repeats its result.
+BLOCK_LAYOUTS = ((True, False), (False, True), (True, True), (False, False), (True, True))
 
 
-def _evaluation_shapes(generator):
-    """Every starting mode, nested and flat (a nested one in mixed modes: a BatchNorm frozen
-    under a block in train mode), and one case with a single sample."""
-    n = EVALUATION_CASES
-    modes = spread(generator, ("eval", "train", "mixto", "azar"), n)
-    options = _options(generator, n, anidada=(True, False), ruido=(True, False))
-    trained = modes.index("train")  # a noise layer that is on: only measuring in eval hides it
-    options[trained]["ruido"] = True
-    if all(o["ruido"] for o in options):
-        options[(trained + 1) % n]["ruido"] = False
-    mixed = modes.index("mixto")
-    options[mixed]["anidada"] = True
-    if all(o["anidada"] for o in options):
-        options[(mixed + 1) % n]["anidada"] = False
-    single = integer(generator, 0, n - 1)
+def _block_shapes(generator):
+    """Every starting mode; a nested model in mixed modes (a BatchNorm frozen under a block
+    in train mode); a noise layer that arrives on; callers alternating grad on and off."""
+    n = len(BLOCK_LAYOUTS)
+    options = _options(generator, n)
+    first_grad = bool(integer(generator, 0, 1))
+    others = ["eval", "azar", ("eval", "train", "mixto", "azar")[integer(generator, 0, 3)]]
+    others = [others[i] for i in torch.randperm(3, generator=generator).tolist()]
+    modes = ["mixto", "train"] + others  # nested and mixed; flat, noisy and on
     cases = []
-    for i in range(n):
-        shape = (1 if i == single else integer(generator, 2, 9), integer(generator, 1, 6),
-                 integer(generator, 3, 8), integer(generator, 2, 5), _p(generator), modes[i],
-                 _pairs(options[i]))
+    for i, (nested, noisy) in enumerate(BLOCK_LAYOUTS):
+        options[i].update(anidada=nested, ruido=noisy, grad=first_grad == (i % 2 == 0))
+        shape = (integer(generator, 2, 9), integer(generator, 1, 6), integer(generator, 3, 8),
+                 integer(generator, 2, 5), _p(generator), modes[i], _pairs(options[i]))
         cases.append((shape, case_seed(generator)))
     return cases
 
 
-def _expected_evaluation(model, x, y, llamada):
-    return a_mano_evaluacion(model, x, y, valor=reference.evaluate(model, x, y))
+def _expected_block(model, x, llamada):
+    """What the reference's plain block leaves (the modes, the caller's grad mode)."""
+    return observar_bloque(reference.evaluation_mode,
+                           {"model": model, "x": x, LLAMADA: llamada})["resultado"]
 
 
 def _has(kind):
@@ -118,7 +118,7 @@ SHARED_DIMENSIONS = (
     Dimension("llamada.grad", lambda i: i[LLAMADA]["grad"], must_include=(True, False)),
 )
 
-EVALUATION_SPACE = Space(dimensions=SHARED_DIMENSIONS + (
+BLOCK_SPACE = Space(dimensions=SHARED_DIMENSIONS + (
     Dimension("model.profundidad", lambda i: profundidad(i["model"]), must_include=(1, 2)),
     Dimension("model.nieto_con_otro_modo", lambda i: hijo_con_otro_modo(i["model"]),
               must_include=(True,)),
@@ -126,8 +126,6 @@ EVALUATION_SPACE = Space(dimensions=SHARED_DIMENSIONS + (
     Dimension("model.ruido_activo", lambda i: any(isinstance(m, RuidoGaussiano) and m.training
                                                   for m in i["model"].modules()),
               must_include=(True, False)),
-    Dimension("x.N=1", lambda i: i["x"].shape[0] == 1, must_include=(True, False)),
-    Dimension("y.clases", lambda i: list(i["model"].modules())[-1].out_features),
 ))
 
 
@@ -227,7 +225,7 @@ MC_SPACE = Space(dimensions=SHARED_DIMENSIONS + (
 
 
 HIDDEN = hidden_table(
-    HiddenExercise(EVALUATE, _evaluation_shapes, _expected_evaluation, EVALUATION_SPACE,
+    HiddenExercise(EVALUATION_MODE, _block_shapes, _expected_block, BLOCK_SPACE,
                    difficulty=2),
     HiddenExercise(MODULES_THAT_CHANGE, _module_shapes, _expected_modules, MODULE_SPACE,
                    difficulty=2),

@@ -10,9 +10,12 @@ the layers out by hand (BatchNorm with its running statistics, ``F.dropout``) or
 the module types, never the reference.
 
 A case's inputs are the function's arguments plus ``llamada``, what the caller sets
-around the call (its grad mode): observers call the function without it.
+around the call (its grad mode): observers call the function without it. For
+``evaluation_mode`` (a context manager), ``x`` is no argument either: it is what the body
+of each observed ``with`` block feeds the model.
 """
 
+import copy
 import math
 from collections import OrderedDict
 
@@ -27,6 +30,7 @@ from autograder.student.compare import (
     caso_en_proceso,
     comparar,
     comprobar,
+    comprobar_casos,
     ejercicios,
     estado,
     exigir,
@@ -36,7 +40,7 @@ from autograder.student.compare import (
 from autograder.student.diagnosis import Diagnostico
 from autograder.student.messages import registrar
 
-__all__ = ["comprobar_evaluate", "comprobar_modules_that_change", "comprobar_mc_dropout",
+__all__ = ["comprobar_evaluation_mode", "comprobar_modules_that_change", "comprobar_mc_dropout",
            "modos_de", "RuidoGaussiano"]
 
 MENSAJES = {
@@ -64,6 +68,56 @@ MENSAJES = {
         "`model.eval()` no desactiva autograd, y un `.detach()` sobre la salida llega tarde: el "
         "grafo ya se construyó. ¿Qué modo de autograd evita construirlo?",
         "The model ran with grad mode on: eval() does not disable autograd (use no_grad)."),
+    "ev_no_es_gestor": (
+        "No es un gestor de contexto",
+        "`evaluation_mode(model)` devolvió un objeto de tipo `{tipo}`, que no se puede usar en "
+        "un `with`: no tiene `__enter__` ni `__exit__`.",
+        "Un bloque `with` necesita un gestor de contexto. ¿Qué devuelve tu función al "
+        "llamarla? Mira cómo se escribe un gestor con `contextlib.contextmanager` o con una "
+        "clase.",
+        "evaluation_mode(model) returned a {tipo}, not a context manager."),
+    "ev_sin_yield": (
+        "Gestor sin yield",
+        "Al entrar en el `with`, tu gestor no entregó nada al bloque: la función que decora "
+        "`contextlib.contextmanager` terminó (o devolvió un valor con `return`) sin llegar a "
+        "un `yield`.",
+        "Con `contextlib.contextmanager`, el bloque `with` se ejecuta en el punto del `yield`: "
+        "lo de antes es la entrada y lo de después, la salida. ¿Llega tu función a ese punto?",
+        "The generator-based context manager never reached a yield."),
+    "ev_dentro_en_train": (
+        "Submódulos en modo entrenamiento dentro del bloque",
+        "Dentro del bloque seguían en modo entrenamiento: {modulos}.",
+        "Cualquier módulo puede leer `self.training`, no solo Dropout y BatchNorm, y cada "
+        "submódulo tiene su propio indicador. ¿Qué módulos pasa tu gestor a modo evaluación "
+        "al entrar?",
+        "Modules still in train mode inside the block: {modulos}."),
+    "ev_excepcion_sin_restaurar": (
+        "Nada restaurado tras una excepción",
+        "Cuando el código del bloque lanzó una excepción, {que} no volvió a como estaba al "
+        "entrar.",
+        "¿Qué pasa con los modos si el bloque lanza una excepción? Con una excepción, la "
+        "ejecución no sigue por la línea siguiente al bloque.",
+        "When the block raised, {que} was not restored."),
+    "ev_anidado": (
+        "Bloques anidados",
+        "Con un `with evaluation_mode(model)` dentro de otro, {que}.",
+        "Cada bloque debe dejar las cosas como las encontró al entrar: el interior, como las "
+        "dejó el exterior. ¿Dónde guarda tu gestor lo que restaura, y lo comparten dos "
+        "bloques?",
+        "With one block nested in another, {que}."),
+    "ev_entrega": (
+        "El `as` no recibe el modelo",
+        "En `with evaluation_mode(model) as m`, `m` no es `model`.",
+        "El contrato pide que el bloque reciba el mismo modelo. ¿Qué entrega tu gestor al "
+        "entrar?",
+        "`with evaluation_mode(model) as m`: m is not model."),
+    "ev_excepcion_tragada": (
+        "Excepción silenciada",
+        "El código del bloque lanzó una excepción y no llegó a quien lo ejecutaba: tu gestor "
+        "la silenció.",
+        "Un error en el bloque debe seguir su camino después de restaurar. ¿Capturas la "
+        "excepción, o devuelve algo verdadero tu `__exit__`?",
+        "The block's exception was swallowed by the context manager."),
     "tm_medicion_con_grafo": (
         "Medición con grafo",
         "Ejecutaste el modelo o alguna de sus capas con el cálculo de gradientes activado: "
@@ -130,13 +184,6 @@ MENSAJES = {
         "¿Cómo comparas las dos salidas? Dropout conserva la media y un cambio diminuto "
         "también es un cambio: el enunciado pide una comparación exacta, elemento a elemento.",
         "Missing leaves whose output differs between train and eval: {faltan}."),
-    "tm_doble_softmax": (
-        "Softmax antes de cross_entropy",
-        "La pérdida es la entropía cruzada de `softmax(model(x))`: aplicaste softmax dos "
-        "veces.",
-        "¿Qué recibe `F.cross_entropy`: logits o probabilidades? Mira qué aplica ella por "
-        "dentro.",
-        "The loss is the cross-entropy of softmax(model(x)): softmax applied twice."),
     "modulos_lista": (
         "Lista de módulos",
         "La lista no coincide: sobran {sobran}; faltan {faltan}.",
@@ -479,115 +526,207 @@ def adelante_a_mano(modelo, x, dropout_activo):
     return h
 
 
-def _tolerancias(dtype):
-    """(rtol, atol) of a loss computed in ``dtype`` by any valid order of operations."""
-    return (1e-6, 1e-9) if dtype == torch.float64 else (1e-5, 1e-6)
-
-
-# ---------------------------------------------------------------- exercise 1: evaluate
+# ---------------------------------------------------------------- exercise 1: evaluation_mode
 # forma = (N, D, H, C, p, modo[, opciones]); opciones: anidada, ruido (bools), dtype
-# ("float32"/"float64"), x_rg, grad_viejo, grad (the caller's grad mode).
-def construir_evaluacion(generador, forma):
-    """model, x, y (and the caller's grad mode) for ``forma``."""
+# ("float32"/"float64"), x_rg, grad_viejo, grad (the caller's grad mode). N >= 2: the body of
+# every observed block runs model(x), and a block that left a BatchNorm in train mode must be
+# named for that, not crash on a single sample.
+def construir_bloque(generador, forma):
+    """model, x (what the body of each observed block feeds the model) and the caller's grad
+    mode, for ``forma``."""
     N, D, H, C, p, modo = forma[:6]
     opcion = opciones(forma, 6)
     dtype = DTYPES[opcion.get("dtype", "float64")]
     modelo = red_con_normalizacion(generador, D, H, C, p, anidada=opcion.get("anidada", False),
                                    ruido=opcion.get("ruido", False), dtype=dtype)
     poner_modo(modelo, modo, generador)
-    entradas = {"model": modelo, "x": torch.randn(N, D, generator=generador, dtype=dtype),
-                "y": torch.randint(0, C, (N,), generator=generador)}
+    entradas = {"model": modelo, "x": torch.randn(N, D, generator=generador, dtype=dtype)}
     return _entorno(entradas, generador, opcion)
 
 
-def observar_evaluacion(evaluate, entradas):
-    observacion = _observar_con_ganchos(evaluate, entradas, semilla=0,
-                                        batchnorm_en_train="modelo_en_train")
-    # The value crosses as plain data either way; whether it was a tensor is recorded apart.
-    observacion["tipo"] = "tensor" if isinstance(observacion["resultado"], torch.Tensor) else None
+class ErrorDelBloque(Exception):
+    """What the body of an observed block raises: the block must let it through."""
+
+
+def _modos_y_grad(modelo):
+    return {"modos": modos_de(modelo), "grad": torch.is_grad_enabled()}
+
+
+def _abrir(evaluation_mode, modelo, cuerpo):
+    """``with evaluation_mode(modelo) as entregado: cuerpo(entregado)``, naming the two ways a
+    student's function is no context manager: what it returns has no ``__enter__`` /
+    ``__exit__``, or ``contextlib.contextmanager`` wraps a function that never yields."""
+    gestor = evaluation_mode(modelo)
+    if not (hasattr(type(gestor), "__enter__") and hasattr(type(gestor), "__exit__")):
+        fallar("ev_no_es_gestor", tipo=type(gestor).__name__)
+    en_el_cuerpo = False
+    try:
+        with gestor as entregado:
+            en_el_cuerpo = True
+            cuerpo(entregado)
+    except (TypeError, RuntimeError) as error:
+        if not en_el_cuerpo and ("didn't yield" in str(error)
+                                 or "not an iterator" in str(error)):
+            fallar("ev_sin_yield")
+        raise
+
+
+def _usos(evaluation_mode, modelos, x, grad):
+    """The three uses each case observes, each starting from the caller's grad mode ``grad``
+    and on its own model (the caller's, then two copies of it as it arrived): a plain block,
+    a block whose body raises, and a block nested in another. What each body saw (the value
+    bound by ``as``, every module's mode, grad mode) and what each use left."""
+    simple, con_excepcion, anidado = modelos
+    visto = {"antes": modos_de(simple), "entregado": []}
+
+    def mirar(modelo, clave):
+        def cuerpo(entregado):
+            visto["entregado"].append(entregado is modelo)
+            visto[clave] = _modos_y_grad(modelo)
+            modelo(x)
+        return cuerpo
+
+    _abrir(evaluation_mode, simple, mirar(simple, "dentro"))
+    visto["despues"] = _modos_y_grad(simple)
+
+    def lanzar(entregado):
+        mirar(con_excepcion, "dentro_excepcion")(entregado)
+        raise ErrorDelBloque()
+
+    torch.set_grad_enabled(grad)
+    try:
+        _abrir(evaluation_mode, con_excepcion, lanzar)
+        visto["propagada"] = False
+    except ErrorDelBloque:
+        visto["propagada"] = True
+    visto["tras_excepcion"] = _modos_y_grad(con_excepcion)
+
+    def exterior(entregado):
+        mirar(anidado, "dentro_exterior")(entregado)
+        _abrir(evaluation_mode, anidado, mirar(anidado, "dentro_interior"))
+        visto["tras_interior"] = _modos_y_grad(anidado)
+
+    torch.set_grad_enabled(grad)
+    _abrir(evaluation_mode, anidado, exterior)
+    visto["tras_anidados"] = _modos_y_grad(anidado)
+    torch.set_grad_enabled(grad)
+    return visto
+
+
+def observar_bloque(evaluation_mode, entradas):
+    """The three uses of ``_usos``, in the caller's grad mode, with the state of the caller's
+    model before and after. The result (what a case is scored on, and what tells a fixed
+    answer) is the modes and grad mode the plain block left."""
+    modelo, grad = entradas["model"], entradas[LLAMADA]["grad"]
+    modelos = (modelo, copy.deepcopy(modelo), copy.deepcopy(modelo))
+    with torch.set_grad_enabled(grad):
+        antes = instantanea(entradas)
+        with torch.random.fork_rng(devices=[]):
+            torch.manual_seed(0)
+            observacion = observar_llamada(_usos, evaluation_mode, modelos, entradas["x"], grad)
+        despues = instantanea(entradas)
+    visto = observacion["resultado"]
+    observacion.update(
+        usos=visto, estado_antes=antes, estado_despues=despues,
+        tipos=[type(m).__name__ for m in modelo.modules()],
+        resultado=None if visto is None else {"modos": visto["despues"]["modos"],
+                                              "autograd": visto["despues"]["grad"]})
     return observacion
 
 
-def _valor_evaluacion(caso):
-    resultado = caso.resultado
-    if resultado is None or isinstance(resultado, bool):
-        fallar("es_none" if resultado is None else "tipo", nombre="el resultado",
-               esperado="un float", tipo=type(resultado).__name__)
-    if isinstance(resultado, dict):
-        fallar("tipo", nombre="el resultado", esperado="un float",
-               tipo=resultado.get("__objeto__", "dict"))
-    if isinstance(resultado, (list, tuple)):
-        fallar("tipo", nombre="el resultado", esperado="un float", tipo=type(resultado).__name__)
-    if isinstance(resultado, torch.Tensor) and resultado.numel() != 1:
-        fallar("forma", nombre="el resultado", forma=tuple(resultado.shape), forma_esperada=())
-    valor = torch.as_tensor(resultado, dtype=torch.float64).reshape(())
-    esperado = caso.datos["esperado"]
-    rtol, atol = esperado["tolerancias"]
-    en_train = any(any(llamada["modos"]) for llamada in caso.datos["durante"])
-    if en_train and not torch.allclose(valor, esperado["valor"], rtol=rtol, atol=atol):
-        fallar("modelo_en_train")
-    doble = esperado["doble_softmax"]
-    if not torch.allclose(doble, esperado["valor"], rtol=rtol, atol=atol) and torch.allclose(
-            valor, doble, rtol=rtol, atol=atol):
-        fallar("tm_doble_softmax")
-    factores = {"suma_en_vez_de_media": esperado["n"]} if esperado["n"] > 1 else {}
-    comparar("la pérdida media", valor, esperado["valor"], factores, rtol=rtol, atol=atol)
+DENTRO = ("dentro", "dentro_excepcion", "dentro_exterior", "dentro_interior")
 
 
-def _float_sin_grafo(caso):
-    if caso.resultado is None:
-        fallar("es_none", nombre="el resultado")
-    _sin_grafo(caso)
-    if caso.datos["tipo"] == "tensor":
-        fallar("registro_tensor", nombre="el resultado")
+def _en_evaluacion_dentro(caso):
+    usos, tipos = caso.datos["usos"], caso.datos["tipos"]
+    for clave in DENTRO:
+        en_train = [tipos[i] for i, modo in enumerate(usos[clave]["modos"]) if modo]
+        if en_train:
+            fallar("ev_dentro_en_train",
+                   modulos=", ".join(f"`{t}`" for t in dict.fromkeys(en_train)))
 
 
-EVALUATE = Ejercicio(
-    funcion="evaluate",
+def _sin_autograd_dentro(caso):
+    if any(caso.datos["usos"][clave]["grad"] for clave in DENTRO):
+        fallar("evaluacion_con_grafo")
+
+
+def _modos_al_salir(caso):
+    usos = caso.datos["usos"]
+    antes = usos["antes"]
+    exigir(diagnosticar_modos(antes, usos["despues"]["modos"]))
+    if usos["tras_excepcion"]["modos"] != antes:
+        fallar("ev_excepcion_sin_restaurar", que="el modo de los submódulos")
+    if usos["tras_interior"]["modos"] != usos["dentro_exterior"]["modos"]:
+        fallar("ev_anidado", que="el bloque interior no dejó los modos como los puso el "
+               "exterior")
+    if usos["tras_anidados"]["modos"] != antes:
+        fallar("ev_anidado", que="el exterior no devolvió a cada submódulo su modo")
+
+
+def _palabra(activo):
+    return "activado" if activo else "desactivado"
+
+
+def _autograd_y_nada_mas(caso):
+    usos, grad = caso.datos["usos"], caso.datos["estado_antes"]["modo de autograd"]
+    for clave in ("despues", "tras_anidados"):
+        if usos[clave]["grad"] != grad:
+            fallar("tm_autograd_no_restaurado", antes=_palabra(grad),
+                   despues=_palabra(usos[clave]["grad"]))
+    exterior = usos["dentro_exterior"]["grad"]  # what the inner block found
+    if usos["tras_interior"]["grad"] != exterior:
+        fallar("tm_autograd_no_restaurado", antes=_palabra(exterior),
+               despues=_palabra(usos["tras_interior"]["grad"]))
+    if usos["tras_excepcion"]["grad"] != grad:
+        fallar("ev_excepcion_sin_restaurar", que="el modo de autograd")
+    _nada_mas_cambia(caso)
+
+
+def _entrega_y_excepcion(caso):
+    usos = caso.datos["usos"]
+    if not all(usos["entregado"]):
+        fallar("ev_entrega")
+    if not usos["propagada"]:
+        fallar("ev_excepcion_tragada")
+
+
+EVALUATION_MODE = Ejercicio(
+    funcion="evaluation_mode",
     partes=[
-        Parte("pérdida calculada en modo evaluación", 1.0, _valor_evaluacion),
-        Parte("sin grafo (no_grad) y un float de Python", 0.5, _float_sin_grafo,
-              requisito=True),
-        Parte("cada submódulo vuelve al modo que tenía", 1.0, _modos_restaurados,
-              requisito=True),
-        Parte("nada más cambia: BatchNorm, parámetros y .grad, x, modo de autograd", 0.5,
-              _nada_mas_cambia, requisito=True),
+        Parte("dentro del bloque, cada submódulo en modo evaluación", 0.75,
+              _en_evaluacion_dentro),
+        Parte("dentro del bloque, autograd desactivado", 0.5, _sin_autograd_dentro),
+        Parte("al salir, cada submódulo en su modo exacto (también tras una excepción o un "
+              "bloque anidado)", 1.0, _modos_al_salir),
+        Parte("al salir, el modo de autograd de quien llama; nada más cambia (BatchNorm, "
+              "parámetros, .grad)", 0.5, _autograd_y_nada_mas, requisito=True),
+        Parte("`as` entrega el modelo y la excepción del bloque sigue su camino", 0.25,
+              _entrega_y_excepcion, requisito=True),
     ],
-    construir=construir_evaluacion, observar=observar_evaluacion)
+    construir=construir_bloque, observar=observar_bloque)
 
 
-def _entropia_cruzada(logits, y):
-    log_p = logits - torch.logsumexp(logits, dim=1, keepdim=True)
-    return -log_p[torch.arange(len(y)), y].mean()
+def modos_al_llegar(model, x, llamada):
+    """The public oracle: what the plain block must leave, read from the inputs as they
+    arrive (every module's mode, the caller's grad mode)."""
+    return {"modos": modos_de(model), "autograd": llamada["grad"]}
 
 
-def a_mano_evaluacion(model, x, y, valor=None):
-    """What the value part needs: the loss (the hand-written one unless ``valor`` is given),
-    the tolerances of its dtype, and what the classic mistakes would give."""
-    with torch.no_grad():
-        logits = adelante_a_mano(model, x, dropout_activo=False)
-        if valor is None:
-            valor = _entropia_cruzada(logits, y)
-        doble = _entropia_cruzada(logits.softmax(dim=1), y)
-    return {"valor": torch.as_tensor(valor, dtype=torch.float64),
-            "tolerancias": _tolerancias(x.dtype), "n": len(y), "doble_softmax": doble.double()}
+# The public examples: a nested model in mixed modes (a BatchNorm frozen under a block in
+# train mode, a noise layer on) with a stale .grad, used by a caller with autograd on and off.
+EJEMPLOS_BLOQUE = [(6, 4, 5, 3, 0.5, "mixto", (("anidada", True), ("grad", grad),
+                                               ("grad_viejo", True), ("ruido", True)))
+                   for grad in (True, False)]
 
 
-def perdida_a_mano(model, x, y, llamada=None):
-    """The public oracle: the eval-mode forward pass written layer by layer."""
-    return a_mano_evaluacion(model, x, y)
-
-
-# The public example: a nested model in mixed modes (a BatchNorm frozen under a block in
-# train mode) whose parameters carry a stale .grad from an earlier step.
-EJEMPLO_EVALUACION = (6, 4, 5, 3, 0.5, "mixto", (("anidada", True), ("grad_viejo", True)))
-
-
-def comprobar_evaluate(evaluate):
-    """Comprobación pública: la pérdida en modo evaluación, sin grafo, y el modelo como estaba."""
-    caso = caso_en_proceso(EVALUATE, evaluate, 5, EJEMPLO_EVALUACION, perdida_a_mano)
-    comprobar(EVALUATE.partes, caso,
-              "Pérdida en modo evaluación, sin grafo, y cada submódulo como estaba.")
+def comprobar_evaluation_mode(evaluation_mode):
+    """Comprobación pública: dentro del bloque, modo evaluación y sin autograd; al salir (con o
+    sin excepción, anidado o no), cada submódulo y autograd como estaban."""
+    casos = [caso_en_proceso(EVALUATION_MODE, evaluation_mode, 5, forma, modos_al_llegar)
+             for forma in EJEMPLOS_BLOQUE]
+    comprobar_casos(EVALUATION_MODE.partes, casos,
+                    "Modo evaluación y sin autograd dentro; al salir, todo como estaba.")
 
 
 # ---------------------------------------------------------------- exercise 2: modules_that_change
@@ -885,4 +1024,4 @@ def comprobar_mc_dropout(mc_dropout):
 
 
 # In notebook order.
-EJERCICIOS = ejercicios(EVALUATE, MODULES_THAT_CHANGE, MC_DROPOUT)
+EJERCICIOS = ejercicios(EVALUATION_MODE, MODULES_THAT_CHANGE, MC_DROPOUT)

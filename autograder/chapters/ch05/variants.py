@@ -1,21 +1,18 @@
 """Chapter 5 variants: valid alternatives and realistic mistakes, each with its label."""
 
+import contextlib
 import copy
 
 import torch
-import torch.nn.functional as F
 from torch import nn
 
 from autograder.chapters.ch05.student import (
-    EJEMPLO_EVALUACION,
     EJEMPLO_MC,
     EJEMPLO_MODULOS,
-    construir_evaluacion,
     construir_mc,
     construir_modulos,
     mc_a_mano,
     modulos_por_tipo,
-    perdida_a_mano,
 )
 from autograder.corpus import CORRECT, Registry
 from autograder.submissions import SampleStudent
@@ -23,184 +20,301 @@ from autograder.submissions import SampleStudent
 registry = Registry()
 variant = registry.variant
 
-EV = "evaluate"
+EM = "evaluation_mode"
 MC = "modules_that_change"
 MD = "mc_dropout"
 
 
-# ---------------------------------------------------------------- evaluate
-@variant(EV, CORRECT)
-def evaluate_inference_mode_and_nll(model, x, y):
-    modules = list(model.modules())
-    saved = [m.training for m in modules]
-    model.train(False)
-    with torch.inference_mode():
-        log_p = F.log_softmax(model(x), dim=1)
-        loss = F.nll_loss(log_p, y)
-    for m, mode in zip(modules, saved):
-        m.training = mode
-    return float(loss)
+# ---------------------------------------------------------------- evaluation_mode
+class EvaluationModeAsAClass:
+    """A class-based context manager: the saved modes live on the manager, one per block."""
+
+    def __init__(self, model):
+        self.model = model
+
+    def __enter__(self):
+        self.saved = [(m, m.training) for m in self.model.modules()]
+        self.grad = torch.is_grad_enabled()
+        self.model.train(False)
+        torch.set_grad_enabled(False)
+        return self.model
+
+    def __exit__(self, *error):
+        for m, mode in self.saved:
+            m.training = mode
+        torch.set_grad_enabled(self.grad)
+        return False  # an exception in the block goes on
 
 
-@variant(EV, CORRECT)
-def evaluate_train_per_module_in_order(model, x, y):
+@variant(EM, CORRECT)
+def evaluation_mode_class(model):
+    return EvaluationModeAsAClass(model)
+
+
+@variant(EM, CORRECT)
+@contextlib.contextmanager
+def evaluation_mode_inference_mode_parents_first(model):
     saved = {name: m.training for name, m in model.named_modules()}
     model.eval()
-    with torch.no_grad():
-        total = F.cross_entropy(model(x), y, reduction="sum").item()
-    for name, m in model.named_modules():  # parents first: a child's call comes after
-        m.train(saved[name])
-    return total / len(y)
+    try:
+        with torch.inference_mode():
+            yield model
+    finally:
+        for name, m in model.named_modules():  # parents first: a child's call comes after
+            m.train(saved[name])
 
 
-@variant(EV, "modelo_en_train")
-def evaluate_without_eval(model, x, y):
-    with torch.no_grad():
-        return F.cross_entropy(model(x), y).item()
+@variant(EM, CORRECT)
+@contextlib.contextmanager
+def evaluation_mode_exit_stack(model):
+    with contextlib.ExitStack() as stack:
+        for m in model.modules():
+            stack.callback(setattr, m, "training", m.training)
+        stack.enter_context(torch.set_grad_enabled(False))
+        for m in model.modules():
+            m.training = False
+        yield model
 
 
-@variant(EV, "evaluacion_con_grafo")
-def evaluate_without_no_grad(model, x, y):
-    saved = {m: m.training for m in model.modules()}
+@variant(EM, "modos_no_restaurados")
+@contextlib.contextmanager
+def evaluation_mode_back_to_train(model):
     model.eval()
-    loss = F.cross_entropy(model(x), y).item()
-    for m, mode in saved.items():
-        m.training = mode
-    return loss
+    try:
+        with torch.no_grad():
+            yield model
+    finally:
+        model.train()  # "after evaluating, train()": a frozen BatchNorm thaws
 
 
-@variant(EV, "registro_tensor")
-def evaluate_returns_a_tensor(model, x, y):
-    saved = {m: m.training for m in model.modules()}
-    model.eval()
-    with torch.no_grad():
-        loss = F.cross_entropy(model(x), y)
-    for m, mode in saved.items():
-        m.training = mode
-    return loss
-
-
-@variant(EV, "modos_no_restaurados")
-def evaluate_back_to_train(model, x, y):
-    model.eval()
-    with torch.no_grad():
-        loss = F.cross_entropy(model(x), y).item()
-    model.train()
-    return loss
-
-
-@variant(EV, "modos_no_restaurados")
-def evaluate_restores_the_root_flag_only(model, x, y):
+@variant(EM, "modos_no_restaurados")
+@contextlib.contextmanager
+def evaluation_mode_restores_the_root_flag_only(model):
     was_training = model.training
     model.eval()
-    with torch.no_grad():
-        loss = F.cross_entropy(model(x), y).item()
-    model.train(was_training)
-    return loss
+    try:
+        with torch.no_grad():
+            yield model
+    finally:
+        model.train(was_training)
 
 
-@variant(EV, "tm_dejado_en_eval")
-def evaluate_leaves_eval_mode(model, x, y):
-    model.eval()
-    with torch.no_grad():
-        return F.cross_entropy(model(x), y).item()
-
-
-@variant(EV, CORRECT)
-def evaluate_on_a_deep_copy(model, x, y):
-    # The caller's model is never touched: nothing to restore.
-    twin = copy.deepcopy(model).eval()
-    with torch.set_grad_enabled(False):
-        return F.cross_entropy(twin(x), y, reduction="sum").item() / x.shape[0]
-
-
-@variant(EV, "modos_no_restaurados")
-def evaluate_restores_direct_children_only(model, x, y):
+@variant(EM, "modos_no_restaurados")
+@contextlib.contextmanager
+def evaluation_mode_restores_direct_children_only(model):
     root, children = model.training, {c: c.training for c in model.children()}
     model.eval()
-    with torch.no_grad():
-        loss = F.cross_entropy(model(x), y).item()
-    model.train(root)
-    for child, mode in children.items():
-        child.train(mode)  # a grandchild gets its parent's mode
-    return loss
+    try:
+        with torch.no_grad():
+            yield model
+    finally:
+        model.train(root)
+        for child, mode in children.items():
+            child.train(mode)  # a grandchild gets its parent's mode
 
 
-@variant(EV, "modos_no_restaurados")
-def evaluate_restores_children_first(model, x, y):
+@variant(EM, "modos_no_restaurados")
+@contextlib.contextmanager
+def evaluation_mode_restores_children_first(model):
     saved = [(m, m.training) for m in model.modules()]
     model.eval()
+    try:
+        with torch.no_grad():
+            yield model
+    finally:
+        for m, mode in reversed(saved):  # each parent's train() overwrites its children
+            m.train(mode)
+
+
+@variant(EM, "tm_dejado_en_eval")
+@contextlib.contextmanager
+def evaluation_mode_never_restores(model):
+    model.eval()
     with torch.no_grad():
-        loss = F.cross_entropy(model(x), y).item()
-    for m, mode in reversed(saved):  # each parent's train() overwrites its children
-        m.train(mode)
-    return loss
+        yield model
 
 
-@variant(EV, "tm_autograd_no_restaurado")
-def evaluate_leaves_grad_mode_off(model, x, y):
+@variant(EM, "ev_excepcion_sin_restaurar")
+@contextlib.contextmanager
+def evaluation_mode_restores_only_on_success(model):
+    saved = {m: m.training for m in model.modules()}
+    model.eval()
+    with torch.no_grad():
+        yield model
+    for m, mode in saved.items():  # skipped when the block raises
+        m.training = mode
+
+
+@variant(EM, "ev_excepcion_sin_restaurar")
+@contextlib.contextmanager
+def evaluation_mode_grad_statements_without_finally(model):
+    saved = {m: m.training for m in model.modules()}
+    grad = torch.is_grad_enabled()
+    model.eval()
+    torch.set_grad_enabled(False)
+    yield model
+    torch.set_grad_enabled(grad)  # neither line runs when the block raises
+    for m, mode in saved.items():
+        m.training = mode
+
+
+@variant(EM, "evaluacion_con_grafo")
+@contextlib.contextmanager
+def evaluation_mode_without_no_grad(model):
+    saved = {m: m.training for m in model.modules()}
+    model.eval()
+    try:
+        yield model
+    finally:
+        for m, mode in saved.items():
+            m.training = mode
+
+
+@variant(EM, "evaluacion_con_grafo")
+@contextlib.contextmanager
+def evaluation_mode_no_grad_around_the_setup(model):
+    saved = {m: m.training for m in model.modules()}
+    with torch.no_grad():
+        model.eval()
+    try:
+        yield model  # autograd is back on here
+    finally:
+        for m, mode in saved.items():
+            m.training = mode
+
+
+@variant(EM, "tm_autograd_no_restaurado")
+@contextlib.contextmanager
+def evaluation_mode_grad_on_at_exit(model):
+    saved = {m: m.training for m in model.modules()}
+    model.eval()
+    torch.set_grad_enabled(False)
+    try:
+        yield model
+    finally:
+        torch.set_grad_enabled(True)  # the caller may have been under no_grad
+        for m, mode in saved.items():
+            m.training = mode
+
+
+@variant(EM, "tm_autograd_no_restaurado")
+@contextlib.contextmanager
+def evaluation_mode_grad_never_restored(model):
     saved = {m: m.training for m in model.modules()}
     model.eval()
     torch.set_grad_enabled(False)  # a statement, not a block: never switched back
-    loss = F.cross_entropy(model(x), y).item()
-    for m, mode in saved.items():
-        m.training = mode
-    return loss
+    try:
+        yield model
+    finally:
+        for m, mode in saved.items():
+            m.training = mode
 
 
-@variant(EV, "evaluacion_con_grafo")
-def evaluate_detaches_the_output(model, x, y):
+@variant(EM, "ev_dentro_en_train")
+@contextlib.contextmanager
+def evaluation_mode_dropout_and_batchnorm_only(model):
+    saved = {m: m.training for m in model.modules()}
+    for m in model.modules():
+        if isinstance(m, (nn.Dropout, nn.BatchNorm1d)):
+            m.eval()  # a custom layer reading self.training stays on
+    try:
+        with torch.no_grad():
+            yield model
+    finally:
+        for m, mode in saved.items():
+            m.training = mode
+
+
+@variant(EM, "ev_anidado")
+@contextlib.contextmanager
+def evaluation_mode_saves_on_the_model(model):
+    model.saved_modes = {m: m.training for m in model.modules()}  # a nested block overwrites it
+    model.eval()
+    try:
+        with torch.no_grad():
+            yield model
+    finally:
+        for m, mode in model.saved_modes.items():
+            m.training = mode
+
+
+@variant(EM, "ev_excepcion_tragada")
+@contextlib.contextmanager
+def evaluation_mode_swallows_errors(model):
     saved = {m: m.training for m in model.modules()}
     model.eval()
-    loss = F.cross_entropy(model(x).detach(), y).item()  # the graph is already built
-    for m, mode in saved.items():
-        m.training = mode
-    return loss
+    try:
+        with torch.no_grad():
+            yield model
+    except Exception:  # noqa: BLE001, S110 - the mistake: the block's error vanishes
+        pass
+    finally:
+        for m, mode in saved.items():
+            m.training = mode
 
 
-@variant(EV, "efecto_secundario")
-def evaluate_zeroes_the_gradients(model, x, y):
+@variant(EM, "ev_entrega")
+@contextlib.contextmanager
+def evaluation_mode_yields_nothing(model):
+    saved = {m: m.training for m in model.modules()}
+    model.eval()
+    try:
+        with torch.no_grad():
+            yield
+    finally:
+        for m, mode in saved.items():
+            m.training = mode
+
+
+@variant(EM, "ev_sin_yield")
+@contextlib.contextmanager
+def evaluation_mode_returns_the_model(model):
+    model.eval()
+    with torch.no_grad():
+        return model
+
+
+@variant(EM, "ev_no_es_gestor")
+def evaluation_mode_without_the_decorator(model):
+    saved = {m: m.training for m in model.modules()}
+    model.eval()
+    try:
+        with torch.no_grad():
+            yield model
+    finally:
+        for m, mode in saved.items():
+            m.training = mode
+
+
+@variant(EM, "efecto_secundario")
+@contextlib.contextmanager
+def evaluation_mode_zeroes_the_gradients(model):
     saved = {m: m.training for m in model.modules()}
     model.eval()
     model.zero_grad()  # "a clean slate": wipes the caller's gradients
-    with torch.no_grad():
-        loss = F.cross_entropy(model(x), y).item()
-    for m, mode in saved.items():
-        m.training = mode
-    return loss
+    try:
+        with torch.no_grad():
+            yield model
+    finally:
+        for m, mode in saved.items():
+            m.training = mode
 
 
-@variant(EV, "tm_doble_softmax")
-def evaluate_softmax_first(model, x, y):
-    saved = {m: m.training for m in model.modules()}
+@variant(EM, "resultado_constante")
+@contextlib.contextmanager
+def evaluation_mode_back_to_a_fixed_training_state(model):
     model.eval()
-    with torch.no_grad():
-        loss = F.cross_entropy(model(x).softmax(dim=1), y).item()
-    for m, mode in saved.items():
-        m.training = mode
-    return loss
+    torch.set_grad_enabled(False)
+    try:
+        yield model
+    finally:  # "after evaluating, back to training": whatever the caller had
+        model.train()
+        torch.set_grad_enabled(True)
 
 
-@variant(EV, "suma_en_vez_de_media")
-def evaluate_sums_the_losses(model, x, y):
-    saved = {m: m.training for m in model.modules()}
-    model.eval()
-    with torch.no_grad():
-        loss = F.cross_entropy(model(x), y, reduction="sum").item()
-    for m, mode in saved.items():
-        m.training = mode
-    return loss
-
-
-@variant(EV, "sin_implementar")
-def evaluate_stub(model, x, y):
+@variant(EM, "sin_implementar")
+def evaluation_mode_stub(model):
     raise NotImplementedError()
-
-
-@variant(EV, "resultado_fijo")
-def evaluate_hardcoded(model, x, y):
-    example = construir_evaluacion(torch.Generator().manual_seed(5), EJEMPLO_EVALUACION)
-    return perdida_a_mano(*example.values())["valor"].item()
 
 
 # ---------------------------------------------------------------- modules_that_change
@@ -628,12 +742,15 @@ def mc_dropout_hardcoded(model, x, n_samples):
 
 
 # ---------------------------------------------------------------- sample class
-EVALUATE_BACK_TO_TRAIN = '''def evaluate(model, x, y):
+EVALUATION_MODE_BACK_TO_TRAIN = '''import contextlib
+
+
+@contextlib.contextmanager
+def evaluation_mode(model):
     model.eval()
     with torch.no_grad():
-        loss = F.cross_entropy(model(x), y).item()
+        yield model
     model.train()  # "después de evaluar, siempre train()": pero el modelo no estaba así
-    return loss
 '''
 
 MC_DROPOUT_ALL_TRAIN = '''def mc_dropout(model, x, n_samples):
@@ -645,9 +762,9 @@ MC_DROPOUT_ALL_TRAIN = '''def mc_dropout(model, x, n_samples):
 '''
 
 SAMPLE_STUDENTS = [
-    SampleStudent("carla", "evaluate vuelve siempre a train(): pierde la parte de los modos",
-                  {"evaluate": EVALUATE_BACK_TO_TRAIN},
-                  partial={"evaluate_test": 2.0}),
+    SampleStudent("carla", "evaluation_mode vuelve siempre a train(): pierde la parte de los "
+                  "modos", {"evaluation_mode": EVALUATION_MODE_BACK_TO_TRAIN},
+                  partial={"evaluation_mode_test": 2.0}),
     SampleStudent("dario", "MC dropout con todo el modelo en train (BatchNorm incluida)",
                   {"mc_dropout": MC_DROPOUT_ALL_TRAIN}, lost=("mc_dropout_test",)),
 ]
