@@ -92,9 +92,9 @@ def _step_shapes(generator):
     first cycle, a growing scale, no clipping; CUDA where a GPU is), in a per-student order.
     Each style bit (nested model, no bias, L1 loss, an earlier step's optimizer state and
     leftovers in .grad, eval mode, other SGD settings) is on in one case and off in another;
-    one batch has N = 1. Leftovers are on where the first step is taken. One case has only complete cycles, one a single cycle shorter than
-    accum (never the overflowing one: its later steps must show), the rest an incomplete
-    last cycle."""
+    one batch has N = 1. Leftovers are on where the first step is taken. One case has only
+    complete cycles, one a single cycle shorter than accum (never the overflowing one: its
+    later steps must show), the rest an incomplete last cycle."""
     codes = _step_codes()
     order = torch.randperm(len(codes), generator=generator).tolist()
     styles = [integer(generator, 0, 2 ** STYLE_BITS - 1) for _ in codes]
