@@ -319,7 +319,7 @@ def amp_accumulation_steps_skips_overflow_by_hand(model, batches, loss_fn, optim
 def _accumulate(model, batches, loss_fn, optimizer, scaler, device, dtype, accum, max_norm,
                 update_each=False, unscale_each=False, clip_first=False, divide=True,
                 divide_last_by_accum=False, zero="cycle", plain_step=False, cast=False,
-                scaled=False, autocast=True, train_mode=False):
+                scaled=False, autocast=True, train_mode=False, autocast_dtype=True):
     """The training with one knob per classic mistake."""
     if train_mode:
         model.train()
@@ -337,7 +337,8 @@ def _accumulate(model, batches, loss_fn, optimizer, scaler, device, dtype, accum
                 optimizer.zero_grad()
             if cast:
                 x, y = x.to(dtype), y.to(dtype)
-            with torch.autocast(device_type=device, dtype=dtype, enabled=autocast):
+            settings = {"dtype": dtype} if autocast_dtype is True else {}
+            with torch.autocast(device_type=device, enabled=autocast, **settings):
                 loss = loss_fn(model(x), y)
             if divide:
                 loss = loss / n
@@ -422,6 +423,19 @@ def amp_accumulation_steps_returns_scaled_losses(*args):
 @variant(TS, "amp_sin_autocast")
 def amp_accumulation_steps_without_autocast(*args):
     return _accumulate(*args, autocast=False)
+
+
+@variant(TS, "amp_dtype_ignorado")
+def amp_accumulation_steps_autocast_default_dtype(*args):
+    return _accumulate(*args, autocast_dtype=None)  # the device's default: bf16 on CPU
+
+
+if torch.cuda.is_available():  # on a CPU-only machine "cpu" is always the right device
+    @variant(TS, "amp_autocast_otro_dispositivo")
+    def amp_accumulation_steps_autocast_on_cpu_always(model, batches, loss_fn, optimizer,
+                                                      scaler, device, dtype, accum, max_norm):
+        return _accumulate(model, batches, loss_fn, optimizer, scaler, "cpu", dtype, accum,
+                           max_norm)
 
 
 @variant(TS, "efecto_secundario")
