@@ -45,8 +45,8 @@ def test_reference_accumulation_on_cuda_float16_skips_an_overflowing_cycle():
     torch.manual_seed(0)
     model = torch.nn.Linear(8, 4).cuda()
     optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
-    # 2^40 overflows float16's backward; the backoff brings the scale to 2^12 for cycle 2
-    scaler = torch.amp.GradScaler("cuda", init_scale=2.0 ** 40, backoff_factor=2.0 ** -28)
+    # 2^40 overflows float16's backward; the backoff brings the scale to 2^8 for cycle 2
+    scaler = torch.amp.GradScaler("cuda", init_scale=2.0 ** 40, backoff_factor=2.0 ** -32)
     before = [p.detach().clone() for p in model.parameters()]
     batches = [(torch.randn(16, 8, device="cuda"), torch.randn(16, 4, device="cuda"))
                for _ in range(3)]
@@ -54,7 +54,7 @@ def test_reference_accumulation_on_cuda_float16_skips_an_overflowing_cycle():
                                                    optimizer, scaler, "cuda", torch.float16,
                                                    2, 1.0)
     assert all(torch.equal(b, p) for b, p in zip(before, model.parameters()))
-    assert scaler.get_scale() == 2.0 ** 12 and len(losses) == 1
+    assert scaler.get_scale() == 2.0 ** 8 and len(losses) == 1
     reference_ch06.amp_accumulation_steps(model, batches, torch.nn.MSELoss(), optimizer, scaler,
                                           "cuda", torch.float16, 2, 1.0)
     assert not all(torch.equal(b, p) for b, p in zip(before, model.parameters()))
