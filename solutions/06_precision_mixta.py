@@ -40,7 +40,8 @@
 # - qué operaciones pasa `torch.autocast` a 16 bits y cuáles deja en fp32, y por qué los
 #   pesos maestros (*master weights*) siguen en fp32;
 # - usar `GradScaler`: `scale`, `unscale_` antes de recortar, `step` (que salta los pasos
-#   con inf) y `update` (que ajusta la escala);
+#   con inf) y `update` (que ajusta la escala), también con acumulación de gradientes, y
+#   guardar su estado para reanudar;
 # - por qué un modelo convertido entero a bf16 pierde las actualizaciones pequeñas;
 # - medir velocidad y memoria, y elegir el dtype según el hardware.
 #
@@ -574,80 +575,178 @@ for paso in range(30):
         print(f"paso {paso:2d}: pérdida {perdida.item():.4f}")
 
 # %% [markdown]
-# ## Ejercicio 3 · Un paso de entrenamiento con precisión mixta (4 puntos)
+# ### Precisión mixta con acumulación de gradientes
 #
-# Escribe un paso completo que sirva para los dos casos del ejercicio 1:
+# En el capítulo 3 acumulaste `accum` micro-lotes (*micro-batches*) por paso del optimizador,
+# dividiendo la pérdida de cada uno por el tamaño de su ciclo. Con un `GradScaler`, la
+# acumulación cambia dónde va cada llamada, y conviene entender por qué antes de escribirla:
 #
-# - float16 con `scaler` (un `GradScaler`): el orden de la sección 4, `scale` →
-#   `backward` → `unscale_` → `clip_grad_norm_` → `scaler.step` → `update` → `zero_grad`;
-# - bfloat16 con `scaler=None`: `backward` → `clip_grad_norm_` → `optimizer.step()` →
-#   `zero_grad`.
-#
-# El pase hacia adelante y la pérdida van dentro de
-# `torch.autocast(device_type=device, dtype=dtype)`. No conviertas el modelo: sus parámetros
-# deben seguir en fp32. Recorta con `torch.nn.utils.clip_grad_norm_(model.parameters(),
-# max_norm)`. Devuelve la pérdida **sin escalar** como float de Python.
-#
-# Las pruebas ocultas registran el orden de tus llamadas y comparan los parámetros con los
-# de referencia, con modelos, pérdidas, optimizadores y escaladores distintos de los del
-# ejemplo (el docstring dice qué puede variar). Incluyen un paso cuyos gradientes desbordan:
-# ahí los parámetros no deben cambiar y la escala debe bajar. La comprobación hace un paso
-# float16 con `GradScaler` en CPU (necesita un PyTorch con autocast fp16 en CPU: la celda de
-# preparación lo dice) y uno bfloat16 sin él; si tienes GPU, prueba además un paso fp16 en
-# CUDA (ese caso está sin verificar: el curso se probó sin GPU).
+# - **Por micro-lote**, el pase hacia atrás recibe `scaler.scale(loss / accum)`. Los
+#   gradientes escalados se suman en `.grad` igual que sin escalador; como todos llevan la
+#   misma escala, la suma también la lleva, y se puede deshacer de una vez.
+# - **En el límite del ciclo** (el último micro-lote), y solo ahí: `unscale_` (una vez: divide
+#   todo lo acumulado), recortar la norma real, `scaler.step` y `scaler.update`. `unscale_`
+#   dos veces antes de un `update` es un error: dividiría dos veces lo mismo.
+# - **La escala no puede cambiar a mitad de ciclo.** Si `update()` corriera en cada
+#   micro-lote, los gradientes de un ciclo llevarían escalas distintas y ningún `unscale_`
+#   los devolvería a su valor. PyTorch lo impide: `update()` sin un `unscale_` o un `step`
+#   antes, en el mismo ciclo, falla. Lo mide la celda siguiente.
 
-# %% exercise="amp_train_step"
-def amp_train_step(model, batch, loss_fn, optimizer, scaler, device, dtype, max_norm):
-    """Un paso de entrenamiento con precisión mixta; devuelve la pérdida sin escalar.
+# %% tags=["demo"]
+def gradiente_acumulado(micro_lotes, escalador, dtype, accum):
+    """El gradiente del peso tras un ciclo de ``accum`` micro-lotes, ya sin escala."""
+    torch.manual_seed(4)
+    modelo = nn.Linear(8, 1)
+    optimizador = torch.optim.SGD(modelo.parameters(), lr=0.0)  # lr 0: solo mira .grad
+    for x, y in micro_lotes:
+        with torch.autocast("cpu", dtype=dtype):
+            perdida = F.mse_loss(modelo(x), y) / accum
+        (escalador.scale(perdida) if escalador else perdida).backward()
+    if escalador:
+        escalador.unscale_(optimizador)
+    return modelo.weight.grad.clone()
+
+
+g = torch.Generator().manual_seed(5)
+lote = [(torch.randn(4, 8, generator=g), torch.randn(4, 1, generator=g)) for _ in range(3)]
+dtype_escalado = torch.float16 if FP16_EN_CPU else torch.bfloat16
+sin_escala = gradiente_acumulado(lote, None, torch.bfloat16, accum=3)
+if ESCALADOR_EN_CPU:
+    con_escala = gradiente_acumulado(lote, torch.amp.GradScaler("cpu", init_scale=2.0**10),
+                                     dtype_escalado, accum=3)
+    print("norma del gradiente acumulado · bf16 sin escalador:",
+          f"{sin_escala.norm():.4f} · {dtype_escalado} con escalador tras unscale_: "
+          f"{con_escala.norm():.4f}")
+
+    torch.manual_seed(4)
+    modelo = nn.Linear(8, 1)
+    optimizador = torch.optim.SGD(modelo.parameters(), lr=0.1)
+    escalador = torch.amp.GradScaler("cpu")
+    with muestra_error(AssertionError):  # update() en el primer micro-lote del ciclo
+        x, y = lote[0]
+        with torch.autocast("cpu", dtype=dtype_escalado):
+            perdida = F.mse_loss(modelo(x), y) / 3
+        escalador.scale(perdida).backward()
+        escalador.update()
+else:
+    print("Sin GradScaler para CPU en esta versión de PyTorch: demo saltada.")
+
+# %% [markdown]
+# Las dos normas coinciden salvo por el redondeo de 16 bits: escalar, acumular y desescalar
+# una vez da el mismo gradiente que acumular sin escalador. El error dice que no hubo
+# comprobación de inf antes de `update()`: la escala solo se ajusta después de un paso.
+#
+# ### El estado del escalador: guardar y reanudar
+#
+# La escala es estado del entrenamiento, como los pesos y los momentos del optimizador:
+# tras miles de pasos, el escalador encontró la mayor escala que no desborda. En la sección
+# 9 del capítulo 4 guardaste el modelo y el optimizador para reanudar; con fp16, guarda
+# también `scaler.state_dict()` (la escala y el contador de pasos limpios) y recupéralo con
+# `load_state_dict`. Un escalador nuevo vuelve a empezar en $2^{16}$ y puede perder varios
+# pasos desbordando hasta reencontrar su escala.
+
+# %% tags=["demo"]
+if ESCALADOR_EN_CPU:
+    escalador = torch.amp.GradScaler("cpu", init_scale=2.0**16, growth_interval=3)
+    peso = torch.zeros(1, requires_grad=True)
+    optimizador = torch.optim.SGD([peso], lr=0.0)
+    for inf in (True, True, False, False):  # dos pasos que desbordan, dos limpios
+        optimizador.zero_grad()
+        (escalador.scale(peso.sum() + 1.0) * (math.inf if inf else 1.0)).backward()
+        escalador.step(optimizador)
+        escalador.update()
+    guardado = escalador.state_dict()
+    print("state_dict:", guardado)
+    reanudado = torch.amp.GradScaler("cpu")
+    reanudado.load_state_dict(guardado)
+    print(f"escala reanudada: {reanudado.get_scale():g} · la de un escalador nuevo: "
+          f"{torch.amp.GradScaler('cpu').get_scale():g}")
+else:
+    print("Sin GradScaler para CPU en esta versión de PyTorch: demo saltada.")
+
+# %% [markdown]
+# ## Ejercicio 3 · Precisión mixta con acumulación de gradientes (4 puntos)
+#
+# Entrena sobre una lista de micro-lotes con autocast, acumulando `accum` micro-lotes por
+# paso del optimizador. Sirve para los dos casos del ejercicio 1: float16 con `scaler` (un
+# `GradScaler`) y bfloat16 con `scaler=None`. Lo que tiene que cumplirse:
+#
+# - cada paso del optimizador usa el gradiente medio de **su** ciclo, con el último ciclo
+#   incompleto tratado como en el capítulo 3, y nada de lo que `.grad` traía al llamarte;
+# - antes de cada paso, la norma del gradiente **real** (sin la escala) se recorta a
+#   `max_norm`: el resultado es el de entrenar en fp32 con acumulación y recorte, salvo por
+#   el redondeo de autocast;
+# - un paso cuyos gradientes escalados desbordan no cambia los parámetros, y la escala se
+#   ajusta una sola vez por paso del optimizador (como hace el escalador, no a mano);
+# - los parámetros siguen en fp32.
+#
+# Devuelve una lista con un float de Python por paso del optimizador (también por los que
+# el escalador salta): la pérdida media de su ciclo, **sin escalar**.
+#
+# Las pruebas ocultas usan otros modelos, pérdidas, optimizadores, escaladores, números de
+# micro-lotes y valores de `accum` y `max_norm` (el docstring dice qué puede variar), e
+# incluyen un ciclo cuyos gradientes desbordan. La comprobación prueba float16 con
+# `GradScaler` en CPU (necesita autocast fp16 en CPU: la celda de preparación lo dice) y
+# bfloat16 sin él; si tienes GPU, también float16 en CUDA (sin verificar: el curso se probó
+# sin GPU).
+
+# %% exercise="amp_accumulation_steps"
+def amp_accumulation_steps(model, batches, loss_fn, optimizer, scaler, device, dtype, accum,
+                           max_norm):
+    """Entrena con precisión mixta acumulando ``accum`` micro-lotes por paso del optimizador.
 
     Recibe:
 
     - ``model``: un ``nn.Module`` con parámetros float32 (plano o con submódulos, en modo
-      train o eval) cuyos ``.grad`` son None o ceros;
-    - ``batch``: la tupla ``(x, y)``, ya en ``device``;
-    - ``loss_fn``: la pérdida (``nn.MSELoss()``, ``nn.L1Loss()``...);
+      train o eval); su ``.grad`` puede traer restos de antes de la llamada;
+    - ``batches``: una lista de tuplas ``(x, y)``, ya en ``device``, en orden; su número no
+      tiene por qué ser múltiplo de ``accum`` (ni mayor que él);
+    - ``loss_fn``: la pérdida (``nn.MSELoss()``, ``nn.L1Loss()``...), media sobre el lote;
     - ``optimizer``: el optimizador de ``model``, quizá con estado de pasos anteriores;
-    - ``scaler``: un ``torch.amp.GradScaler`` cuando ``dtype`` es float16, None cuando es
-      bfloat16 (sin escalado), como dice ``pick_amp_dtype``;
+    - ``scaler``: un ``torch.amp.GradScaler`` (cualquier configuración) cuando ``dtype`` es
+      float16, None cuando es bfloat16, como dice ``pick_amp_dtype``;
     - ``device``: "cpu" o "cuda", el tipo de dispositivo de autocast;
     - ``dtype``: el dtype de autocast, torch.float16 o torch.bfloat16;
-    - ``max_norm``: el umbral del recorte de gradientes.
+    - ``accum``: un int ≥ 1, los micro-lotes consecutivos de cada ciclo;
+    - ``max_norm``: el umbral del recorte de la norma del gradiente.
 
-    Se llama con autograd activado, como cualquier paso de entrenamiento (nunca dentro de
-    ``torch.no_grad()``). El pase hacia adelante y la pérdida van dentro de
-    ``torch.autocast(device_type=device, dtype=dtype)``. Después, con ``scaler``, en este
-    orden: ``scaler.scale(loss).backward()``, ``scaler.unscale_(optimizer)``,
-    ``torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm)``,
-    ``scaler.step(optimizer)``, ``scaler.update()`` y ``optimizer.zero_grad()``. Sin
-    ``scaler``: ``loss.backward()``, el recorte, ``optimizer.step()`` y
-    ``optimizer.zero_grad()``. ``zero_grad`` puede ir al principio en lugar de al final, o
-    en los dos sitios.
+    Cada ciclo da un paso del optimizador con la media de los gradientes de sus micro-lotes
+    (el último, si está incompleto, con la media de los que tiene), recortada a
+    ``max_norm`` en la escala real. Con ``scaler``, un paso con inf o NaN en los gradientes
+    se salta sin cambiar los parámetros, y la escala cambia según la regla del escalador,
+    una vez por paso del optimizador. Se llama con autograd activado.
 
-    Devuelve la pérdida sin escalar como float de Python. Solo cambian los parámetros (que
-    siguen en float32), sus ``.grad``, el estado del optimizador y la escala del
-    ``scaler``; el modo de autograd, el modo train/eval de cada submódulo, el lote, la
-    pérdida y la configuración del optimizador y del ``scaler`` quedan como estaban.
+    Devuelve una lista de floats de Python, uno por paso del optimizador (saltado o no): la
+    pérdida media del ciclo, sin escalar. Solo cambian los parámetros (que siguen en
+    float32), sus ``.grad``, el estado del optimizador y la escala del ``scaler``; el modo de
+    autograd, el modo train/eval de cada submódulo, los micro-lotes, la pérdida y la
+    configuración del optimizador y del ``scaler`` quedan como estaban.
     """
     ### BEGIN SOLUTION
-    x, y = batch
-    with torch.autocast(device_type=device, dtype=dtype):
-        loss = loss_fn(model(x), y)
-    if scaler is None:
-        loss.backward()
+    losses = []
+    for start in range(0, len(batches), accum):
+        cycle = batches[start:start + accum]
+        optimizer.zero_grad()
+        total = 0.0
+        for x, y in cycle:
+            with torch.autocast(device_type=device, dtype=dtype):
+                loss = loss_fn(model(x), y) / len(cycle)
+            (loss if scaler is None else scaler.scale(loss)).backward()
+            total += loss.item()
+        if scaler is not None:
+            scaler.unscale_(optimizer)
         torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm)
-        optimizer.step()
-    else:
-        scaler.scale(loss).backward()
-        scaler.unscale_(optimizer)
-        torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm)
-        scaler.step(optimizer)
-        scaler.update()
-    optimizer.zero_grad()
-    return loss.item()
+        if scaler is None:
+            optimizer.step()
+        else:
+            scaler.step(optimizer)
+            scaler.update()
+        losses.append(total)
+    return losses
     ### END SOLUTION
 
 
-# %% test="amp_train_step"
+# %% test="amp_accumulation_steps"
 
 
 # %% [markdown]
@@ -881,6 +980,9 @@ plt.show()
 #   maestros.
 # - Orden con `GradScaler`: `scale(loss).backward()`, `unscale_`, `clip_grad_norm_`,
 #   `scaler.step` (salta los pasos con `inf`), `update` (ajusta la escala), `zero_grad`.
+#   Con acumulación, `scale(loss / accum)` en cada micro-lote y el resto solo al final del
+#   ciclo: la escala no cambia a mitad de ciclo. `scaler.state_dict()` se guarda con el
+#   modelo y el optimizador.
 # - Un modelo convertido entero a bf16 pierde las actualizaciones menores que la mitad de la
 #   distancia entre dos valores bf16 vecinos (esa mitad vale 0,0039 entre 1 y 2, y 0,0078
 #   entre 2 y 4): para entrenar, autocast.

@@ -17,15 +17,15 @@ reference_ch07 = load_reference("ch07")
 
 pytestmark = pytest.mark.skipif(
     not torch.cuda.is_available(),
-    reason="no CUDA GPU here: chapter 6's fp16 + GradScaler step on CUDA and chapter 7's "
+    reason="no CUDA GPU here: chapter 6's fp16 + GradScaler accumulation on CUDA and chapter 7's "
            "Functions on CUDA stay unverified (run this file on a GPU machine)")
 
-CUDA_CASE = 4  # autograder.chapters.ch06.student: row code 4 is the CUDA float16 step
+CUDA_CASE = 4  # autograder.chapters.ch06.student: case code 4 is CUDA float16 + GradScaler
 
 
 def test_hidden_cases_include_the_cuda_step():
     for student in ("alumna", "alumno"):
-        shapes = [shape for shape, _ in plan("amp_train_step", hidden_ch06.HIDDEN, student,
+        shapes = [shape for shape, _ in plan("amp_accumulation_steps", hidden_ch06.HIDDEN, student,
                                              secret="pruebas")]
         assert any(shape[4] == CUDA_CASE for shape in shapes), shapes
 
@@ -41,17 +41,24 @@ def test_chapter_6_variants_score_as_labelled_with_the_cuda_case(variant):
         assert result.diagnostico == variant.expected, result.informe(variant.name)
 
 
-def test_reference_step_on_cuda_float16_skips_an_overflowing_step():
+def test_reference_accumulation_on_cuda_float16_skips_an_overflowing_cycle():
     torch.manual_seed(0)
     model = torch.nn.Linear(8, 4).cuda()
     optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
-    scaler = torch.amp.GradScaler("cuda", init_scale=2.0 ** 126)
+    # 2^40 overflows float16's backward; the backoff brings the scale to 2^8 for cycle 2
+    scaler = torch.amp.GradScaler("cuda", init_scale=2.0 ** 40, backoff_factor=2.0 ** -32)
     before = [p.detach().clone() for p in model.parameters()]
-    batch = (torch.randn(16, 8, device="cuda"), torch.randn(16, 4, device="cuda") * 100)
-    reference_ch06.amp_train_step(model, batch, torch.nn.functional.mse_loss, optimizer,
-                                  scaler, "cuda", torch.float16, 1.0)
+    batches = [(torch.randn(16, 8, device="cuda"), torch.randn(16, 4, device="cuda"))
+               for _ in range(3)]
+    losses = reference_ch06.amp_accumulation_steps(model, batches[:2], torch.nn.MSELoss(),
+                                                   optimizer, scaler, "cuda", torch.float16,
+                                                   2, 1.0)
     assert all(torch.equal(b, p) for b, p in zip(before, model.parameters()))
-    assert scaler.get_scale() < 2.0 ** 126
+    assert scaler.get_scale() == 2.0 ** 8 and len(losses) == 1
+    reference_ch06.amp_accumulation_steps(model, batches, torch.nn.MSELoss(), optimizer, scaler,
+                                          "cuda", torch.float16, 2, 1.0)
+    assert not all(torch.equal(b, p) for b, p in zip(before, model.parameters()))
+    assert all(p.dtype == torch.float32 for p in model.parameters())
 
 
 def test_chapter_7_functions_pass_gradcheck_on_cuda():

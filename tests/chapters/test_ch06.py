@@ -45,7 +45,8 @@ def growth_steps(flags, interval):
 
 
 # ---------------------------------------------------------------- the contract as a space
-@pytest.mark.parametrize("name", ["pick_amp_dtype", "simulate_loss_scale", "amp_train_step"])
+@pytest.mark.parametrize("name", ["pick_amp_dtype", "simulate_loss_scale",
+                                  "amp_accumulation_steps"])
 def test_every_student_draws_the_whole_contract(name):
     assert coverage(hidden.HIDDEN[name], getattr(reference, name)) == []
 
@@ -124,68 +125,92 @@ def test_every_hidden_scale_sequence_has_two_growths_in_a_row():
             assert growth_steps(inputs["found_inf"], inputs["growth_interval"])[1], student
 
 
-# ---------------------------------------------------------------- amp_train_step
-def test_every_cpu_step_case_once_in_a_per_student_order():
+# ---------------------------------------------------------------- amp_accumulation_steps
+TS = "amp_accumulation_steps"
+
+
+def test_every_cpu_case_once_in_a_per_student_order_with_every_kind_of_last_cycle():
     orders = set()
     for student in STUDENTS:
-        codes = tuple(shape[4] for shape, _ in plan("amp_train_step", hidden.HIDDEN,
-                                                     student, SECRET))
+        shapes = [shape for shape, _ in plan(TS, hidden.HIDDEN, student, SECRET)]
+        codes = tuple(shape[4] for shape in shapes)
         assert sorted(codes) == sorted(hidden._step_codes())
         orders.add(codes)
+        assert all(shape[7] >= 2 for shape in shapes)  # accum 1 would be no accumulation
+        kinds = {public.ciclos_de(shape[6], shape[7])[-1] < shape[7] for shape in shapes}
+        assert kinds == {True, False}, student
+        assert any(shape[6] < shape[7] for shape in shapes)  # one cycle, shorter than accum
+        overflow = next(shape for shape in shapes if shape[4] == 2)
+        assert len(public.ciclos_de(overflow[6], overflow[7])) >= 2  # steps after the skip
+        leftovers = [shape for shape in shapes if shape[5] & public.RESTOS]
+        assert any(shape[4] != 2 for shape in leftovers)  # where the first step is taken
     assert len(orders) > 1
 
 
-def expected_step(shape, seed, **changes):
-    inputs = build("amp_train_step", shape, seed)
+def expected_steps(shape, seed, **changes):
+    inputs = build(TS, shape, seed)
     inputs.update(changes)
-    return hidden._expected_step(*inputs.values()), inputs
+    return hidden._expected_steps(*inputs.values()), inputs
 
 
 @pytest.mark.parametrize("code", [0, 1, 2, 3, 5])
-def test_each_step_case_does_what_its_code_says(code):
-    shape = next(shape for shape, _ in plan("amp_train_step", hidden.HIDDEN, "alumna", SECRET)
+def test_each_case_does_what_its_code_says(code):
+    shape = next(shape for shape, _ in plan(TS, hidden.HIDDEN, "alumna", SECRET)
                  if shape[4] == code)
-    before = [p.detach().clone() for p in build("amp_train_step", shape, 1)["model"].parameters()]
-    step, inputs = expected_step(shape, 1)
+    run, inputs = expected_steps(shape, 1)
+    cycles = public.ciclos_de(shape[6], shape[7])
     # float16 with a GradScaler, bfloat16 without: what pick_amp_dtype says
     assert (inputs["scaler"] is None) == (code in (1, 5)) == (inputs["dtype"] == torch.bfloat16)
     assert inputs["device"] == "cpu"
-    assert step["dtype_activacion"] == public.nombre_dtype(inputs["dtype"])
-    skipped = all(torch.equal(a, b) for a, b in zip(before, step["parametros"]))
-    assert skipped == (code == 2)  # an overflowing scale: no step, and the scale backs off
+    assert run["dtype_activacion"] == public.nombre_dtype(inputs["dtype"])
+    assert len(run["resultado"]) == len(cycles)
+    # an overflowing first cycle: its step is skipped, the scale backs off, later ones step
+    assert len(run["pasos"]) == len(cycles) - (code == 2)
     if code == 2:
-        assert step["escala"] < step["escala_inicial"]
-    else:
-        unclipped, _ = expected_step(shape, 1, max_norm=float("inf"))
-        clipped = not all(torch.equal(a, b) for a, b in zip(unclipped["parametros"],
-                                                            step["parametros"]))
-        assert clipped == (code not in (3, 5))  # the clipping acts, but in the cases without
-    if code == 3:  # a GradScaler that grows its scale on this clean step
-        assert step["escala"] > step["escala_inicial"]
+        assert run["escala"] < run["escala_inicial"]
+    unclipped, _ = expected_steps(shape, 1, max_norm=float("inf"))
+    clipped = not all(torch.equal(a, b) for a, b in zip(unclipped["parametros"],
+                                                        run["parametros"]))
+    assert clipped == (code not in public.SIN_RECORTE)
+    if code == 3:  # a GradScaler that grows its scale on every clean step
+        assert run["escala"] == run["escala_inicial"] * (
+            inputs["scaler"].get_growth_factor() ** len(cycles))
 
 
-def test_the_public_step_oracle_agrees_with_the_reference_on_every_public_example():
+def test_the_public_oracle_agrees_with_the_reference_on_every_public_example():
     for shape in public.FORMAS_PASO:
-        inputs = build("amp_train_step", shape, 7)
-        oracle = public.paso_calculado_aparte(*inputs.values())
-        step, _ = expected_step(shape, 7)
-        assert oracle["traza"] == step["traza"] and oracle["escala"] == step["escala"]
-        for a, b in zip(oracle["parametros"], step["parametros"]):
+        inputs = build(TS, shape, 7)
+        oracle = public.pasos_calculados_aparte(*inputs.values())
+        run, _ = expected_steps(shape, 7)
+        assert oracle["escala"] == run["escala"] and oracle["momentos"] == run["momentos"]
+        assert oracle["traza"].count("scaler.update") == run["traza"].count("scaler.update")
+        for ours, theirs in zip(oracle["pasos"], run["pasos"]):
+            for a, b in zip(ours, theirs):
+                assert torch.allclose(a, b, rtol=3e-2, atol=1e-3), shape
+        for a, b in zip(oracle["parametros"], run["parametros"]):
             assert torch.allclose(a, b, rtol=3e-2, atol=1e-3), shape
     codes = [shape[4] for shape in public.FORMAS_PASO]
     assert 2 in codes and 3 in codes  # an overflow and a growing scale are shown publicly
+    assert any(shape[6] % shape[7] for shape in public.FORMAS_PASO)  # an incomplete cycle
 
 
-def test_the_public_step_example_runs_with_and_without_a_scaler():
+def test_the_public_example_runs_with_and_without_a_scaler():
     seen = []
 
-    def spy(model, batch, loss_fn, optimizer, scaler, device, dtype, max_norm):
+    def spy(model, batches, loss_fn, optimizer, scaler, device, dtype, accum, max_norm):
         seen.append(scaler is not None)
-        return reference.amp_train_step(model, batch, loss_fn, optimizer, scaler, device,
-                                        dtype, max_norm)
+        return reference.amp_accumulation_steps(model, batches, loss_fn, optimizer, scaler,
+                                                device, dtype, accum, max_norm)
 
-    public.comprobar_amp_train_step(spy)
+    public.comprobar_amp_accumulation_steps(spy)
     assert seen[:2] == [True, False]
+
+
+def test_the_statement_states_the_goal_not_the_call_order():
+    doc = reference.amp_accumulation_steps.__doc__
+    for call in ("scaler.scale(", "unscale_(", "scaler.step(", "scaler.update(",
+                 "clip_grad_norm_(", "zero_grad("):
+        assert call not in doc, call
 
 
 # ---------------------------------------------------------------- mistakes and their names
@@ -194,11 +219,13 @@ def test_the_public_step_example_runs_with_and_without_a_scaler():
     ("pick_amp_dtype_fp16_fallback_everywhere", "amp_fp16_en_cpu"),
     ("simulate_loss_scale_only_skips", "amp_escala_sin_reducir"),
     ("simulate_loss_scale_counter_not_reset_after_growth", "amp_crecimiento_tardio"),
-    ("amp_train_step_clips_scaled_gradients", "clip_antes_de_unscale"),
-    ("amp_train_step_calls_optimizer_step", "amp_step_sin_scaler"),
-    ("amp_train_step_autocast_default_dtype", "amp_dtype_ignorado"),
-    ("amp_train_step_returns_early_on_overflow", "amp_salto_a_mano"),
-    ("amp_train_step_sets_train_mode", "efecto_secundario"),
+    ("amp_accumulation_steps_clips_scaled_gradients", "clip_antes_de_unscale"),
+    ("amp_accumulation_steps_calls_optimizer_step", "amp_step_sin_scaler"),
+    ("amp_accumulation_steps_updates_every_micro_batch", "amp_update_por_microlote"),
+    ("amp_accumulation_steps_unscales_every_micro_batch", "amp_unscale_por_microlote"),
+    ("amp_accumulation_steps_last_cycle_by_accum", "amp_ultimo_ciclo_por_accum"),
+    ("amp_accumulation_steps_zero_grad_only_after_the_step", "amp_grad_previo_sin_borrar"),
+    ("amp_accumulation_steps_sets_train_mode", "efecto_secundario"),
     ("simulate_loss_scale_always_doubles", "amp_otro_factor"),
 ])
 def test_the_public_check_names_the_mistake(name, diagnosis):
@@ -209,7 +236,7 @@ def test_the_public_check_names_the_mistake(name, diagnosis):
 
 
 def test_a_side_effect_loses_only_its_part():
-    result = grade("amp_train_step", VARIANTS["amp_train_step_sets_train_mode"].function)
+    result = grade(TS, VARIANTS["amp_accumulation_steps_sets_train_mode"].function)
     assert result.puntos == result.maximo - 0.5 and result.diagnostico == "efecto_secundario"
 
 

@@ -18,23 +18,29 @@ ARREGLOS = {
                               "`limpios = 0`.",
     "amp_otro_factor": "Usa `growth_factor` al crecer y `backoff_factor` al reducir, los "
                        "argumentos de la función.",
-    "amp_otro_umbral": "Recorta con el `max_norm` que recibe la función.",
     "amp_desaprovecha_bf16": "Mira primero si el dispositivo tiene bf16 nativo: si lo tiene, "
                              "bfloat16 sin GradScaler.",
     "amp_sin_autocast": "Envuelve el pase hacia adelante y la pérdida en "
                         "`with torch.autocast(device_type=device, dtype=dtype):`.",
     "amp_step_sin_scaler": "Llama a `scaler.step(optimizer)` en vez de `optimizer.step()`.",
-    "amp_sin_update": "Tras `scaler.step(optimizer)`, llama a `scaler.update()` en cada paso.",
-    "amp_sin_recorte": "`scaler.unscale_(optimizer)`, luego "
-                       "`torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm)`, y luego "
-                       "`scaler.step(optimizer)`.",
     "amp_sin_pesos_maestros": "No conviertas el modelo (`model.to(dtype)`, `.half()`): deja que "
                               "autocast elija el dtype de cada operación.",
     "amp_paso_con_inf": "Da el paso con `scaler.step(optimizer)`, que lo salta si hay inf.",
     "amp_dtype_ignorado": "Pasa `dtype=dtype` a `torch.autocast`.",
     "amp_autocast_otro_dispositivo": "Pasa `device_type=device` a `torch.autocast`.",
-    "amp_salto_a_mano": "Quita la búsqueda de inf: `scaler.step(optimizer)` y después "
-                        "`scaler.update()`, en todos los pasos.",
+    "amp_sin_update": "Al final de cada ciclo, tras `scaler.step(optimizer)`, llama a "
+                      "`scaler.update()`.",
+    "amp_update_por_microlote": "Mueve `scaler.update()` dentro del `if` del final del ciclo, "
+                                "después de `scaler.step(optimizer)`.",
+    "amp_unscale_por_microlote": "En cada micro-lote solo `scaler.scale(loss / n).backward()`; "
+                                 "`scaler.unscale_(optimizer)` una vez, al final del ciclo, "
+                                 "antes de recortar.",
+    "amp_ultimo_ciclo_por_accum": "Divide por el tamaño real del ciclo: "
+                                  "`n = len(batches[inicio:inicio + accum])`.",
+    "amp_zero_grad_en_micro_lote": "Llama a `optimizer.zero_grad()` una vez por ciclo, antes "
+                                   "de su primer micro-lote (o después de su paso).",
+    "amp_grad_previo_sin_borrar": "Llama a `optimizer.zero_grad()` antes del primer "
+                                  "micro-lote de cada ciclo, el primero incluido.",
     "amp_perdida_escalada": "Devuelve `loss.item()` de la pérdida original, no la de "
                             "`scaler.scale(loss)`.",
 }

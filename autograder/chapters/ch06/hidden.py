@@ -5,7 +5,13 @@ import math
 
 import torch
 
-from autograder.chapters.ch06.student import AMP_TRAIN_STEP, PICK_AMP_DTYPE, SIMULATE_LOSS_SCALE
+from autograder.chapters.ch06.student import (
+    AMP_ACCUMULATION_STEPS,
+    PICK_AMP_DTYPE,
+    RESTOS,
+    SIMULATE_LOSS_SCALE,
+    ciclos_de,
+)
 from autograder.hidden.reference import load_reference
 from autograder.hidden.runner import HiddenExercise, case_seed, checker, hidden_table, integer
 from autograder.hidden.space import Dimension, Space
@@ -65,33 +71,59 @@ def _step_codes():
 
 
 STYLE_BITS = 6  # see the style bits in student.py (ANIDADO ... OTRO_SGD)
+# How the micro-batches fall into cycles: the last one incomplete, all complete, or a
+# single cycle shorter than accum.
+INCOMPLETE, COMPLETE, SHORT = range(3)
+
+
+def _cycles(generator, kind):
+    """(micro-batches, accum) of one kind; accum is at least 2 (one micro-batch per step
+    would be no accumulation)."""
+    if kind == SHORT:
+        accum = integer(generator, 3, 5)
+        return integer(generator, 2, accum - 1), accum
+    accum = integer(generator, 2, 4)
+    rest = integer(generator, 1, accum - 1) if kind == INCOMPLETE else 0
+    return accum * integer(generator, 1, 2) + rest, accum
 
 
 def _step_shapes(generator):
-    """Every case code (CPU float16 with a GradScaler, CPU bfloat16 without; overflow, a
-    growing scale, no clipping; CUDA where a GPU is), in a per-student order. Each style bit
-    (nested model, no bias, L1 loss, an earlier step's optimizer state and zeroed .grad,
-    eval mode, other SGD settings) is on in one case and off in another; one batch has N = 1."""
+    """Every case code (CPU float16 with a GradScaler, CPU bfloat16 without; an overflowing
+    first cycle, a growing scale, no clipping; CUDA where a GPU is), in a per-student order.
+    Each style bit (nested model, no bias, L1 loss, an earlier step's optimizer state and
+    leftovers in .grad, eval mode, other SGD settings) is on in one case and off in another;
+    one batch has N = 1. Leftovers are on where the first step is taken. One case has only
+    complete cycles, one a single cycle shorter than accum (never the overflowing one: its
+    later steps must show), the rest an incomplete last cycle."""
     codes = _step_codes()
     order = torch.randperm(len(codes), generator=generator).tolist()
     styles = [integer(generator, 0, 2 ** STYLE_BITS - 1) for _ in codes]
+    others = [k for k, i in enumerate(order) if codes[i] != 2]
     for bit in range(STYLE_BITS):
         on, off = torch.randperm(len(codes), generator=generator)[:2].tolist()
+        if 1 << bit == RESTOS:  # leftovers in .grad show only where the first step is taken
+            on, off = [others[j] for j in torch.randperm(len(others),
+                                                         generator=generator)[:2].tolist()]
         styles[on] |= 1 << bit
         styles[off] &= ~(1 << bit)
+    kinds = [INCOMPLETE] * len(codes)
+    complete, short = torch.randperm(len(others), generator=generator)[:2].tolist()
+    kinds[others[complete]], kinds[others[short]] = COMPLETE, SHORT
     single = integer(generator, 0, len(codes) - 1)
-    return [((1 if k == single else integer(generator, 2, 9), integer(generator, 2, 6),
-              integer(generator, 4, 10), integer(generator, 1, 4), codes[i], styles[k]),
-             case_seed(generator)) for k, i in enumerate(order)]
+    return [((1 if k == single else integer(generator, 2, 6), integer(generator, 2, 6),
+              integer(generator, 4, 10), integer(generator, 1, 4), codes[i], styles[k],
+              *_cycles(generator, kinds[k])), case_seed(generator))
+            for k, i in enumerate(order)]
 
 
-STEP_ARGUMENTS = ("model", "batch", "loss_fn", "optimizer", "scaler", "device", "dtype",
-                  "max_norm")
+STEP_ARGUMENTS = ("model", "batches", "loss_fn", "optimizer", "scaler", "device", "dtype",
+                  "accum", "max_norm")
 
 
-def _expected_step(*inputs):
+def _expected_steps(*inputs):
     """What the reference does, observed the same way as the student's function."""
-    return AMP_TRAIN_STEP.observar(reference.amp_train_step, dict(zip(STEP_ARGUMENTS, inputs)))
+    return AMP_ACCUMULATION_STEPS.observar(reference.amp_accumulation_steps,
+                                           dict(zip(STEP_ARGUMENTS, inputs)))
 
 
 PICK_SPACE = Space(dimensions=(
@@ -131,6 +163,12 @@ def _sgd(inputs):
     return group["lr"], group["momentum"], group["weight_decay"]
 
 
+def _last_cycle(inputs):
+    cycles = ciclos_de(len(inputs["batches"]), inputs["accum"])
+    return ("shorter than accum" if len(cycles) == 1 and cycles[0] < inputs["accum"] else
+            "incomplete" if cycles[-1] < inputs["accum"] else "complete")
+
+
 def _clips(inputs):
     return inputs["max_norm"] < 1.0
 
@@ -153,9 +191,14 @@ STEP_SPACE = Space(
         Dimension("model.training", lambda i: i["model"].training, must_include=(True, False)),
         Dimension("model.grad", lambda i: next(i["model"].parameters()).grad is None,
                   must_include=(True, False)),
-        Dimension("batch.N", lambda i: i["batch"][0].shape[0] == 1, must_include=(True, False)),
-        Dimension("batch.shape", lambda i: (tuple(i["batch"][0].shape),
-                                            tuple(i["batch"][1].shape))),
+        Dimension("batches.N", lambda i: i["batches"][0][0].shape[0] == 1,
+                  must_include=(True, False)),
+        Dimension("batches.shape", lambda i: (tuple(i["batches"][0][0].shape),
+                                              tuple(i["batches"][0][1].shape))),
+        Dimension("batches.len", lambda i: len(i["batches"])),
+        Dimension("accum", lambda i: i["accum"]),
+        Dimension("accum.last cycle", _last_cycle,
+                  must_include=("incomplete", "complete", "shorter than accum")),
         Dimension("loss_fn", lambda i: type(i["loss_fn"]).__name__,
                   must_include=("MSELoss", "L1Loss")),
         Dimension("optimizer", _sgd),
@@ -177,6 +220,7 @@ HIDDEN = hidden_table(
                    difficulty=1),
     HiddenExercise(SIMULATE_LOSS_SCALE, _scale_shapes, _expected_scales, space=SCALE_SPACE,
                    difficulty=2),
-    HiddenExercise(AMP_TRAIN_STEP, _step_shapes, _expected_step, space=STEP_SPACE, difficulty=3),
+    HiddenExercise(AMP_ACCUMULATION_STEPS, _step_shapes, _expected_steps, space=STEP_SPACE,
+                   difficulty=3),
 )
 check = checker(HIDDEN)  # what the graded cells of the instructor notebook call

@@ -24,11 +24,11 @@ from autograder.student.compare import (
     sanear,
     verificar_sin_efectos,
 )
-from autograder.student.diagnosis import Diagnostico, diagnosticar_tensor, diagnosticar_traza
+from autograder.student.diagnosis import diagnosticar_tensor
 from autograder.student.messages import registrar
 
 __all__ = ["comprobar_pick_amp_dtype", "comprobar_simulate_loss_scale",
-           "comprobar_amp_train_step"]
+           "comprobar_amp_accumulation_steps"]
 # The helper cell's runtime report also says which runtime to pick (autograder/inject.py).
 INFO_ENTORNO = {"consejo_gpu": True}
 
@@ -91,11 +91,6 @@ MENSAJES = {
         "¿De dónde salen los factores que usas? La función los recibe como argumentos; no son "
         "necesariamente los de GradScaler por defecto.",
         "At step {paso} the scale changed by {factor:g}, while {nombre} is {valor:g}."),
-    "amp_otro_umbral": (
-        "Recorte con otro umbral",
-        "Recortaste con max_norm = {umbral:g}, y la llamada pedía {max_norm:g}.",
-        "El umbral del recorte es un argumento de la función: ¿lo usas, o un valor fijo?",
-        "The gradients were clipped at {umbral:g}, not at the given max_norm {max_norm:g}."),
     "amp_desaprovecha_bf16": (
         "float16 donde hay bfloat16 nativo",
         "Elegiste float16 en {dispositivo}, que tiene bfloat16 nativo.",
@@ -116,18 +111,6 @@ MENSAJES = {
         "Con GradScaler, ¿quién comprueba si hay inf en los gradientes antes de aplicar el "
         "paso?",
         "optimizer.step() was called directly although a GradScaler was given."),
-    "amp_sin_update": (
-        "Falta scaler.update()",
-        "No llamaste a `scaler.update()`: la escala no se ajusta nunca.",
-        "¿Cuándo ajusta GradScaler su escala? Revisa que cada paso termine con la llamada que "
-        "la actualiza.",
-        "scaler.update() was not called."),
-    "amp_sin_recorte": (
-        "Falta el recorte",
-        "No se llamó a `torch.nn.utils.clip_grad_norm_`.",
-        "La función recibe `max_norm`: ¿dónde recortas los gradientes, y ya sin la escala del "
-        "GradScaler?",
-        "clip_grad_norm_ was not called."),
     "amp_sin_pesos_maestros": (
         "Pesos en 16 bits",
         "Los parámetros quedaron en {dtype}: el modelo ya no tiene pesos maestros en fp32.",
@@ -154,20 +137,54 @@ MENSAJES = {
         "autocast solo actúa sobre las operaciones del tipo de dispositivo que le dices. "
         "¿Qué argumento de la función dice cuál es?",
         "The forward ran in float32 on {dispositivo}: autocast was enabled for {otro}."),
-    "amp_salto_a_mano": (
-        "Paso con inf saltado a mano, sin scaler.update()",
-        "En el paso cuyos gradientes tenían inf/NaN saliste antes de `scaler.step` y de "
-        "`scaler.update()`: los parámetros no cambian, pero la escala tampoco baja, y el "
-        "siguiente paso volverá a desbordar.",
-        "¿Buscas los inf a mano? GradScaler ya salta ese paso; ¿qué llamada no puede faltar en "
-        "ningún paso, lo saltes o no?",
-        "The overflowing step returned before scaler.step and scaler.update(): the scale "
-        "never backs off."),
+    "amp_sin_update": (
+        "Falta scaler.update()",
+        "`scaler.update()` corrió {veces} veces; el entrenamiento dio {esperadas} pasos del "
+        "optimizador: la escala no se ajusta tras cada paso.",
+        "¿Cuándo ajusta GradScaler su escala? Revisa que cada paso del optimizador termine con "
+        "la llamada que la actualiza.",
+        "scaler.update() ran {veces} times for {esperadas} optimizer steps."),
+    "amp_update_por_microlote": (
+        "La escala cambia a mitad de ciclo",
+        "`scaler.update()` corrió en micro-lotes que no cierran un ciclo: la escala tiene que "
+        "ser la misma para todos los micro-lotes que se acumulan en un paso.",
+        "Los gradientes de un ciclo se suman en `.grad` con la escala de cada micro-lote. ¿Qué "
+        "pasa con esa suma si la escala cambia entre dos micro-lotes? ¿Cuántas veces por paso "
+        "del optimizador se ajusta?",
+        "scaler.update() ran inside a cycle: the scale changed between accumulated "
+        "micro-batches."),
+    "amp_unscale_por_microlote": (
+        "unscale_ en cada micro-lote",
+        "`scaler.unscale_` se llamó dos veces en un ciclo y PyTorch lo rechaza: desescalaría "
+        "dos veces los gradientes ya acumulados.",
+        "`unscale_` divide todo lo que hay en `.grad`, lo acumulado incluido. ¿Cuántas veces "
+        "hay que dividirlo por ciclo, y cuándo está completo?",
+        "scaler.unscale_ ran twice in one cycle (once per micro-batch)."),
+    "amp_ultimo_ciclo_por_accum": (
+        "Último ciclo dividido por accum",
+        "`{nombre}` es {razon:.3g} × el valor correcto: el último ciclo, incompleto, se "
+        "dividió por `accum` en vez de por los micro-lotes que tiene.",
+        "El último ciclo no siempre tiene `accum` micro-lotes (capítulo 3): ¿por qué número "
+        "divides la pérdida de cada uno para que el paso use su media?",
+        "`{nombre}`: the last, incomplete cycle was divided by accum, not by its size."),
+    "amp_zero_grad_en_micro_lote": (
+        "Gradientes borrados dentro del ciclo",
+        "`{nombre}` no es la media de su ciclo: los gradientes se pusieron a cero entre dos "
+        "micro-lotes del mismo ciclo y se perdió lo acumulado.",
+        "¿Cuántas veces vacías los gradientes por paso del optimizador, y en qué momento del "
+        "ciclo?",
+        "`{nombre}`: gradients were zeroed between micro-batches of one cycle."),
+    "amp_grad_previo_sin_borrar": (
+        "Restos en .grad",
+        "`{nombre}` lleva lo que `.grad` ya tenía al llamar a tu función.",
+        "`backward()` suma sobre lo que encuentra en `.grad`. ¿Qué había en `.grad` antes de tu "
+        "primer micro-lote?",
+        "`{nombre}` includes what .grad held before the call."),
     "amp_perdida_escalada": (
         "Pérdida escalada",
-        "La pérdida devuelta es {razon:.4g} × la real: es la pérdida multiplicada por la escala.",
+        "Una pérdida devuelta es {razon:.4g} × la real: es la pérdida multiplicada por la escala.",
         "¿Qué pérdida devuelves: la original o la multiplicada por la escala?",
-        "The returned loss is the scaled loss."),
+        "A returned loss is the scaled loss."),
 }
 registrar(MENSAJES)
 
@@ -432,20 +449,22 @@ def comprobar_simulate_loss_scale(simulate_loss_scale):
                     "Tus trazas de la escala coinciden con las de un GradScaler de verdad.")
 
 
-# ---------------------------------------------------------------- exercise 3: amp_train_step
+# ------------------------------------------------------- exercise 3: amp_accumulation_steps
 # Case codes (float16 always with a GradScaler, bfloat16 always without, as pick_amp_dtype
 # says): 0 CPU float16 + GradScaler, clipping active; 1 CPU bfloat16, clipping active;
-# 2 CPU float16 + GradScaler whose scale overflows (the step must be skipped); 3 CPU float16
-# + GradScaler that grows its scale on this clean step (growth_interval 1), no clipping;
-# 5 CPU bfloat16, no clipping; 4 CUDA float16 + GradScaler and 6 CUDA bfloat16 (only where
-# a GPU is present; 6 only where it has bf16).
+# 2 CPU float16 + GradScaler whose first cycle overflows (that step is skipped, the scale
+# backs off far enough for the next ones), no clipping; 3 CPU float16 + GradScaler that grows
+# its scale on every clean step (growth_interval 1), no clipping; 5 CPU bfloat16, no
+# clipping; 4 CUDA float16 + GradScaler and 6 CUDA bfloat16 (only where a GPU is present;
+# 6 only where it has bf16).
 CODIGOS_PASO = {0: ("cpu", torch.float16, True), 1: ("cpu", torch.bfloat16, False),
                 2: ("cpu", torch.float16, True), 3: ("cpu", torch.float16, True),
                 4: ("cuda", torch.float16, True), 5: ("cpu", torch.bfloat16, False),
                 6: ("cuda", torch.bfloat16, False)}
-SIN_RECORTE = (3, 5)
-# Style bits: what else the contract lets vary (0 is the public examples' style).
-ANIDADO, SIN_SESGO, PERDIDA_L1, ESTADO_PREVIO, MODO_EVAL, OTRO_SGD = (1, 2, 4, 8, 16, 32)
+SIN_RECORTE = (2, 3, 5)
+# Style bits: what else the contract lets vary (0 is the first public example's style).
+# RESTOS: an earlier step left momentum buffers and gradients in .grad.
+ANIDADO, SIN_SESGO, PERDIDA_L1, RESTOS, MODO_EVAL, OTRO_SGD = (1, 2, 4, 8, 16, 32)
 
 
 def _modelo_paso(D, H, K, estilo):
@@ -456,50 +475,56 @@ def _modelo_paso(D, H, K, estilo):
     return torch.nn.Sequential(*capas)
 
 
-def construir_paso(generador, forma):
-    """model, batch, loss_fn, optimizer, scaler, device, dtype, max_norm for
-    ``forma`` = (N, D, H, K, case code[, style bits])."""
-    N, D, H, K, codigo, *resto = forma
-    estilo = resto[0] if resto else 0
+def _escalador(generador, codigo, estilo, dispositivo):
+    if codigo == 2:  # 2^40 overflows float16's backward; one backoff brings it to 2^8
+        return torch.amp.GradScaler(dispositivo, init_scale=2.0 ** 40, backoff_factor=2.0 ** -32)
+    # Moderate scales: a loss not divided by accum must not overflow float16 where the right
+    # one does not (that would skip a different step, and hide the mistake behind it).
+    if codigo == 3:
+        return torch.amp.GradScaler(dispositivo, init_scale=2.0 ** integer_de(generador, 4, 7),
+                                    growth_factor=(1.5, 3.0, 4.0)[integer_de(generador, 2)],
+                                    growth_interval=1)
+    return torch.amp.GradScaler(
+        dispositivo, init_scale=2.0 ** (8 if not estilo else integer_de(generador, 6, 9)))
+
+
+def construir_pasos(generador, forma):
+    """model, batches, loss_fn, optimizer, scaler, device, dtype, accum, max_norm for
+    ``forma`` = (N, D, H, K, case code, style bits, micro-batches, accum)."""
+    N, D, H, K, codigo, estilo, lotes, accum = forma
     dispositivo, dtype, con_escalador = CODIGOS_PASO[codigo]
     modelo = _modelo_paso(D, H, K, estilo)
     with torch.no_grad():
         for p in modelo.parameters():
             p.copy_(torch.randn(p.shape, generator=generador) * 0.5)
-    x = torch.randn(N, D, generator=generador)
-    y = torch.randn(N, K, generator=generador) * (100.0 if codigo == 2 else 1.0)
-    modelo, x, y = modelo.to(dispositivo), x.to(dispositivo), y.to(dispositivo)
+    micro_lotes = [(torch.randn(N, D, generator=generador).to(dispositivo),
+                    torch.randn(N, K, generator=generador).to(dispositivo))
+                   for _ in range(lotes)]
+    modelo = modelo.to(dispositivo)
     lr, momento, decaimiento = 0.1, 0.9, 0.0
     if estilo & OTRO_SGD:
         lr = 0.02 + 0.3 * torch.rand(1, generator=generador).item()
         # no momentum only without an earlier step: that one leaves momentum buffers
-        momento = 0.5 if estilo & ESTADO_PREVIO else 0.5 * integer_de(generador, 1)
+        momento = 0.5 if estilo & RESTOS else 0.5 * integer_de(generador, 1)
         decaimiento = 1e-2
     optimizador = torch.optim.SGD(modelo.parameters(), lr=lr, momentum=momento,
                                   weight_decay=decaimiento)
-    if estilo & ESTADO_PREVIO:  # an earlier step: momentum buffers, and .grad zeroed in place
+    escalador = _escalador(generador, codigo, estilo, dispositivo) if con_escalador else None
+    if estilo & RESTOS:  # an earlier step: momentum buffers, and its gradients left in .grad
         for p in modelo.parameters():
             p.grad = (torch.randn(p.shape, generator=generador) * 0.1).to(dispositivo)
         optimizador.step()
-        optimizador.zero_grad(set_to_none=False)
+        # large enough to show even once divided by the scale
+        for p in modelo.parameters():
+            p.grad.mul_(escalador.get_scale() if escalador is not None else 1.0)
     if estilo & MODO_EVAL:
         modelo.eval()
-    escalador = None
-    if con_escalador:
-        if codigo == 2:
-            ajustes = {"init_scale": 2.0 ** 126, "backoff_factor": 0.25}
-        elif codigo == 3:
-            ajustes = {"init_scale": 2.0 ** integer_de(generador, 8, 12),
-                       "growth_factor": (1.5, 3.0, 4.0)[integer_de(generador, 2)],
-                       "growth_interval": 1}
-        else:
-            ajustes = {"init_scale": 2.0 ** (12 if not estilo else integer_de(generador, 8, 14))}
-        escalador = torch.amp.GradScaler(dispositivo, **ajustes)
     max_norm = 1e4 if codigo in SIN_RECORTE else (
         0.05 if not estilo else 0.02 + 0.08 * torch.rand(1, generator=generador).item())
     perdida = torch.nn.L1Loss() if estilo & PERDIDA_L1 else torch.nn.MSELoss()
-    return {"model": modelo, "batch": (x, y), "loss_fn": perdida, "optimizer": optimizador,
-            "scaler": escalador, "device": dispositivo, "dtype": dtype, "max_norm": max_norm}
+    return {"model": modelo, "batches": micro_lotes, "loss_fn": perdida,
+            "optimizer": optimizador, "scaler": escalador, "device": dispositivo,
+            "dtype": dtype, "accum": accum, "max_norm": max_norm}
 
 
 def integer_de(generador, bajo, alto=None):
@@ -518,10 +543,11 @@ def _ajustes_escalador(escalador):
             "scaler.enabled": escalador.is_enabled()}
 
 
-def _estado_paso(entradas):
-    x, y = entradas["batch"]
-    foto = estado({"model": entradas["model"], "batch[0]": x, "batch[1]": y,
-                   "loss_fn": entradas["loss_fn"]})
+def _estado_pasos(entradas):
+    foto = estado({"model": entradas["model"], "loss_fn": entradas["loss_fn"]})
+    for i, (x, y) in enumerate(entradas["batches"]):
+        foto.update(estado({f"batches[{i}][0]": x, f"batches[{i}][1]": y}))
+    foto["len(batches)"] = len(entradas["batches"])
     # the optimizer's settings (its state may change: a step fills it); read here, as
     # ``estado`` cannot sort state entries of mixed shapes
     for i, grupo in enumerate(entradas["optimizer"].param_groups):
@@ -533,11 +559,15 @@ def _estado_paso(entradas):
     return foto
 
 
-def observar_paso(amp_train_step, entradas):
-    """Result, the calls in order, the forward's dtype, the parameters and scale after."""
-    modelo, optimizador, escalador = entradas["model"], entradas["optimizer"], entradas["scaler"]
-    traza, dtypes, perdida = [], [], {}
-    escala_inicial = escalador.get_scale() if escalador is not None else None
+# PyTorch's own errors when the scaler is driven per micro-batch
+ERRORES_DEL_ESCALADOR = {"unscale_() has already been called": "amp_unscale_por_microlote",
+                         "No inf checks were recorded": "amp_update_por_microlote"}
+
+
+def _espiar(traza, pasos, momentos, escalas, modelo, optimizador, escalador):
+    """Wrap the scaler's and the optimizer's methods: the calls in order, the gradients each
+    real optimizer step applies (and after how many micro-batches), and the scale at each
+    ``scale`` call."""
     dentro_de_step = []  # GradScaler.step calls unscale_ and optimizer.step itself
 
     def anotar(nombre, metodo):
@@ -557,67 +587,97 @@ def observar_paso(amp_train_step, entradas):
                 dentro_de_step.pop()
         return envoltura
 
+    def optimizer_step(metodo):
+        def envoltura(*args, **kwargs):
+            if not dentro_de_step:
+                traza.append("optimizer.step")
+            pasos.append([None if p.grad is None else p.grad.detach().float().cpu().clone()
+                          for p in modelo.parameters()])
+            momentos.append(traza.count("backward"))  # micro-batches seen before this step
+            return metodo(*args, **kwargs)
+        return envoltura
+
+    def scale(metodo):
+        def envoltura(*args, **kwargs):
+            traza.append("scaler.scale")
+            escalas.append(escalador.get_scale())
+            return metodo(*args, **kwargs)
+        return envoltura
+
     if escalador is not None:
-        for nombre in ("scale", "unscale_", "update"):
+        for nombre in ("unscale_", "update"):
             setattr(escalador, nombre, anotar("scaler." + nombre, getattr(escalador, nombre)))
+        escalador.scale = scale(escalador.scale)
         escalador.step = scaler_step(escalador.step)
-    optimizador.step = anotar("optimizer.step", optimizador.step)
+    optimizador.step = optimizer_step(optimizador.step)
     optimizador.zero_grad = anotar("optimizer.zero_grad", optimizador.zero_grad)
     modelo.zero_grad = anotar("optimizer.zero_grad", modelo.zero_grad)
+
+
+def observar_pasos(amp_accumulation_steps, entradas):
+    """Result, the calls in order, the gradients of each optimizer step, the forward's dtype,
+    the parameters and the scale after."""
+    modelo, optimizador, escalador = entradas["model"], entradas["optimizer"], entradas["scaler"]
+    traza, pasos, momentos, escalas, dtypes, perdida = [], [], [], [], [], {}
+    escala_inicial = escalador.get_scale() if escalador is not None else None
+    _espiar(traza, pasos, momentos, escalas, modelo, optimizador, escalador)
     primero = next(modelo.parameters())
     lineal = next(m for m in modelo.modules() if isinstance(m, torch.nn.Linear))
     ganchos = [primero.register_post_accumulate_grad_hook(lambda p: traza.append("backward")),
                lineal.register_forward_hook(lambda m, entrada, salida: dtypes.append(
                    (nombre_dtype(salida.dtype), _autocast_activo())))]
-    utilidades = torch.nn.utils
-    recorte = utilidades.clip_grad_norm_
-
-    umbrales = []
-
-    def recortar(*args, **kwargs):
-        traza.append("clip_grad_norm_")
-        umbral = args[1] if len(args) > 1 else kwargs.get("max_norm")
-        umbrales.append(float(umbral) if isinstance(umbral, (int, float)) else None)
-        return recorte(*args, **kwargs)
+    restos = [None if p.grad is None else p.grad.detach().float().cpu().clone()
+              for p in modelo.parameters()]
 
     def guardar(*args):
-        resultado = amp_train_step(*args)
-        perdida["tensor"] = isinstance(resultado, torch.Tensor)
-        perdida["grafo"] = perdida["tensor"] and resultado.grad_fn is not None
+        resultado = amp_accumulation_steps(*args)
+        perdida["tensores"] = type(resultado) is list and any(
+            isinstance(v, torch.Tensor) for v in resultado)
+        perdida["grafo"] = perdida["tensores"] and any(
+            isinstance(v, torch.Tensor) and v.grad_fn is not None for v in resultado)
         return resultado
 
-    estado_antes = _estado_paso(entradas)
-    utilidades.clip_grad_norm_ = utilidades.clip_grad.clip_grad_norm_ = recortar
+    estado_antes = _estado_pasos(entradas)
     try:
         observacion = observar_llamada(guardar, *entradas.values())
     finally:
-        utilidades.clip_grad_norm_ = utilidades.clip_grad.clip_grad_norm_ = recorte
         for gancho in ganchos:
             gancho.remove()
-    estado_despues = _estado_paso(entradas)
+    estado_despues = _estado_pasos(entradas)
+    error = observacion["error"]
     reducidos = [p.dtype for p in modelo.parameters() if p.dtype != torch.float32]
-    if observacion["error"] is not None and reducidos:
+    if error is not None and reducidos:
         # the error comes from the cast (GradScaler refuses to unscale fp16 gradients)
         observacion["error"] = {"diagnostico": "amp_sin_pesos_maestros",
                                 "hechos": {"dtype": nombre_dtype(reducidos[0])}}
-    # what a step may change: the parameters and their .grad (and the optimizer's state)
+    elif error is not None:
+        detalle = str(error.get("hechos", {}).get("detalle", ""))
+        for fragmento, diagnostico in ERRORES_DEL_ESCALADOR.items():
+            if fragmento in detalle:
+                observacion["error"] = {"diagnostico": diagnostico, "hechos": {}}
+    # what the training may change: the parameters and their .grad (and the optimizer's state)
     permitidos = [f"model.{nombre}{final}" for nombre, _ in
-                                        modelo.named_parameters() for final in ("", ".grad")]
-    if isinstance(observacion["resultado"], torch.Tensor):
-        observacion["resultado"] = observacion["resultado"].cpu()
+                  modelo.named_parameters() for final in ("", ".grad")]
     observacion.update(
-        traza=traza, umbrales=umbrales, dtype_activacion=dtypes[0][0] if dtypes else None,
+        traza=traza, pasos=pasos, momentos=momentos, escalas=escalas, restos=restos,
+        dtype_activacion=dtypes[0][0] if dtypes else None,
         autocast_activo=dtypes[0][1] if dtypes else [],
-        perdida_tensor=perdida.get("tensor", False), perdida_grafo=perdida.get("grafo", False),
+        perdida_tensores=perdida.get("tensores", False), perdida_grafo=perdida.get("grafo", False),
         parametros=[p.detach().cpu().clone() for p in modelo.parameters()],
         escala=escalador.get_scale() if escalador is not None else None,
         escala_inicial=escala_inicial, estado_antes=estado_antes, estado_despues=estado_despues,
-        permitidos=permitidos)
+        permitidos=permitidos, max_norm=float(entradas["max_norm"]))
     return observacion
 
 
-def contexto_paso(forma):
-    return {"dispositivo": CODIGOS_PASO[forma[4]][0], "sobrecarga": forma[4] == 2}
+def ciclos_de(lotes, accum):
+    """The sizes of the cycles of ``lotes`` micro-batches, ``accum`` at a time."""
+    return [min(accum, lotes - inicio) for inicio in range(0, lotes, accum)]
+
+
+def contexto_pasos(forma):
+    return {"dispositivo": CODIGOS_PASO[forma[4]][0], "accum": forma[7],
+            "ciclos": ciclos_de(forma[6], forma[7]), "recorta": forma[4] not in SIN_RECORTE}
 
 
 def _autocast_activo():
@@ -646,181 +706,278 @@ def _autocast(caso):
         fallar("amp_dtype_ignorado", dtype_visto=visto, dtype_pedido=pedido)
 
 
-def _normalizar(traza):
-    """zero_grad at the start of a step is as good as at its end, or at both."""
-    traza = list(traza)
-    if traza[:1] == ["optimizer.zero_grad"]:
-        while traza[:1] == ["optimizer.zero_grad"]:
-            traza = traza[1:]
-        if traza[-1:] != ["optimizer.zero_grad"]:
-            traza.append("optimizer.zero_grad")
-    # backward fires once per backward pass; repeated hooks of one pass count once
-    return [t for i, t in enumerate(traza) if t != "backward" or traza[i - 1:i] != ["backward"]]
+def _plano(gradientes):
+    return torch.cat([g.flatten().double() for g in gradientes if g is not None])
 
 
-def _parametros(caso):
-    """None if the parameters after the step are right; else the diagnosis."""
-    obtenidos = caso.datos["parametros"]
-    esperados = caso.datos["esperado"]["parametros"]
-    antes = [v["valores"].cpu() for v in caso.datos["originales"].values()]
-    if len(obtenidos) != len(esperados):
-        return Diagnostico("longitud", {"nombre": "los parámetros", "longitud": len(obtenidos),
-                                        "longitud_esperada": len(esperados)})
-    for p in obtenidos:
-        if p.dtype != torch.float32:
-            return Diagnostico("amp_sin_pesos_maestros", {"dtype": nombre_dtype(p.dtype)})
-    saltado = all(torch.equal(a, e) for a, e in zip(antes, esperados))
-    cambiado = not all(torch.equal(a, o) for a, o in zip(antes, obtenidos))
-    if saltado:
-        return Diagnostico("amp_paso_con_inf", {}) if cambiado else None
-    if not cambiado:
-        return Diagnostico("sin_step", {})
-    escala = caso.datos["esperado"]["escala_inicial"]
-    factores = {"gradiente_aun_escalado": escala} if escala else {}
-    for i, (a, o, e) in enumerate(zip(antes, obtenidos, esperados)):
-        actualizacion = e - a
-        diagnostico = diagnosticar_tensor(
-            f"la actualización del parámetro {i}", o - a, actualizacion, factores,
-            rtol=3e-2, atol=3e-2 * actualizacion.abs().max().item() + 1e-7)
-        if diagnostico is not None:
-            return diagnostico
+def _iguales(obtenidos, esperados):
+    if [g is None for g in obtenidos] != [g is None for g in esperados]:
+        return False
+    a, b = _plano(obtenidos), _plano(esperados)
+    return bool(torch.isfinite(a).all()) and torch.allclose(
+        a, b, rtol=3e-2, atol=3e-2 * b.abs().max().item() + 1e-7)
+
+
+def _directo(caso):
+    """optimizer.step() called by hand although a GradScaler was given."""
+    return caso.datos["esperado"]["escala_inicial"] is not None and (
+        "optimizer.step" in caso.datos["traza"])
+
+
+def _zero_grad_fuera_de_sitio(caso):
+    """The misplaced zero_grad the call trace shows, as a diagnosis id (None if none):
+    inside a cycle, missing before the first micro-batch while .grad held leftovers, or
+    never called between cycles."""
+    ciclos, traza = caso.datos["ciclos"], caso.datos["traza"]
+    eventos = [t for t in traza if t in ("backward", "optimizer.zero_grad")]
+    limites, cuenta = set(), 0
+    for tamano in ciclos:
+        limites.add(cuenta)
+        cuenta += tamano
+    vistos, borrado = 0, False
+    for evento in eventos:
+        if evento == "optimizer.zero_grad":
+            borrado = True
+            continue
+        if borrado and vistos not in limites:
+            return "amp_zero_grad_en_micro_lote"
+        if vistos in limites and not borrado:
+            if vistos == 0 and any(r is not None for r in caso.datos["restos"]):
+                return "amp_grad_previo_sin_borrar"
+            if vistos > 0:
+                return "zero_grad_ausente"
+        borrado = False
+        vistos += 1
     return None
 
 
-def _orden(caso):
-    traza, esperada = _normalizar(caso.datos["traza"]), list(caso.datos["esperado"]["traza"])
-    if "clip_grad_norm_" not in traza and _parametros(caso) is None:
-        # clipped some other way (get_total_norm + clip_grads_with_norm_, by hand): fine
-        esperada = [t for t in esperada if t != "clip_grad_norm_"]
-    if caso.datos["sobrecarga"] and "scaler.step" not in traza and "optimizer.step" not in traza:
-        if "scaler.update" not in traza:
-            fallar("amp_salto_a_mano")
-        # skipped by hand, the scale still updated: what scaler.step would have done
-        esperada = [t for t in esperada if t not in ("clip_grad_norm_", "scaler.step")]
-        traza = [t for t in traza if t != "clip_grad_norm_"]
-    if traza == esperada:
-        return
-    if "scaler.step" in esperada and "optimizer.step" in traza:
+def _gradientes(caso):
+    """Each optimizer step applied its cycle's mean gradient, clipped at the true scale;
+    the parameters stay float32 and a step whose gradients overflowed was skipped."""
+    for p in caso.datos["parametros"]:
+        if p.dtype != torch.float32:
+            fallar("amp_sin_pesos_maestros", dtype=nombre_dtype(p.dtype))
+    obtenidos, esperados = caso.datos["pasos"], caso.datos["esperado"]["pasos"]
+    if obtenidos == [] and esperados:
+        fallar("sin_step")
+    for k, (obtenido, esperado) in enumerate(zip(obtenidos, esperados)):
+        if not _iguales(obtenido, esperado):
+            _diagnosticar_paso(caso, k, obtenido, esperado)
+    if len(obtenidos) != len(esperados):
+        if _directo(caso):
+            fallar("amp_step_sin_scaler")
+        if len(obtenidos) > len(esperados) and not torch.isfinite(
+                _plano(obtenidos[len(esperados)])).all():
+            fallar("amp_paso_con_inf")
+        fallar("longitud", nombre="los pasos del optimizador", longitud=len(obtenidos),
+               longitud_esperada=len(esperados))
+    for i, (o, e) in enumerate(zip(caso.datos["parametros"], caso.datos["esperado"]["parametros"])):
+        exigir(diagnosticar_tensor(f"el parámetro {i} al terminar", o, e, rtol=3e-2,
+                                   atol=3e-2 * e.abs().max().item() + 1e-6))
+
+
+def _diagnosticar_paso(caso, k, obtenido, esperado):
+    if _directo(caso):
         fallar("amp_step_sin_scaler")
-    if "scaler.update" in esperada and "scaler.update" not in traza and (
-            "scaler.step" in traza):
-        fallar("amp_sin_update")
-    if "clip_grad_norm_" in esperada and "clip_grad_norm_" not in traza and any(
-            t in traza for t in ("scaler.step", "optimizer.step")):
-        fallar("amp_sin_recorte")
-    exigir(diagnosticar_traza(traza, esperada))
+    if not torch.isfinite(_plano(obtenido)).all():
+        fallar("amp_paso_con_inf")
+    zero_grad = _zero_grad_fuera_de_sitio(caso)
+    if zero_grad is not None:
+        fallar(zero_grad, nombre=f"el gradiente del paso {k + 1}")
+    a, b = _plano(obtenido), _plano(esperado)
+    escalas = [e for e in caso.datos["escalas"] if e]
+    ciclos, accum = caso.datos["ciclos"], caso.datos["accum"]
+    # the cycle step k closes (a skipped step has none: count the micro-batches before it)
+    finales = [sum(ciclos[:i + 1]) for i in range(len(ciclos))]
+    momento = caso.datos["esperado"]["momentos"][k]
+    tamano = ciclos[finales.index(momento)] if momento in finales else accum
+    factores = {"sin_dividir_por_accum": tamano}
+    if tamano < accum:
+        factores = {"amp_ultimo_ciclo_por_accum": tamano / accum, **factores}
+    for escala in escalas:
+        factores.setdefault("gradiente_aun_escalado", escala)
+    # the scaled gradients clipped to max_norm, then unscaled: the right direction, with a
+    # norm of max_norm / scale
+    razon = (a @ b / (b @ b)).item() if b.any() else 0.0
+    proporcional = razon and torch.allclose(
+        a, razon * b, rtol=3e-2, atol=3e-2 * abs(razon) * b.abs().max().item())
+    # (only where the scaled gradients were over max_norm: the clip fired on them)
+    max_norm = caso.datos["max_norm"]
+    if proporcional and any(math.isclose(a.norm().item() * e, max_norm, rel_tol=3e-2)
+                            and b.norm().item() * e > max_norm for e in escalas):
+        fallar("clip_antes_de_unscale")
+    nombre = f"el gradiente del paso {k + 1}"
+    for diagnostico, factor in factores.items():  # up to autocast's rounding
+        if torch.allclose(a, factor * b, rtol=3e-2, atol=3e-2 * factor * b.abs().max().item()):
+            fallar(diagnostico, nombre=nombre, razon=factor, inversa=1 / factor)
+    exigir(diagnosticar_tensor(nombre, a, b, factores, rtol=3e-2,
+                               atol=3e-2 * b.abs().max().item() + 1e-7))
 
 
-def _actualizacion(caso):
-    diagnostico = _parametros(caso)
-    if diagnostico is not None and diagnostico.id not in ("amp_sin_pesos_maestros",
-                                                          "amp_paso_con_inf", "sin_step"):
-        esperados = caso.datos["esperado"].get("umbrales", [])
-        otros = [u for u in caso.datos.get("umbrales", []) if u is not None and esperados
-                 and not math.isclose(u, esperados[0])]
-        if otros:
-            fallar("amp_otro_umbral", umbral=otros[0], max_norm=esperados[0])
-    exigir(diagnostico)
-    escala, esperada = caso.datos["escala"], caso.datos["esperado"]["escala"]
-    if esperada is not None and (escala is None or not math.isclose(escala, esperada)):
-        traza = caso.datos["traza"]
-        if caso.datos["sobrecarga"] and not {"scaler.step", "scaler.update"} & set(traza):
-            fallar("amp_salto_a_mano")
-        fallar("amp_sin_update" if escala is not None and "scaler.update" not in traza else
-               "no_reconocido", nombre="la escala del GradScaler")
-
-
-def _perdida(caso):
-    if caso.datos["perdida_tensor"]:
-        fallar("grafo_vivo" if caso.datos["perdida_grafo"] else "registro_tensor",
-               nombre="la pérdida devuelta")
-    resultado, esperada = caso.resultado, caso.datos["esperado"]["resultado"]
-    if type(resultado) not in (int, float):
-        fallar("tipo", nombre="la pérdida devuelta", esperado="un float (`loss.item()`)",
-               tipo=_nombre_tipo(resultado))
-    if math.isclose(resultado, esperada, rel_tol=2e-2, abs_tol=1e-6):
+def _escalador_paso(caso):
+    """With a GradScaler: one update per optimizer step, the scale it leaves, no step by
+    hand."""
+    esperada = caso.datos["esperado"]["escala"]
+    if esperada is None:
         return
-    escala = caso.datos["esperado"]["escala_inicial"]
-    if escala and esperada:
-        escalada = esperada * escala  # in float32 this overflows past ~3.4e38
-        if math.isclose(resultado, escalada, rel_tol=2e-2) or (
-                math.isinf(resultado) and abs(escalada) > torch.finfo(torch.float32).max / 2):
-            fallar("amp_perdida_escalada", razon=resultado / esperada)
-    exigir(diagnosticar_tensor("la pérdida devuelta", torch.tensor(float(resultado)),
-                               torch.tensor(float(esperada)), rtol=2e-2, atol=1e-6))
+    if _directo(caso):
+        fallar("amp_step_sin_scaler")
+    veces = caso.datos["traza"].count("scaler.update")
+    esperadas = caso.datos["esperado"]["traza"].count("scaler.update")
+    if veces > esperadas:
+        fallar("amp_update_por_microlote")
+    if veces < esperadas:
+        fallar("amp_sin_update", veces=veces, esperadas=esperadas)
+    escala = caso.datos["escala"]
+    if escala is None or not math.isclose(escala, esperada):
+        fallar("no_reconocido", nombre="la escala del GradScaler")
 
 
-AMP_TRAIN_STEP = Ejercicio(
-    funcion="amp_train_step",
+def _ciclos_comparables(caso):
+    """How many cycles started from the reference's parameters: up to the first step whose
+    gradients differ (a wrong step changes every later loss: the gradient part says so)."""
+    obtenidos, esperados = caso.datos["pasos"], caso.datos["esperado"]["pasos"]
+    momentos, ciclos = caso.datos["esperado"]["momentos"], caso.datos["ciclos"]
+    hasta = len(ciclos)
+    for k, esperado in enumerate(esperados):
+        if k >= len(obtenidos) or not _iguales(obtenidos[k], esperado):
+            hasta = sum(1 for c in range(len(ciclos)) if sum(ciclos[:c]) < momentos[k])
+            break
+    return hasta
+
+
+def _perdidas(caso):
+    if caso.datos["perdida_tensores"]:
+        fallar("grafo_vivo" if caso.datos["perdida_grafo"] else "registro_tensor",
+               nombre="las pérdidas devueltas")
+    resultado, esperadas = caso.resultado, caso.datos["esperado"]["resultado"]
+    if type(resultado) is not list:
+        fallar("tipo", nombre="el resultado", esperado="una lista de floats",
+               tipo=_nombre_tipo(resultado))
+    if len(resultado) != len(esperadas):
+        fallar("longitud", nombre="la lista de pérdidas", longitud=len(resultado),
+               longitud_esperada=len(esperadas))
+    comparables = _ciclos_comparables(caso)
+    for k, (valor, esperada) in enumerate(zip(resultado, esperadas)):
+        if type(valor) not in (int, float):
+            fallar("tipo", nombre=f"la pérdida del paso {k + 1}", esperado="un float",
+                   tipo=_nombre_tipo(valor))
+        if k >= comparables or math.isclose(valor, esperada, rel_tol=2e-2, abs_tol=1e-6):
+            continue
+        if esperada and any(math.isclose(valor / esperada, e, rel_tol=2e-2)
+                            for e in caso.datos["escalas"]):
+            fallar("amp_perdida_escalada", razon=valor / esperada)
+        tamano, accum = caso.datos["ciclos"][k], caso.datos["accum"]
+        factores = {"sin_dividir_por_accum": tamano}
+        if tamano < accum:
+            factores = {"amp_ultimo_ciclo_por_accum": tamano / accum, **factores}
+        exigir(diagnosticar_tensor(f"la pérdida del paso {k + 1}", torch.tensor(float(valor)),
+                                   torch.tensor(float(esperada)), factores, rtol=2e-2,
+                                   atol=1e-6))
+
+
+AMP_ACCUMULATION_STEPS = Ejercicio(
+    funcion="amp_accumulation_steps",
     partes=[
         Parte("pase hacia adelante bajo autocast, en el dtype pedido", 0.5, _autocast),
-        Parte("orden: scale → backward → unscale_ → clip → step → update → zero_grad", 1.25,
-              _orden),
-        Parte("parámetros en fp32 y recortados; con inf, sin paso y escala reducida", 1.25,
-              _actualizacion),
-        Parte("pérdida devuelta: un float sin escalar", 0.5, _perdida),
-        Parte("no cambia nada más: modo de autograd, modos del modelo, el lote, la pérdida, "
-              "los hiperparámetros", 0.5,
+        Parte("cada paso: el gradiente medio de su ciclo, recortado en la escala real; "
+              "parámetros en fp32; con inf, sin paso", 1.5, _gradientes),
+        Parte("la escala se ajusta una vez por paso del optimizador, como dice el GradScaler",
+              1.0, _escalador_paso),
+        Parte("pérdidas devueltas: la media sin escalar de cada ciclo", 0.5, _perdidas),
+        Parte("no cambia nada más: modo de autograd, modos del modelo, los micro-lotes, la "
+              "pérdida, los hiperparámetros", 0.5,
               lambda caso: verificar_sin_efectos(caso, caso.datos["permitidos"]), requisito=True),
     ],
-    construir=construir_paso, observar=observar_paso, contexto=contexto_paso)
+    construir=construir_pasos, observar=observar_pasos, contexto=contexto_pasos)
 
 
-def paso_calculado_aparte(model, batch, loss_fn, optimizer, scaler, device, dtype, max_norm):
-    """The public oracle: the same step with torch.autograd.grad, a hand-written clip and
-    the first SGD-with-momentum update written out (the buffer starts as the gradient); with
-    a scaler, the overflow test and the new scale written out too (a fresh GradScaler: it
-    grows on this step only if growth_interval is 1)."""
-    x, y = batch
-    parametros = list(model.parameters())
-    with torch.autocast(device_type=device, dtype=dtype):
-        salida = model(x)
-        perdida = loss_fn(salida, y)
-    escala = nueva_escala = scaler.get_scale() if scaler is not None else None
-    desborda = False
-    if scaler is not None:
-        escalados = torch.autograd.grad(perdida * escala, parametros, retain_graph=True)
-        desborda = not all(bool(torch.isfinite(g).all()) for g in escalados)
-        nueva_escala = escala * (scaler.get_backoff_factor() if desborda else
-                                 scaler.get_growth_factor() if scaler.get_growth_interval() == 1
-                                 else 1.0)
-    gradientes = torch.autograd.grad(perdida, parametros)
-    lr = optimizer.param_groups[0]["lr"]
+def _sgd_a_mano(parametros, gradientes, optimizador, estado_previo):
+    """One step of torch.optim.SGD written out (momentum, weight decay, no nesterov)."""
+    grupo = optimizador.param_groups[0]
+    lr, momento, decaimiento = grupo["lr"], grupo["momentum"], grupo["weight_decay"]
     with torch.no_grad():
-        if desborda:
-            nuevos = [p.detach().cpu().clone() for p in parametros]
-        else:
-            norma = torch.sqrt(sum((g.double() ** 2).sum() for g in gradientes)).item()
-            coef = min(1.0, max_norm / (norma + 1e-6))
-            nuevos = [(p - lr * coef * g).cpu() for p, g in zip(parametros, gradientes)]
-    traza = ["backward", "clip_grad_norm_", "optimizer.step", "optimizer.zero_grad"]
-    if scaler is not None:
-        traza = ["scaler.scale", "backward", "scaler.unscale_", "clip_grad_norm_",
-                 "scaler.step", "scaler.update", "optimizer.zero_grad"]
-    return {"resultado": perdida.item(), "traza": traza, "parametros": nuevos,
-            "dtype_activacion": nombre_dtype(salida.dtype), "escala": nueva_escala,
-            "escala_inicial": escala, "umbrales": [float(max_norm)]}
+        for p, g in zip(parametros, gradientes):
+            d = g + decaimiento * p
+            if momento:
+                buffer = estado_previo.get(p)
+                buffer = d.clone() if buffer is None else buffer * momento + d
+                estado_previo[p] = buffer
+                d = buffer
+            p -= lr * d
 
 
-# The public examples: float16 with a GradScaler and bfloat16 without (as pick_amp_dtype
-# says); a nested eval-mode model without biases, an L1 loss and a scale that grows; a step
-# whose gradients overflow (it must be skipped, the scale backs off).
-FORMAS_PASO = [(6, 4, 8, 3, 0), (5, 3, 6, 2, 1),
-               (4, 5, 6, 1, 3, ANIDADO | SIN_SESGO | PERDIDA_L1 | MODO_EVAL), (5, 4, 6, 2, 2)]
+def pasos_calculados_aparte(model, batches, loss_fn, optimizer, scaler, device, dtype, accum,
+                            max_norm):
+    """The public oracle: each cycle's mean gradient with torch.autograd.grad in float32
+    (autocast's rounding aside), a hand-written clip and SGD step, the overflow test and the
+    GradScaler's rule written out; never the reference."""
+    parametros = list(model.parameters())
+    buffers = {p: optimizer.state[p]["momentum_buffer"].clone() for p in parametros
+               if optimizer.state.get(p, {}).get("momentum_buffer") is not None}
+    escala = scaler.get_scale() if scaler is not None else None
+    escala_inicial, escalas, crecidos = escala, [], 0
+    pasos, momentos, perdidas, traza, vistos = [], [], [], [], 0
+    for tamano in ciclos_de(len(batches), accum):
+        vistos += tamano
+        ciclo, batches = batches[:tamano], batches[tamano:]
+        perdida = 0.0
+        gradientes = [torch.zeros_like(p) for p in parametros]
+        desborda = False
+        for x, y in ciclo:
+            escalas.append(escala)
+            with torch.autocast(device_type=device, dtype=dtype):
+                valor = loss_fn(model(x), y) / tamano
+            if escala is not None:
+                escalados = torch.autograd.grad(valor * escala, parametros, retain_graph=True)
+                desborda = desborda or not all(bool(torch.isfinite(g).all()) for g in escalados)
+            for g, nuevo in zip(gradientes, torch.autograd.grad(valor, parametros)):
+                g += nuevo
+            perdida += valor.item()
+        perdidas.append(perdida)
+        if escala is not None:
+            traza.append("scaler.update")
+            if desborda:
+                escala, crecidos = escala * scaler.get_backoff_factor(), 0
+                continue
+            crecidos += 1
+            if crecidos == scaler.get_growth_interval():
+                escala, crecidos = escala * scaler.get_growth_factor(), 0
+        norma = torch.sqrt(sum((g.double() ** 2).sum() for g in gradientes)).item()
+        coef = min(1.0, max_norm / (norma + 1e-6))
+        recortados = [g * coef for g in gradientes]
+        pasos.append([g.detach().float().cpu() for g in recortados])
+        momentos.append(vistos)
+        _sgd_a_mano(parametros, recortados, optimizer, buffers)
+    return {"resultado": perdidas, "pasos": pasos, "momentos": momentos, "traza": traza,
+            "parametros": [p.detach().cpu().clone() for p in parametros],
+            "dtype_activacion": nombre_dtype(dtype), "escala": escala,
+            "escala_inicial": escala_inicial}
 
 
-def comprobar_amp_train_step(amp_train_step):
-    """Comprobación pública: pasos en float16 con un GradScaler en la CPU (uno en el que la
-    escala crece y otro que desborda), un paso en bfloat16 sin él (y, si hay GPU, un paso en
-    float16 en CUDA)."""
+# The public examples: float16 with a GradScaler (clipping, 7 micro-batches in cycles of 3:
+# the last one incomplete) and bfloat16 without (leftovers in .grad, accum 2); a nested
+# eval-mode model without biases, an L1 loss and a scale that grows; a first cycle whose
+# gradients overflow (that step is skipped, the scale backs off).
+FORMAS_PASO = [(6, 4, 8, 3, 0, 0, 7, 3), (5, 3, 6, 2, 5, RESTOS, 5, 2),
+               (4, 5, 6, 1, 3, ANIDADO | SIN_SESGO | PERDIDA_L1 | MODO_EVAL, 5, 3),
+               (5, 4, 6, 2, 2, 0, 6, 4)]
+
+
+def comprobar_amp_accumulation_steps(amp_accumulation_steps):
+    """Comprobación pública: float16 con un GradScaler en la CPU (recortando, con una escala
+    que crece y con un primer ciclo que desborda), bfloat16 sin él (y, si hay GPU, float16
+    en CUDA)."""
     formas = list(FORMAS_PASO)
     if torch.cuda.is_available():
-        formas.append((6, 4, 8, 3, 4))
-    casos = [caso_en_proceso(AMP_TRAIN_STEP, amp_train_step, 7, forma, paso_calculado_aparte)
+        formas.append((6, 4, 8, 3, 4, 0, 5, 2))
+    casos = [caso_en_proceso(AMP_ACCUMULATION_STEPS, amp_accumulation_steps, 7, forma,
+                             pasos_calculados_aparte)
              for forma in formas]
-    comprobar_casos(AMP_TRAIN_STEP.partes, casos,
-                    "Tu paso con precisión mixta sigue la receta y actualiza bien los pesos.")
+    comprobar_casos(AMP_ACCUMULATION_STEPS.partes, casos,
+                    "Tu entrenamiento con precisión mixta y acumulación actualiza bien los "
+                    "pesos y la escala.")
 
 
 # In notebook order.
-EJERCICIOS = ejercicios(PICK_AMP_DTYPE, SIMULATE_LOSS_SCALE, AMP_TRAIN_STEP)
+EJERCICIOS = ejercicios(PICK_AMP_DTYPE, SIMULATE_LOSS_SCALE, AMP_ACCUMULATION_STEPS)

@@ -3,7 +3,12 @@
 import torch
 import torch.nn as nn
 
-from autograder.chapters.ch06.student import EJEMPLO_ESCALA, construir_escala, construir_paso
+from autograder.chapters.ch06.student import (
+    EJEMPLO_ESCALA,
+    FORMAS_PASO,
+    construir_escala,
+    construir_pasos,
+)
 from autograder.corpus import CORRECT, Registry
 from autograder.submissions import SampleStudent
 
@@ -12,7 +17,7 @@ variant = registry.variant
 
 PD = "pick_amp_dtype"
 SL = "simulate_loss_scale"
-TS = "amp_train_step"
+TS = "amp_accumulation_steps"
 
 
 # ---------------------------------------------------------------- pick_amp_dtype
@@ -229,242 +234,253 @@ def simulate_loss_scale_hardcoded(found_inf, init_scale, growth_factor, backoff_
     return _simulate(*example.values())
 
 
-# ---------------------------------------------------------------- amp_train_step
+# ---------------------------------------------------------------- amp_accumulation_steps
 @variant(TS, CORRECT)
-def amp_train_step_zero_grad_first(model, batch, loss_fn, optimizer, scaler, device, dtype,
-                                   max_norm):
-    optimizer.zero_grad(set_to_none=False)
-    x, y = batch
-    with torch.autocast(device, dtype=dtype):
-        out = model(x)
-    loss = loss_fn(out.float(), y)  # the loss in fp32, outside autocast
-    if scaler is not None:
-        scaler.scale(loss).backward()
-        scaler.unscale_(optimizer)
-    else:
-        loss.backward()
-    nn.utils.clip_grad_norm_(model.parameters(), max_norm=max_norm)
-    if scaler is not None:
-        scaler.step(optimizer)
-        scaler.update()
-    else:
-        optimizer.step()
-    return float(loss.detach())
-
-
-@variant(TS, CORRECT)
-def amp_train_step_zero_grad_at_both_ends(model, batch, loss_fn, optimizer, scaler, device,
-                                          dtype, max_norm):
-    loss = amp_train_step_zero_grad_first(model, batch, loss_fn, optimizer, scaler, device,
-                                          dtype, max_norm)
-    optimizer.zero_grad()  # defensive: clear on the way in and on the way out
-    return loss
-
-
-@variant(TS, CORRECT)
-def amp_train_step_disabled_scaler(model, batch, loss_fn, optimizer, scaler, device, dtype,
-                                   max_norm):
+def amp_accumulation_steps_disabled_scaler(model, batches, loss_fn, optimizer, scaler, device,
+                                           dtype, accum, max_norm):
     # A disabled GradScaler is a no-op with the same API: one code path for both cases.
     scaler = scaler or torch.amp.GradScaler(device, enabled=False)
-    with torch.amp.autocast(device_type=device, dtype=dtype):
-        loss = loss_fn(model(batch[0]), batch[1])
-    scaler.scale(loss).backward()
-    scaler.unscale_(optimizer)
-    torch.nn.utils.clip_grad_norm_(list(model.parameters()), max_norm)
-    scaler.step(optimizer)
-    scaler.update()
-    model.zero_grad()
-    return loss.item()
+    losses, last = [], len(batches) - 1
+    optimizer.zero_grad(set_to_none=False)
+    for i, (x, y) in enumerate(batches):
+        first = i - i % accum
+        size = min(accum, len(batches) - first)
+        with torch.amp.autocast(device_type=device, dtype=dtype):
+            out = model(x)
+        loss = loss_fn(out.float(), y) / size  # the loss in fp32, outside autocast
+        scaler.scale(loss).backward()
+        if i == first:
+            losses.append(0.0)
+        losses[-1] += loss.item()
+        if (i + 1) % accum == 0 or i == last:
+            scaler.unscale_(optimizer)
+            torch.nn.utils.clip_grad_norm_(list(model.parameters()), max_norm)
+            scaler.step(optimizer)
+            scaler.update()
+            optimizer.zero_grad()
+    return losses
 
 
 @variant(TS, CORRECT)
-def amp_train_step_skips_overflow_by_hand(model, batch, loss_fn, optimizer, scaler, device,
-                                          dtype, max_norm):
+def amp_accumulation_steps_sum_then_divide(model, batches, loss_fn, optimizer, scaler, device,
+                                           dtype, accum, max_norm):
+    # each micro-batch's loss divided by its cycle's size, the mean logged afterwards
+    losses = []
+    for cycle in (batches[i:i + accum] for i in range(0, len(batches), accum)):
+        for p in model.parameters():
+            p.grad = None
+        logged = []
+        for x, y in cycle:
+            with torch.autocast(device, dtype=dtype):
+                loss = loss_fn(model(x), y)
+            logged.append(loss.item())
+            part = loss / len(cycle)
+            if scaler is not None:
+                part = scaler.scale(part)
+            part.backward()
+        if scaler is not None:
+            scaler.unscale_(optimizer)
+        nn.utils.clip_grad_norm_(model.parameters(), max_norm=max_norm)
+        if scaler is not None:
+            scaler.step(optimizer)
+            scaler.update()
+        else:
+            optimizer.step()
+        losses.append(sum(logged) / len(logged))
+    return losses
+
+
+@variant(TS, CORRECT)
+def amp_accumulation_steps_skips_overflow_by_hand(model, batches, loss_fn, optimizer, scaler,
+                                                  device, dtype, accum, max_norm):
     # checks the unscaled gradients itself; on inf it skips clip and step, but still updates
-    x, y = batch
-    with torch.autocast(device_type=device, dtype=dtype):
-        loss = loss_fn(model(x), y)
     if scaler is None:
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm)
-        optimizer.step()
-    else:
-        scaler.scale(loss).backward()
+        return _accumulate(model, batches, loss_fn, optimizer, scaler, device, dtype, accum,
+                           max_norm)
+    losses = []
+    for start in range(0, len(batches), accum):
+        cycle = batches[start:start + accum]
+        optimizer.zero_grad()
+        total = 0.0
+        for x, y in cycle:
+            with torch.autocast(device_type=device, dtype=dtype):
+                loss = loss_fn(model(x), y) / len(cycle)
+            scaler.scale(loss).backward()
+            total += loss.item()
         scaler.unscale_(optimizer)
-        finite = all(torch.isfinite(p.grad).all() for p in model.parameters()
-                     if p.grad is not None)
-        if finite:
+        if all(torch.isfinite(p.grad).all() for p in model.parameters()):
             torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm)
             scaler.step(optimizer)
         scaler.update()
-    optimizer.zero_grad()
-    return loss.item()
+        losses.append(total)
+    return losses
 
 
-def _step(model, batch, loss_fn, optimizer, scaler, device, dtype, max_norm, clip_first=False,
-          plain_step=False, update=True, autocast=True, give_tensor=False, scaled=False,
-          clip=True, unscale=True, autocast_dtype=True, early_return=False, train_mode=False):
-    """The recipe with one knob per classic mistake."""
+def _accumulate(model, batches, loss_fn, optimizer, scaler, device, dtype, accum, max_norm,
+                update_each=False, unscale_each=False, clip_first=False, divide=True,
+                divide_last_by_accum=False, zero="cycle", plain_step=False, cast=False,
+                scaled=False, autocast=True, train_mode=False, autocast_dtype=True):
+    """The training with one knob per classic mistake."""
     if train_mode:
         model.train()
-    x, y = batch
-    kwargs = {"dtype": dtype} if autocast_dtype is True else (
-        {"dtype": autocast_dtype} if autocast_dtype else {})
-    with torch.autocast(device_type=device, enabled=autocast, **kwargs):
-        loss = loss_fn(model(x), y)
-    if scaler is None:
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm)
-        optimizer.step()
-    else:
-        scaled_loss = scaler.scale(loss)
-        scaled_loss.backward()
-        if clip_first:
-            torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm)
-        if unscale:
-            scaler.unscale_(optimizer)
-        if early_return and not all(torch.isfinite(p.grad).all() for p in model.parameters()):
+    if cast:
+        model.to(dtype)  # "16-bit training": no fp32 master weights left
+    losses = []
+    for start in range(0, len(batches), accum):
+        cycle = batches[start:start + accum]
+        n = accum if divide_last_by_accum else len(cycle)
+        if zero == "cycle":
             optimizer.zero_grad()
-            return loss.item()
-        if clip and not clip_first:
-            torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm)
-        if plain_step:
+        total = 0.0
+        for x, y in cycle:
+            if zero == "micro":
+                optimizer.zero_grad()
+            if cast:
+                x, y = x.to(dtype), y.to(dtype)
+            settings = {"dtype": dtype} if autocast_dtype is True else {}
+            with torch.autocast(device_type=device, enabled=autocast, **settings):
+                loss = loss_fn(model(x), y)
+            if divide:
+                loss = loss / n
+            if scaler is None:
+                loss.backward()
+            else:
+                scaled_loss = scaler.scale(loss)
+                scaled_loss.backward()
+                if unscale_each:
+                    scaler.unscale_(optimizer)
+                if update_each:
+                    scaler.update()
+                if scaled:
+                    loss = scaled_loss
+            total += loss.item()
+        if scaler is not None and not (clip_first or unscale_each):
+            scaler.unscale_(optimizer)
+        torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm)
+        if scaler is None or plain_step:
             optimizer.step()
         else:
             scaler.step(optimizer)
-        if update:
+        if scaler is not None and not update_each:
             scaler.update()
-        if scaled:
-            loss = scaled_loss
-    optimizer.zero_grad()
-    return loss if give_tensor else loss.item()
+        if zero == "after":
+            optimizer.zero_grad()
+        losses.append(total)
+    return losses
+
+
+@variant(TS, "amp_update_por_microlote")
+def amp_accumulation_steps_updates_every_micro_batch(*args):
+    return _accumulate(*args, update_each=True)
+
+
+@variant(TS, "amp_unscale_por_microlote")
+def amp_accumulation_steps_unscales_every_micro_batch(*args):
+    return _accumulate(*args, unscale_each=True)
 
 
 @variant(TS, "clip_antes_de_unscale")
-def amp_train_step_clips_scaled_gradients(*args):
-    return _step(*args, clip_first=True)
-
-
-@variant(TS, "clip_antes_de_unscale")
-def amp_train_step_never_unscales(*args):
+def amp_accumulation_steps_clips_scaled_gradients(*args):
     # clips the scaled gradients; scaler.step unscales them afterwards, too late
-    return _step(*args, unscale=False)
+    return _accumulate(*args, clip_first=True)
 
 
-@variant(TS, "amp_sin_recorte")
-def amp_train_step_forgets_clipping(*args):
-    return _step(*args, clip=False)
+@variant(TS, "sin_dividir_por_accum")
+def amp_accumulation_steps_without_dividing(*args):
+    return _accumulate(*args, divide=False)
+
+
+@variant(TS, "amp_ultimo_ciclo_por_accum")
+def amp_accumulation_steps_last_cycle_by_accum(*args):
+    return _accumulate(*args, divide_last_by_accum=True)
+
+
+@variant(TS, "amp_zero_grad_en_micro_lote")
+def amp_accumulation_steps_zero_grad_every_micro_batch(*args):
+    return _accumulate(*args, zero="micro")
+
+
+@variant(TS, "amp_grad_previo_sin_borrar")
+def amp_accumulation_steps_zero_grad_only_after_the_step(*args):
+    return _accumulate(*args, zero="after")  # the leftovers of the caller reach step 1
 
 
 @variant(TS, "amp_step_sin_scaler")
-def amp_train_step_calls_optimizer_step(*args):
-    return _step(*args, plain_step=True)
+def amp_accumulation_steps_calls_optimizer_step(*args):
+    return _accumulate(*args, plain_step=True)
 
 
-@variant(TS, "amp_sin_update")
-def amp_train_step_forgets_update(*args):
-    return _step(*args, update=False)
+@variant(TS, "amp_sin_pesos_maestros")
+def amp_accumulation_steps_casts_the_model(*args):
+    return _accumulate(*args, cast=True)
+
+
+@variant(TS, "amp_perdida_escalada")
+def amp_accumulation_steps_returns_scaled_losses(*args):
+    return _accumulate(*args, scaled=True)
 
 
 @variant(TS, "amp_sin_autocast")
-def amp_train_step_without_autocast(*args):
-    return _step(*args, autocast=False)
+def amp_accumulation_steps_without_autocast(*args):
+    return _accumulate(*args, autocast=False)
 
 
 @variant(TS, "amp_dtype_ignorado")
-def amp_train_step_autocast_default_dtype(*args):
-    return _step(*args, autocast_dtype=None)  # the device's default: bf16 on CPU
-
-
-@variant(TS, "amp_dtype_ignorado")
-def amp_train_step_always_bfloat16(*args):
-    return _step(*args, autocast_dtype=torch.bfloat16)
-
-
-@variant(TS, "amp_salto_a_mano")
-def amp_train_step_returns_early_on_overflow(*args):
-    return _step(*args, early_return=True)
-
-
-@variant(TS, "efecto_secundario")
-def amp_train_step_sets_train_mode(*args):
-    return _step(*args, train_mode=True)  # "a training step trains": the caller's eval lost
-
-
-@variant(TS, "amp_otro_umbral")
-def amp_train_step_fixed_max_norm(model, batch, loss_fn, optimizer, scaler, device, dtype,
-                                  max_norm):
-    return _step(model, batch, loss_fn, optimizer, scaler, device, dtype, 1.0)  # "the usual 1.0"
+def amp_accumulation_steps_autocast_default_dtype(*args):
+    return _accumulate(*args, autocast_dtype=None)  # the device's default: bf16 on CPU
 
 
 if torch.cuda.is_available():  # on a CPU-only machine "cpu" is always the right device
     @variant(TS, "amp_autocast_otro_dispositivo")
-    def amp_train_step_autocast_on_cpu_always(model, batch, loss_fn, optimizer, scaler, device,
-                                              dtype, max_norm):
-        return _step(model, batch, loss_fn, optimizer, scaler, "cpu", dtype, max_norm)
+    def amp_accumulation_steps_autocast_on_cpu_always(model, batches, loss_fn, optimizer,
+                                                      scaler, device, dtype, accum, max_norm):
+        return _accumulate(model, batches, loss_fn, optimizer, scaler, "cpu", dtype, accum,
+                           max_norm)
 
 
-@variant(TS, "grafo_vivo")
-def amp_train_step_returns_the_tensor(*args):
-    return _step(*args, give_tensor=True)
-
-
-@variant(TS, "amp_perdida_escalada")
-def amp_train_step_returns_scaled_loss(*args):
-    return _step(*args, scaled=True)
-
-
-@variant(TS, "amp_sin_pesos_maestros")
-def amp_train_step_casts_the_model(model, batch, loss_fn, optimizer, scaler, device, dtype,
-                                   max_norm):
-    model.to(dtype)  # "16-bit training": no fp32 master weights left
-    x, y = batch
-    loss = loss_fn(model(x.to(dtype)), y.to(dtype))
-    if scaler is None:
-        loss.backward()
-    else:
-        scaler.scale(loss).backward()
-        scaler.unscale_(optimizer)
-    torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm)
-    if scaler is None:
-        optimizer.step()
-    else:
-        scaler.step(optimizer)
-        scaler.update()
-    optimizer.zero_grad()
-    return loss.item()
+@variant(TS, "efecto_secundario")
+def amp_accumulation_steps_sets_train_mode(*args):
+    return _accumulate(*args, train_mode=True)  # "training trains": the caller's eval lost
 
 
 @variant(TS, "sin_implementar")
-def amp_train_step_stub(model, batch, loss_fn, optimizer, scaler, device, dtype, max_norm):
+def amp_accumulation_steps_stub(model, batches, loss_fn, optimizer, scaler, device, dtype,
+                                accum, max_norm):
     raise NotImplementedError()
 
 
 @variant(TS, "resultado_fijo")
-def amp_train_step_hardcoded(model, batch, loss_fn, optimizer, scaler, device, dtype, max_norm):
-    example = construir_paso(torch.Generator().manual_seed(7), (6, 4, 8, 3, 0))
-    x, y = example["batch"]
-    with torch.no_grad(), torch.autocast("cpu", dtype=torch.bfloat16):
-        return example["loss_fn"](example["model"](x), y).item()
+def amp_accumulation_steps_hardcoded(model, batches, loss_fn, optimizer, scaler, device, dtype,
+                                     accum, max_norm):
+    # the public check's first example, trained once and its losses typed in
+    example = construir_pasos(torch.Generator().manual_seed(7), FORMAS_PASO[0])
+    return amp_accumulation_steps_sum_then_divide(*example.values())
 
 
-CARLA_PASO = '''def amp_train_step(model, batch, loss_fn, optimizer, scaler, device, dtype,
-                   max_norm):
-    """One mixed-precision training step (see the contract above)."""
-    x, y = batch
-    with torch.autocast(device_type=device, dtype=dtype):
-        loss = loss_fn(model(x), y)
-    if scaler is None:
-        loss.backward()
+CARLA_PASOS = '''def amp_accumulation_steps(model, batches, loss_fn, optimizer, scaler, device,
+                           dtype, accum, max_norm):
+    """Mixed precision with gradient accumulation (see the contract above)."""
+    losses = []
+    for start in range(0, len(batches), accum):
+        cycle = batches[start:start + accum]
+        optimizer.zero_grad()
+        total = 0.0
+        for x, y in cycle:
+            with torch.autocast(device_type=device, dtype=dtype):
+                loss = loss_fn(model(x), y) / len(cycle)
+            if scaler is None:
+                loss.backward()
+            else:
+                scaler.scale(loss).backward()
+            total += loss.item()
         torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm)
-        optimizer.step()
-    else:
-        scaler.scale(loss).backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm)
-        scaler.step(optimizer)
-        scaler.update()
-    optimizer.zero_grad()
-    return loss.item()
+        if scaler is None:
+            optimizer.step()
+        else:
+            scaler.step(optimizer)
+            scaler.update()
+        losses.append(total)
+    return losses
 '''
 
 DIEGO_ESCALA = '''def simulate_loss_scale(found_inf, init_scale, growth_factor, backoff_factor,
@@ -484,8 +500,9 @@ DIEGO_ESCALA = '''def simulate_loss_scale(found_inf, init_scale, growth_factor, 
 '''
 
 SAMPLE_STUDENTS = [
-    SampleStudent("carla", "recorta los gradientes sin llamar antes a scaler.unscale_",
-                  {"amp_train_step": CARLA_PASO}, partial={"amp_train_step_test": 1.5}),
+    SampleStudent("carla", "recorta los gradientes acumulados sin llamar antes a "
+                  "scaler.unscale_", {"amp_accumulation_steps": CARLA_PASOS},
+                  partial={"amp_accumulation_steps_test": 2.5}),
     SampleStudent("diego", "no reinicia el contador de pasos limpios tras un inf",
                   {"simulate_loss_scale": DIEGO_ESCALA},
                   partial={"simulate_loss_scale_test": 1.0}),
