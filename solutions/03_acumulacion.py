@@ -233,8 +233,8 @@ print(f"1 lote de 8 vs 2 micro-lotes de 4: diferencia máxima {difference:.1e}")
 
 # %% tags=["demo"]
 undivided = accumulated_grads(net, X8, y8, accum=2, divide=False)
-for name, g, g_bien in zip(("W1", "b1", "W2", "b2"), undivided, full_batch):
-    ratio = (g.norm() / g_bien.norm()).item()
+for name, g, g_ok in zip(("W1", "b1", "W2", "b2"), undivided, full_batch):
+    ratio = (g.norm() / g_ok.norm()).item()
     print(f"{name}: norma sin dividir / norma del lote entero = {ratio:.6f}")
 
 # %% [markdown]
@@ -269,12 +269,12 @@ X256 = torch.randn(256, 64)
 def kib_saved(model, x):
     total = 0
 
-    def empaquetar(tensor):
+    def pack(tensor):
         nonlocal total
         total += tensor.numel() * tensor.element_size()
         return tensor
 
-    with torch.autograd.graph.saved_tensors_hooks(empaquetar, lambda tensor: tensor):
+    with torch.autograd.graph.saved_tensors_hooks(pack, lambda tensor: tensor):
         model(x).pow(2).mean()
     return total / 1024
 
