@@ -251,7 +251,7 @@ print("no_grad:        requires_grad =", out_nog.requires_grad,
 # %% tags=["demo"]
 with muestra_error(RuntimeError):
     out_inf.requires_grad_()
-with torch.inference_mode():  # sobre una copia, para no cambiar salida_inf
+with torch.inference_mode():  # sobre una copia, para no cambiar out_inf
     print("dentro del modo sí:", out_inf.clone().requires_grad_().requires_grad)
 with torch.no_grad():
     leaf = linear(inputs)
@@ -328,7 +328,7 @@ import copy
 torch.manual_seed(0)
 student = nn.Sequential(nn.Linear(4, 8), nn.Tanh(), nn.Linear(8, 3))
 teacher = copy.deepcopy(student).requires_grad_(False)
-with torch.no_grad():  # la media móvil: profesor ← 0.99·profesor + 0.01·alumno
+with torch.no_grad():  # la media móvil: teacher ← 0.99·teacher + 0.01·student
     for p_teacher, p_student in zip(teacher.parameters(), student.parameters()):
         p_teacher.lerp_(p_student, 0.01)
 
