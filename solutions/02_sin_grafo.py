@@ -464,7 +464,7 @@ MODES = {"con grafo": contextlib.nullcontext, "no_grad": torch.no_grad,
 
 
 def best_time_ms(fn, *args_, repeats=10):
-    """The best of several timings of fn(*args_), in ms (the least noisy one)."""
+    """El mejor de varios tiempos de ``fn(*args_)``, en ms (el menos ruidoso)."""
     times = []
     for _ in range(repeats):
         start = time.perf_counter()
@@ -918,7 +918,7 @@ def grads_with_loop():
 
 
 def single_loss(params, x, y):
-    """The loss of one sample (x without the batch dimension), as a function of params."""
+    """La pérdida de una muestra (``x`` sin la dimensión del lote), en función de ``params``."""
     logits = functional_call(mlp, params, (x.unsqueeze(0),))
     return F.cross_entropy(logits, y.unsqueeze(0))
 
