@@ -58,8 +58,8 @@ torch.manual_seed(0)
 # %% tags=["demo"]
 w = torch.tensor([1.0, -2.0], requires_grad=True)
 x = torch.tensor([3.0, 0.5])
-for nombre, t in {"w": w, "x": x, "x * 2": x * 2, "w * x": w * x}.items():
-    print(f"{nombre:>6}: requires_grad={t.requires_grad!s:<5}  is_leaf={t.is_leaf!s:<5}  "
+for name, t in {"w": w, "x": x, "x * 2": x * 2, "w * x": w * x}.items():
+    print(f"{name:>6}: requires_grad={t.requires_grad!s:<5}  is_leaf={t.is_leaf!s:<5}  "
           f"grad_fn={type(t.grad_fn).__name__ if t.grad_fn else None}")
 
 # %% [markdown]
@@ -83,12 +83,12 @@ print("en coma flotante sí:", torch.arange(3.0).requires_grad_().requires_grad)
 
 # %% tags=["demo"]
 h = torch.tanh(w * x)  # intermedio
-perdida = (h**2).sum()
-perdida.backward()
-with warnings.catch_warnings(record=True) as avisos:
+loss = (h**2).sum()
+loss.backward()
+with warnings.catch_warnings(record=True) as caught:
     warnings.simplefilter("always")
     print("w.grad =", w.grad, "   h.grad =", h.grad)
-print("aviso:", str(avisos[0].message)[:75] + "…")
+print("aviso:", str(caught[0].message)[:75] + "…")
 
 # %% [markdown]
 # Si necesitas el gradiente de un intermedio, pídelo **antes** del pase hacia atrás con
@@ -102,16 +102,16 @@ h.retain_grad()
 print("h.grad =", h.grad, "   2h =", 2 * h.detach())
 
 # %% [markdown]
-# La otra forma es `torch.autograd.grad(perdida, h)`: devuelve $\partial L/\partial h$ sin
+# La otra forma es `torch.autograd.grad(loss, h)`: devuelve $\partial L/\partial h$ sin
 # tocar ningún `.grad`. Las dos dan lo mismo; elige según si quieres además los gradientes
 # de los parámetros.
 
 # %% tags=["demo"]
-w_grad_antes = w.grad.clone()
+w_grad_before = w.grad.clone()
 h = torch.tanh(w * x)
 (dL_dh,) = torch.autograd.grad((h**2).sum(), h)
 print("autograd.grad:", dL_dh)
-print("¿w.grad cambió?", not torch.equal(w.grad, w_grad_antes))
+print("¿w.grad cambió?", not torch.equal(w.grad, w_grad_before))
 
 # %% [markdown]
 # ## Ejercicio 1 · El gradiente de una activación oculta (2 puntos)
@@ -168,10 +168,10 @@ def hidden_grad(model, x, y):
 # %% tags=["demo"]
 w = torch.tensor([1.0, -2.0], requires_grad=True)
 with torch.no_grad():
-    y_sin = w * 3
-y_con = w * 3
-print("bajo no_grad:  requires_grad =", y_sin.requires_grad, "  grad_fn =", y_sin.grad_fn)
-print("fuera:         requires_grad =", y_con.requires_grad, "  grad_fn =", y_con.grad_fn)
+    y_without = w * 3
+y_with = w * 3
+print("bajo no_grad:  requires_grad =", y_without.requires_grad, "  grad_fn =", y_without.grad_fn)
+print("fuera:         requires_grad =", y_with.requires_grad, "  grad_fn =", y_with.grad_fn)
 
 # %% [markdown]
 # El uso equivocado más común: calcular la pérdida dentro de `no_grad` y luego pedir
@@ -179,9 +179,9 @@ print("fuera:         requires_grad =", y_con.requires_grad, "  grad_fn =", y_co
 
 # %% tags=["demo"]
 with torch.no_grad():
-    perdida = (w * 3).sum()
+    loss = (w * 3).sum()
 with muestra_error(RuntimeError):
-    perdida.backward()
+    loss.backward()
 
 # %% [markdown]
 # Y el uso correcto que más verás: actualizar parámetros a mano. Un paso de descenso de
@@ -232,16 +232,16 @@ print("d(w.detach()·w)/dw =", w.grad.item(), " (w: el factor cortado no cuenta)
 # bloque `with` o como decorador.
 
 # %% tags=["demo"]
-lineal = nn.Linear(3, 2)
-entrada = torch.randn(4, 3)
+linear = nn.Linear(3, 2)
+inputs = torch.randn(4, 3)
 with torch.inference_mode():
-    salida_inf = lineal(entrada)
+    out_inf = linear(inputs)
 with torch.no_grad():
-    salida_nog = lineal(entrada)
-print("inference_mode: requires_grad =", salida_inf.requires_grad,
-      "  is_inference =", salida_inf.is_inference())
-print("no_grad:        requires_grad =", salida_nog.requires_grad,
-      "  is_inference =", salida_nog.is_inference())
+    out_nog = linear(inputs)
+print("inference_mode: requires_grad =", out_inf.requires_grad,
+      "  is_inference =", out_inf.is_inference())
+print("no_grad:        requires_grad =", out_nog.requires_grad,
+      "  is_inference =", out_nog.is_inference())
 
 # %% [markdown]
 # Un tensor de inferencia no puede pasar a requerir gradiente fuera del modo: `requires_grad_()`
@@ -250,14 +250,14 @@ print("no_grad:        requires_grad =", salida_nog.requires_grad,
 
 # %% tags=["demo"]
 with muestra_error(RuntimeError):
-    salida_inf.requires_grad_()
-with torch.inference_mode():  # sobre una copia, para no cambiar salida_inf
-    print("dentro del modo sí:", salida_inf.clone().requires_grad_().requires_grad)
+    out_inf.requires_grad_()
+with torch.inference_mode():  # sobre una copia, para no cambiar out_inf
+    print("dentro del modo sí:", out_inf.clone().requires_grad_().requires_grad)
 with torch.no_grad():
-    hoja = lineal(entrada)
-hoja.requires_grad_()
-print("salida de no_grad tras requires_grad_(): requires_grad =", hoja.requires_grad,
-      "  is_leaf =", hoja.is_leaf)
+    leaf = linear(inputs)
+leaf.requires_grad_()
+print("salida de no_grad tras requires_grad_(): requires_grad =", leaf.requires_grad,
+      "  is_leaf =", leaf.is_leaf)
 
 # %% [markdown]
 # El precio de ese ahorro: autograd no puede guardar un tensor de inferencia para el pase
@@ -266,9 +266,9 @@ print("salida de no_grad tras requires_grad_(): requires_grad =", hoja.requires_
 # capa necesita guardar su entrada para el pase hacia atrás:
 
 # %% tags=["demo"]
-cabeza = nn.Linear(2, 1)
+head = nn.Linear(2, 1)
 with muestra_error(RuntimeError):
-    cabeza(salida_inf).sum().backward()
+    head(out_inf).sum().backward()
 
 # %% [markdown]
 # La misma idea con `no_grad` funciona: su salida es un tensor normal, solo que sin historia.
@@ -276,8 +276,8 @@ with muestra_error(RuntimeError):
 # parámetros congelados; lo verás en la sección 5).
 
 # %% tags=["demo"]
-cabeza(salida_nog).sum().backward()
-print("con no_grad: la cabeza recibe gradiente:", cabeza.weight.grad is not None)
+head(out_nog).sum().backward()
+print("con no_grad: la cabeza recibe gradiente:", head.weight.grad is not None)
 
 # %% [markdown]
 # Los tensores de inferencia tampoco aceptan cambios *in-place* fuera del modo, ni tienen
@@ -286,12 +286,12 @@ print("con no_grad: la cabeza recibe gradiente:", cabeza.weight.grad is not None
 
 # %% tags=["demo"]
 with muestra_error(RuntimeError):
-    salida_inf.add_(1)
+    out_inf.add_(1)
 with muestra_error(RuntimeError):
-    salida_inf._version
-copia = salida_inf.clone()
-cabeza(copia).sum().backward()
-print("tras clone(): is_inference =", copia.is_inference(), "  y el backward funciona")
+    out_inf._version
+copied = out_inf.clone()
+head(copied).sum().backward()
+print("tras clone(): is_inference =", copied.is_inference(), "  y el backward funciona")
 
 # %% [markdown]
 # ### El caso que decide: tensores que vuelven al entrenamiento
@@ -303,10 +303,10 @@ print("tras clone(): is_inference =", copia.is_inference(), "  y el backward fun
 # %% tags=["demo"]
 torch.manual_seed(0)
 x_val, y_val = torch.randn(32, 3), torch.randint(0, 2, (32,))
-for contexto in (torch.no_grad, torch.inference_mode):
-    with contexto():
-        print(f"{contexto.__name__:>14}: pérdida de validación "
-              f"{F.cross_entropy(lineal(x_val), y_val).item():.6f}")
+for context in (torch.no_grad, torch.inference_mode):
+    with context():
+        print(f"{context.__name__:>14}: pérdida de validación "
+              f"{F.cross_entropy(linear(x_val), y_val).item():.6f}")
 
 # %% [markdown]
 # Lo que decide es si un tensor calculado sin grafo **vuelve a entrar en una pérdida que se
@@ -326,18 +326,18 @@ for contexto in (torch.no_grad, torch.inference_mode):
 import copy
 
 torch.manual_seed(0)
-alumno = nn.Sequential(nn.Linear(4, 8), nn.Tanh(), nn.Linear(8, 3))
-profesor = copy.deepcopy(alumno).requires_grad_(False)
-with torch.no_grad():  # la media móvil: profesor ← 0.99·profesor + 0.01·alumno
-    for p_profesor, p_alumno in zip(profesor.parameters(), alumno.parameters()):
-        p_profesor.lerp_(p_alumno, 0.01)
+student = nn.Sequential(nn.Linear(4, 8), nn.Tanh(), nn.Linear(8, 3))
+teacher = copy.deepcopy(student).requires_grad_(False)
+with torch.no_grad():  # la media móvil: teacher ← 0.99·teacher + 0.01·student
+    for p_teacher, p_student in zip(teacher.parameters(), student.parameters()):
+        p_teacher.lerp_(p_student, 0.01)
 
-sin_etiquetar = torch.randn(16, 4)
+unlabeled = torch.randn(16, 4)
 with torch.inference_mode():
-    pseudo_etiquetas = profesor(sin_etiquetar).argmax(dim=1)
-    objetivo = profesor(sin_etiquetar).softmax(dim=1)
-print("is_inference: pseudo-etiquetas", pseudo_etiquetas.is_inference(),
-      "  objetivo del profesor", objetivo.is_inference())
+    pseudo_labels = teacher(unlabeled).argmax(dim=1)
+    target = teacher(unlabeled).softmax(dim=1)
+print("is_inference: pseudo-etiquetas", pseudo_labels.is_inference(),
+      "  objetivo del profesor", target.is_inference())
 
 # %% [markdown]
 # Ahora úsalos para entrenar al alumno. Las dos pérdidas fallan, y al **calcularlas**, no en
@@ -347,11 +347,11 @@ print("is_inference: pseudo-etiquetas", pseudo_etiquetas.is_inference(),
 
 # %% tags=["demo"]
 with muestra_error(RuntimeError):  # pseudo-etiquetas
-    F.cross_entropy(alumno(sin_etiquetar), pseudo_etiquetas)
+    F.cross_entropy(student(unlabeled), pseudo_labels)
 with muestra_error(RuntimeError):  # consistencia con el profesor EMA
-    F.mse_loss(alumno(sin_etiquetar).softmax(dim=1), objetivo)
-suma = (alumno(sin_etiquetar) + objetivo).sum()
-print("una suma con el objetivo sí se registra: grad_fn =", type(suma.grad_fn).__name__)
+    F.mse_loss(student(unlabeled).softmax(dim=1), target)
+total = (student(unlabeled) + target).sum()
+print("una suma con el objetivo sí se registra: grad_fn =", type(total.grad_fn).__name__)
 
 # %% [markdown]
 # El mensaje propone los dos arreglos. Con `no_grad` los objetivos son tensores normales y el
@@ -360,24 +360,24 @@ print("una suma con el objetivo sí se registra: grad_fn =", type(suma.grad_fn).
 # `inference_mode` da otro tensor de inferencia.)
 
 # %% tags=["demo"]
-def perdida_alumno(etiquetas, probs):
-    logits = alumno(sin_etiquetar)
-    return F.cross_entropy(logits, etiquetas) + F.mse_loss(logits.softmax(dim=1), probs)
+def student_loss(labels, probs):
+    logits = student(unlabeled)
+    return F.cross_entropy(logits, labels) + F.mse_loss(logits.softmax(dim=1), probs)
 
 
 with torch.no_grad():
-    pseudo_etiquetas_ng = profesor(sin_etiquetar).argmax(dim=1)
-    objetivo_ng = profesor(sin_etiquetar).softmax(dim=1)
-perdida_alumno(pseudo_etiquetas_ng, objetivo_ng).backward()
-grad_no_grad = alumno[0].weight.grad.clone()
+    pseudo_labels_ng = teacher(unlabeled).argmax(dim=1)
+    target_ng = teacher(unlabeled).softmax(dim=1)
+student_loss(pseudo_labels_ng, target_ng).backward()
+grad_no_grad = student[0].weight.grad.clone()
 
-alumno.zero_grad()
-perdida_alumno(pseudo_etiquetas.clone(), objetivo.clone()).backward()
+student.zero_grad()
+student_loss(pseudo_labels.clone(), target.clone()).backward()
 print("mismo gradiente con no_grad que con clone():",
-      torch.equal(grad_no_grad, alumno[0].weight.grad))
-print("el profesor no recibe gradiente:", all(p.grad is None for p in profesor.parameters()))
+      torch.equal(grad_no_grad, student[0].weight.grad))
+print("el profesor no recibe gradiente:", all(p.grad is None for p in teacher.parameters()))
 with torch.inference_mode():
-    print("clone() dentro del modo: is_inference =", objetivo.clone().is_inference())
+    print("clone() dentro del modo: is_inference =", target.clone().is_inference())
 
 # %% [markdown]
 # **Cuál usar.** Lo que acabas de ejecutar decide el desacuerdo:
@@ -402,11 +402,11 @@ with torch.inference_mode():
 
 # %% tags=["demo"]
 @torch.inference_mode()
-def servir(modelo, lote):
-    return modelo(lote).argmax(dim=1)
+def serve(model, batch):
+    return model(batch).argmax(dim=1)
 
 
-print("clases predichas:", servir(lineal, entrada).tolist())
+print("clases predichas:", serve(linear, inputs).tolist())
 
 # %% [markdown]
 # ## 4 · Medido, no supuesto: tiempo y memoria
@@ -428,27 +428,27 @@ print("clases predichas:", servir(lineal, entrada).tolist())
 import tracemalloc
 
 tracemalloc.start()
-grande = torch.zeros(1_000_000)
-_, pico = tracemalloc.get_traced_memory()
+big = torch.zeros(1_000_000)
+_, peak = tracemalloc.get_traced_memory()
 tracemalloc.stop()
-print(f"tensor de {grande.nbytes / 1e6:.0f} MB; pico que ve tracemalloc: {pico / 1e6:.4f} MB")
+print(f"tensor de {big.nbytes / 1e6:.0f} MB; pico que ve tracemalloc: {peak / 1e6:.4f} MB")
 
 # %%
-def bytes_guardados(modelo, lote, contexto):
+def saved_bytes(model, batch, context):
     """Bytes de activaciones que autograd guarda para el pase hacia atrás durante un pase
     hacia adelante (sin contar los pesos)."""
-    pesos = {p.untyped_storage().data_ptr() for p in modelo.parameters()}
-    vistos = {}
+    weights = {p.untyped_storage().data_ptr() for p in model.parameters()}
+    seen = {}
 
-    def empaquetar(t):
-        bloque = t.untyped_storage()
-        if bloque.data_ptr() not in pesos:
-            vistos[bloque.data_ptr()] = bloque.nbytes()
+    def pack(t):
+        storage = t.untyped_storage()
+        if storage.data_ptr() not in weights:
+            seen[storage.data_ptr()] = storage.nbytes()
         return t
 
-    with torch.autograd.graph.saved_tensors_hooks(empaquetar, lambda t: t), contexto():
-        modelo(lote)
-    return sum(vistos.values())
+    with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t), context():
+        model(batch)
+    return sum(seen.values())
 
 
 # %% tags=["demo"]
@@ -457,51 +457,51 @@ import contextlib
 import matplotlib.pyplot as plt
 
 torch.manual_seed(0)
-red = nn.Sequential(*[capa for _ in range(12) for capa in (nn.Linear(128, 128), nn.Tanh())])
-lote = torch.randn(64, 128)
-MODOS = {"con grafo": contextlib.nullcontext, "no_grad": torch.no_grad,
+net = nn.Sequential(*[layer for _ in range(12) for layer in (nn.Linear(128, 128), nn.Tanh())])
+batch = torch.randn(64, 128)
+MODES = {"con grafo": contextlib.nullcontext, "no_grad": torch.no_grad,
          "inference_mode": torch.inference_mode}
 
 
-def mejor_tiempo_ms(funcion, *argumentos, repeticiones=10):
-    """El mejor de varios tiempos de ``funcion(*argumentos)``, en ms (el menos ruidoso)."""
-    tiempos = []
-    for _ in range(repeticiones):
-        inicio = time.perf_counter()
-        funcion(*argumentos)
-        tiempos.append(time.perf_counter() - inicio)
-    return min(tiempos) * 1e3
+def best_time_ms(fn, *args_, repeats=10):
+    """El mejor de varios tiempos de ``fn(*args_)``, en ms (el menos ruidoso)."""
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        fn(*args_)
+        times.append(time.perf_counter() - start)
+    return min(times) * 1e3
 
 
-def pase(contexto):
-    with contexto():
-        red(lote)
+def forward_pass(context):
+    with context():
+        net(batch)
 
 
-for contexto in MODOS.values():  # calentamiento: la primera pasada siempre es más lenta
-    mejor_tiempo_ms(pase, contexto, repeticiones=1)
-tiempos = {modo: mejor_tiempo_ms(pase, c) for modo, c in MODOS.items()}
-memoria = {modo: bytes_guardados(red, lote, c) / 1024 for modo, c in MODOS.items()}
-for modo in MODOS:
-    razon = tiempos[modo] / tiempos["no_grad"]
-    print(f"{modo:>15}: {tiempos[modo]:6.3f} ms ({razon:4.2f} × no_grad)   "
-          f"{memoria[modo]:8.1f} KiB retenidos")
+for context in MODES.values():  # calentamiento: la primera pasada siempre es más lenta
+    best_time_ms(forward_pass, context, repeats=1)
+times = {mode: best_time_ms(forward_pass, c) for mode, c in MODES.items()}
+memory = {mode: saved_bytes(net, batch, c) / 1024 for mode, c in MODES.items()}
+for mode in MODES:
+    ratio = times[mode] / times["no_grad"]
+    print(f"{mode:>15}: {times[mode]:6.3f} ms ({ratio:4.2f} × no_grad)   "
+          f"{memory[mode]:8.1f} KiB retenidos")
 
 # %% [markdown]
 # La memoria retenida crece con el tamaño del lote (*batch*) cuando registras el grafo, y es
 # cero sin él. Mídela para varios lotes y dibuja las dos cosas.
 
 # %% tags=["demo"]
-lotes = [16, 32, 64, 128, 256]
-kib_por_lote = {modo: [bytes_guardados(red, torch.randn(n, 128), c) / 1024 for n in lotes]
-                for modo, c in MODOS.items()}
+batches = [16, 32, 64, 128, 256]
+kib_per_batch = {mode: [saved_bytes(net, torch.randn(n, 128), c) / 1024 for n in batches]
+                for mode, c in MODES.items()}
 
 fig, (ax_t, ax_m) = plt.subplots(1, 2, figsize=(10, 3.2))
-ax_t.bar(list(tiempos), list(tiempos.values()), color=["C3", "C0", "C2"])
+ax_t.bar(list(times), list(times.values()), color=["C3", "C0", "C2"])
 ax_t.set_ylabel("ms por pase (el mejor de 10)")
 ax_t.set_title("tiempo del pase hacia adelante (CPU)")
-for (modo, kib), estilo in zip(kib_por_lote.items(), ("-o", "--s", ":^")):
-    ax_m.plot(lotes, kib, estilo, label=modo)
+for (mode, kib), style in zip(kib_per_batch.items(), ("-o", "--s", ":^")):
+    ax_m.plot(batches, kib, style, label=mode)
 ax_m.set_xlabel("tamaño del lote")
 ax_m.set_ylabel("KiB retenidos para backward")
 ax_m.set_title("memoria que el grafo mantiene viva")
@@ -525,20 +525,20 @@ plt.show()
 
 # %% tags=["demo"]
 if torch.cuda.is_available():
-    red_gpu, lote_gpu = red.to("cuda"), torch.randn(4096, 128, device="cuda")
+    net_gpu, batch_gpu = net.to("cuda"), torch.randn(4096, 128, device="cuda")
     with torch.no_grad():
-        red_gpu(lote_gpu)  # calentamiento: la primera llamada reserva el espacio de cuBLAS
-    for modo, contexto in MODOS.items():
+        net_gpu(batch_gpu)  # calentamiento: la primera llamada reserva el espacio de cuBLAS
+    for mode, context in MODES.items():
         torch.cuda.synchronize()
         base = torch.cuda.memory_allocated()
         torch.cuda.reset_peak_memory_stats()
-        with contexto():
-            salida = red_gpu(lote_gpu)
-        pico = (torch.cuda.max_memory_allocated() - base) / 2**20
-        retenido = (torch.cuda.memory_allocated() - base) / 2**20
-        del salida
-        print(f"{modo:>15}: pico {pico:6.1f} MiB, retenido con la salida viva {retenido:6.1f} MiB")
-    red.to("cpu")
+        with context():
+            out = net_gpu(batch_gpu)
+        peak = (torch.cuda.max_memory_allocated() - base) / 2**20
+        retained = (torch.cuda.memory_allocated() - base) / 2**20
+        del out
+        print(f"{mode:>15}: pico {peak:6.1f} MiB, retenido con la salida viva {retained:6.1f} MiB")
+    net.to("cpu")
 else:
     print("Sin GPU: en CPU no hay un contador de pico fiable; la memoria retenida de arriba "
           "es la diferencia que importa.")
@@ -597,20 +597,20 @@ def predict(model, x):
 # `modulo.requires_grad_(False)` lo hace con todos sus parámetros.
 
 # %%
-def modelo_transferencia(seed=0):
+def transfer_model(seed=0):
     """embed → encoder (3 bloques) → head: la forma del modelo del ejercicio de abajo."""
     torch.manual_seed(seed)
-    bloques = [capa for _ in range(3) for capa in (nn.Linear(16, 16), nn.ReLU())]
-    return nn.Sequential(OrderedDict(embed=nn.Linear(8, 16), encoder=nn.Sequential(*bloques),
+    blocks = [layer for _ in range(3) for layer in (nn.Linear(16, 16), nn.ReLU())]
+    return nn.Sequential(OrderedDict(embed=nn.Linear(8, 16), encoder=nn.Sequential(*blocks),
                                      head=nn.Linear(16, 3)))
 
 
 # %% tags=["demo"]
-modelo = modelo_transferencia()
-modelo.embed.requires_grad_(False)
-modelo.encoder.requires_grad_(False)
-for nombre, p in modelo.named_parameters():
-    print(f"{nombre:>18}: requires_grad={p.requires_grad}")
+model = transfer_model()
+model.embed.requires_grad_(False)
+model.encoder.requires_grad_(False)
+for name, p in model.named_parameters():
+    print(f"{name:>18}: requires_grad={p.requires_grad}")
 
 # %% [markdown]
 # Dos consecuencias, y las dos se pueden ver. **No se calcula gradiente**: tras `backward()`,
@@ -620,25 +620,25 @@ for nombre, p in modelo.named_parameters():
 
 # %% tags=["demo"]
 torch.manual_seed(1)
-x_lote, y_lote = torch.randn(32, 8), torch.randint(0, 3, (32,))
-antes = {n: p.detach().clone() for n, p in modelo.named_parameters()}
-optimizador = torch.optim.SGD(modelo.parameters(), lr=0.1)  # también los congelados
+x_batch, y_batch = torch.randn(32, 8), torch.randint(0, 3, (32,))
+before = {n: p.detach().clone() for n, p in model.named_parameters()}
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)  # también los congelados
 
-F.cross_entropy(modelo(x_lote), y_lote).backward()
-optimizador.step()
-for nombre, p in modelo.named_parameters():
-    cambio = (p.detach() - antes[nombre]).abs().max().item()
-    print(f"{nombre:>18}: grad {'None' if p.grad is None else 'calculado':>9}   "
-          f"cambio máximo {cambio:.4f}")
+F.cross_entropy(model(x_batch), y_batch).backward()
+optimizer.step()
+for name, p in model.named_parameters():
+    change = (p.detach() - before[name]).abs().max().item()
+    print(f"{name:>18}: grad {'None' if p.grad is None else 'calculado':>9}   "
+          f"cambio máximo {change:.4f}")
 
 # %% [markdown]
 # En tu código, pásale al optimizador solo los entrenables: es más claro y no depende de que
 # el `.grad` de los congelados siga en `None`.
 
 # %% tags=["demo"]
-entrenables = [p for p in modelo.parameters() if p.requires_grad]
-optimizador = torch.optim.SGD(entrenables, lr=0.1)
-print(f"{len(entrenables)} de {len(list(modelo.parameters()))} tensores de parámetros van "
+trainable = [p for p in model.parameters() if p.requires_grad]
+optimizer = torch.optim.SGD(trainable, lr=0.1)
+print(f"{len(trainable)} de {len(list(model.parameters()))} tensores de parámetros van "
       "al optimizador")
 
 # %% [markdown]
@@ -651,40 +651,40 @@ print(f"{len(entrenables)} de {len(list(modelo.parameters()))} tensores de pará
 import ipywidgets as widgets
 from IPython.display import display
 
-deslizador = widgets.IntSlider(value=0, min=0, max=4, step=1, description="congelados")
-salida_widget = widgets.Output()
+slider = widgets.IntSlider(value=0, min=0, max=4, step=1, description="congelados")
+widget_out = widgets.Output()
 
 
-def congelar_primeros(n):
-    modelo = modelo_transferencia()
-    partes = [modelo.embed, *list(modelo.encoder)[::2]]  # embed + los 3 bloques Linear
-    for parte in partes[:n]:
-        parte.requires_grad_(False)
-    return modelo
+def freeze_first(n):
+    model = transfer_model()
+    parts = [model.embed, *list(model.encoder)[::2]]  # embed + los 3 bloques Linear
+    for part in parts[:n]:
+        part.requires_grad_(False)
+    return model
 
 
-def actualizar(cambio):
-    modelo = congelar_primeros(cambio["new"])
-    kib = bytes_guardados(modelo, torch.randn(256, 8), contextlib.nullcontext) / 1024
-    n_entrenables = sum(p.numel() for p in modelo.parameters() if p.requires_grad)
-    with salida_widget:
-        salida_widget.clear_output(wait=True)
-        print(f"partes congeladas: {cambio['new']} de 4 (más la cabeza, siempre entrenable)")
-        print(f"parámetros entrenables: {n_entrenables}")
+def update(change):
+    model = freeze_first(change["new"])
+    kib = saved_bytes(model, torch.randn(256, 8), contextlib.nullcontext) / 1024
+    n_trainable = sum(p.numel() for p in model.parameters() if p.requires_grad)
+    with widget_out:
+        widget_out.clear_output(wait=True)
+        print(f"partes congeladas: {change['new']} de 4 (más la cabeza, siempre entrenable)")
+        print(f"parámetros entrenables: {n_trainable}")
         print(f"memoria retenida para backward (lote de 256): {kib:.1f} KiB")
 
 
-deslizador.observe(actualizar, names="value")
-actualizar({"new": deslizador.value})
-display(widgets.VBox([deslizador, salida_widget]))
+slider.observe(update, names="value")
+update({"new": slider.value})
+display(widgets.VBox([slider, widget_out]))
 
 # %% [markdown]
 # Los mismos números sin widget, por si tu entorno no lo muestra:
 
 # %% tags=["demo"]
 for n in range(5):
-    modelo = congelar_primeros(n)
-    kib = bytes_guardados(modelo, torch.randn(256, 8), contextlib.nullcontext) / 1024
+    model = freeze_first(n)
+    kib = saved_bytes(model, torch.randn(256, 8), contextlib.nullcontext) / 1024
     print(f"{n} partes congeladas: {kib:6.1f} KiB retenidos")
 
 # %% [markdown]
@@ -693,10 +693,10 @@ for n in range(5):
 # siguiente pase hacia adelante fuera del bloque los registra como siempre.
 
 # %% tags=["demo"]
-modelo = modelo_transferencia()
+model = transfer_model()
 with torch.no_grad():
-    modelo(x_lote)
-print("¿embed congelado tras no_grad?", not modelo.embed.weight.requires_grad)
+    model(x_batch)
+print("¿embed congelado tras no_grad?", not model.embed.weight.requires_grad)
 
 # %% [markdown]
 # ## Ejercicio 3 · Congelar todo menos la cabeza (2 puntos)
@@ -774,9 +774,9 @@ print("a.grad =", a.grad, "(sin error)")
 
 # %% tags=["demo"]
 b = a.exp()
-cortado = b.detach()
-cortado.zero_()
-print("b después de cortado.zero_():", b)
+cut = b.detach()
+cut.zero_()
+print("b después de cut.zero_():", b)
 with muestra_error(RuntimeError):
     b.sum().backward()
 
@@ -789,9 +789,9 @@ with muestra_error(RuntimeError):
 # NumPy no sabe de grafos. Un tensor que requiere gradiente no se puede convertir tal cual:
 
 # %% tags=["demo"]
-pesos = nn.Linear(3, 2).weight
+weights = nn.Linear(3, 2).weight
 with muestra_error(RuntimeError):
-    pesos.numpy()
+    weights.numpy()
 
 # %% [markdown]
 # La receta completa es `.detach().cpu().numpy()`: `detach()` corta el grafo, `cpu()` trae
@@ -799,12 +799,12 @@ with muestra_error(RuntimeError):
 # memoria** con el tensor: si lo vas a modificar, cópialo antes.
 
 # %% tags=["demo"]
-array = pesos.detach().cpu().numpy()
+array = weights.detach().cpu().numpy()
 array[0, 0] = 100.0
-print("el parámetro también cambió:", pesos[0, 0].item())
-copia = pesos.detach().cpu().numpy().copy()
-copia[0, 1] = -100.0
-print("con .copy() no:", pesos[0, 1].item())
+print("el parámetro también cambió:", weights[0, 0].item())
+copied = weights.detach().cpu().numpy().copy()
+copied[0, 1] = -100.0
+print("con .copy() no:", weights[0, 1].item())
 
 # %% [markdown]
 # ## 8 · El gradiente respecto de la entrada: mapas de saliencia
@@ -820,20 +820,20 @@ print("con .copy() no:", pesos[0, 1].item())
 
 # %% tags=["demo"]
 torch.manual_seed(0)
-imagenes = 0.5 * torch.randn(1024, 1, 8, 8)
-etiquetas = torch.randint(0, 2, (1024,))
-imagenes[etiquetas == 1, 0, 1:4, 4:7] += 1.0  # la mancha: filas 1-3, columnas 4-6
+images = 0.5 * torch.randn(1024, 1, 8, 8)
+labels = torch.randint(0, 2, (1024,))
+images[labels == 1, 0, 1:4, 4:7] += 1.0  # la mancha: filas 1-3, columnas 4-6
 
-clasificador = nn.Sequential(nn.Flatten(), nn.Linear(64, 16), nn.ReLU(), nn.Linear(16, 2))
-optimizador = torch.optim.AdamW(clasificador.parameters(), lr=0.01, weight_decay=1.0)
+classifier = nn.Sequential(nn.Flatten(), nn.Linear(64, 16), nn.ReLU(), nn.Linear(16, 2))
+optimizer = torch.optim.AdamW(classifier.parameters(), lr=0.01, weight_decay=1.0)
 for _ in range(150):
-    optimizador.zero_grad()
-    F.cross_entropy(clasificador(imagenes), etiquetas).backward()
-    optimizador.step()
-optimizador.zero_grad()
+    optimizer.zero_grad()
+    F.cross_entropy(classifier(images), labels).backward()
+    optimizer.step()
+optimizer.zero_grad()
 with torch.no_grad():
-    exactitud = (clasificador(imagenes).argmax(dim=1) == etiquetas).float().mean().item()
-print(f"exactitud en las imágenes de entrenamiento: {exactitud:.1%}")
+    accuracy = (classifier(images).argmax(dim=1) == labels).float().mean().item()
+print(f"exactitud en las imágenes de entrenamiento: {accuracy:.1%}")
 
 # %% [markdown]
 # La saliencia de una imagen de la clase 1, en tres pasos:
@@ -850,23 +850,23 @@ print(f"exactitud en las imágenes de entrenamiento: {exactitud:.1%}")
 # %% tags=["demo"]
 import matplotlib.patches as patches
 
-clasificador.eval()
-clasificador.requires_grad_(False)
-indice = (etiquetas == 1).nonzero()[0].item()
-x = imagenes[indice:indice + 1].clone().requires_grad_()
-clasificador(x)[0, 1].backward()
-saliencia = x.grad.abs()[0, 0]
-print("x es hoja:", x.is_leaf, "  .grad de los pesos:", clasificador[1].weight.grad)
-dentro = saliencia[1:4, 4:7].mean().item()
-fuera = (saliencia.sum().item() - saliencia[1:4, 4:7].sum().item()) / (64 - 9)
-print(f"saliencia media: {dentro:.3f} en la mancha, {fuera:.3f} fuera ({dentro / fuera:.1f}×)")
+classifier.eval()
+classifier.requires_grad_(False)
+index = (labels == 1).nonzero()[0].item()
+x = images[index:index + 1].clone().requires_grad_()
+classifier(x)[0, 1].backward()
+saliency = x.grad.abs()[0, 0]
+print("x es hoja:", x.is_leaf, "  .grad de los pesos:", classifier[1].weight.grad)
+inside = saliency[1:4, 4:7].mean().item()
+outside = (saliency.sum().item() - saliency[1:4, 4:7].sum().item()) / (64 - 9)
+print(f"saliencia media: {inside:.3f} en la mancha, {outside:.3f} fuera ({inside / outside:.1f}×)")
 
-fig, (ax_img, ax_sal) = plt.subplots(1, 2, figsize=(6, 3))
-for ax, datos, titulo, mapa in ((ax_img, x.detach()[0, 0], "imagen (clase 1)", "gray"),
-                                (ax_sal, saliencia, "|∂ puntuación / ∂ píxel|", "hot")):
-    ax.imshow(datos, cmap=mapa)
+fig, (ax_img, ax_saliency) = plt.subplots(1, 2, figsize=(6, 3))
+for ax, data, title, heatmap in ((ax_img, x.detach()[0, 0], "imagen (clase 1)", "gray"),
+                                (ax_saliency, saliency, "|∂ puntuación / ∂ píxel|", "hot")):
+    ax.imshow(data, cmap=heatmap)
     ax.add_patch(patches.Rectangle((3.5, 0.5), 3, 3, fill=False, edgecolor="C0", linewidth=2))
-    ax.set_title(titulo)
+    ax.set_title(title)
     ax.set_xticks([])
     ax.set_yticks([])
 plt.tight_layout()
@@ -890,7 +890,7 @@ plt.show()
 # Lo directo es un bucle con un `backward()` por muestra. `torch.func` hace lo mismo de un
 # golpe con tres piezas:
 #
-# - `functional_call(modelo, params, (x,))` ejecuta el modelo con los parámetros que le pasas
+# - `functional_call(model, params, (x,))` ejecuta el modelo con los parámetros que le pasas
 #   en un diccionario: el modelo se vuelve una función pura de `params` y `x`;
 # - `grad(f)` devuelve una función nueva que calcula el gradiente de `f` respecto de su primer
 #   argumento (no toca ningún `.grad`);
@@ -906,50 +906,49 @@ mlp = nn.Sequential(nn.Linear(20, 32), nn.Tanh(), nn.Linear(32, 3))
 x_mlp, y_mlp = torch.randn(64, 20), torch.randint(0, 3, (64,))
 
 
-def gradientes_con_bucle():
+def grads_with_loop():
     """One backward per sample: {name: (N, *shape)}."""
-    por_nombre = {nombre: [] for nombre, _ in mlp.named_parameters()}
+    by_name = {name: [] for name, _ in mlp.named_parameters()}
     for i in range(len(x_mlp)):
         mlp.zero_grad()
         F.cross_entropy(mlp(x_mlp[i:i + 1]), y_mlp[i:i + 1]).backward()
-        for nombre, p in mlp.named_parameters():
-            por_nombre[nombre].append(p.grad.clone())
-    return {nombre: torch.stack(g) for nombre, g in por_nombre.items()}
+        for name, p in mlp.named_parameters():
+            by_name[name].append(p.grad.clone())
+    return {name: torch.stack(g) for name, g in by_name.items()}
 
 
-def perdida_de_una(params, x, y):
-    """La pérdida de una sola muestra (``x`` sin la dimensión del lote), en función de
-    ``params``."""
+def single_loss(params, x, y):
+    """La pérdida de una muestra (``x`` sin la dimensión del lote), en función de ``params``."""
     logits = functional_call(mlp, params, (x.unsqueeze(0),))
     return F.cross_entropy(logits, y.unsqueeze(0))
 
 
-gradientes_por_muestra = vmap(grad(perdida_de_una), in_dims=(None, 0, 0))
-params = {nombre: p.detach() for nombre, p in mlp.named_parameters()}
+per_sample_grads = vmap(grad(single_loss), in_dims=(None, 0, 0))
+params = {name: p.detach() for name, p in mlp.named_parameters()}
 
-con_bucle = gradientes_con_bucle()
-con_vmap = gradientes_por_muestra(params, x_mlp, y_mlp)
+with_loop = grads_with_loop()
+with_vmap = per_sample_grads(params, x_mlp, y_mlp)
 mlp.zero_grad()
 F.cross_entropy(mlp(x_mlp), y_mlp).backward()  # el lote entero: la media de las muestras
-for nombre, p in mlp.named_parameters():
-    diferencia = (con_vmap[nombre] - con_bucle[nombre]).abs().max().item()
-    media = (con_vmap[nombre].mean(dim=0) - p.grad).abs().max().item()
-    print(f"{nombre:>8}: forma {tuple(con_vmap[nombre].shape)!s:<12} vmap vs bucle: "
-          f"{diferencia:.1e}   media vs backward del lote: {media:.1e}")
+for name, p in mlp.named_parameters():
+    difference = (with_vmap[name] - with_loop[name]).abs().max().item()
+    mean = (with_vmap[name].mean(dim=0) - p.grad).abs().max().item()
+    print(f"{name:>8}: forma {tuple(with_vmap[name].shape)!s:<12} vmap vs bucle: "
+          f"{difference:.1e}   media vs backward del lote: {mean:.1e}")
 
 # %% [markdown]
 # Las dos formas dan los mismos gradientes (las diferencias son del orden del redondeo de
 # float32), y su media es el gradiente del lote. La diferencia está en el tiempo: mídelo.
 
 # %% tags=["demo"]
-mejor_tiempo_ms(gradientes_por_muestra, params, x_mlp, y_mlp, repeticiones=1)  # calentamiento
-ms_bucle = mejor_tiempo_ms(gradientes_con_bucle, repeticiones=5)
-ms_vmap = mejor_tiempo_ms(gradientes_por_muestra, params, x_mlp, y_mlp, repeticiones=5)
-print(f"bucle de {len(x_mlp)} backward: {ms_bucle:.2f} ms   vmap(grad(...)): {ms_vmap:.2f} ms")
-if ms_vmap < ms_bucle:
-    print(f"→ vmap es {ms_bucle / ms_vmap:.1f}× más rápido en tu máquina")
+best_time_ms(per_sample_grads, params, x_mlp, y_mlp, repeats=1)  # calentamiento
+ms_loop = best_time_ms(grads_with_loop, repeats=5)
+ms_vmap = best_time_ms(per_sample_grads, params, x_mlp, y_mlp, repeats=5)
+print(f"bucle de {len(x_mlp)} backward: {ms_loop:.2f} ms   vmap(grad(...)): {ms_vmap:.2f} ms")
+if ms_vmap < ms_loop:
+    print(f"→ vmap es {ms_loop / ms_vmap:.1f}× más rápido en tu máquina")
 else:
-    print(f"→ aquí vmap no gana: el bucle tarda {ms_bucle / ms_vmap:.2f}× lo que vmap")
+    print(f"→ aquí vmap no gana: el bucle tarda {ms_loop / ms_vmap:.2f}× lo que vmap")
 
 # %% [markdown]
 # El bucle paga `len(x_mlp)` veces el coste fijo de un pase hacia adelante y otro hacia
@@ -963,7 +962,7 @@ else:
 # - `requires_grad=True` hace que autograd registre las operaciones; la marca se contagia a
 #   los resultados. Solo los tensores de coma flotante (o complejos) pueden pedir gradiente.
 # - Solo las hojas guardan `.grad`; para un intermedio, `retain_grad()` antes de `backward()`
-#   o `torch.autograd.grad(perdida, intermedio)`.
+#   o `torch.autograd.grad(loss, intermedio)`.
 # - `torch.no_grad()` no registra nada dentro de su bloque (úsalo para evaluar durante el
 #   entrenamiento y para actualizar parámetros a mano); `.detach()` corta un solo tensor;
 #   `torch.inference_mode()` es más estricto (en la sección 4, su ventaja de tiempo sobre

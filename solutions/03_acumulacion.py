@@ -50,10 +50,10 @@ torch.manual_seed(0)
 
 # %% tags=["demo"]
 w = torch.tensor(2.0, requires_grad=True)
-for vez in range(1, 4):
-    perdida = (3 * w) ** 2
-    perdida.backward()
-    print(f"tras el backward {vez}: w.grad = {w.grad.item():5.1f}  ({vez} × 36)")
+for call in range(1, 4):
+    loss = (3 * w) ** 2
+    loss.backward()
+    print(f"tras el backward {call}: w.grad = {w.grad.item():5.1f}  ({call} × 36)")
 
 # %% [markdown]
 # El gradiente de cada pasada es el mismo, 36, pero `.grad` guarda la suma. Piensa en
@@ -75,32 +75,32 @@ print("tras poner a cero y un backward más: w.grad =", w.grad.item())
 # $t$ usa la suma de **todos** los gradientes anteriores, no el gradiente actual.
 
 # %% tags=["demo"]
-x_recta = torch.linspace(-2, 2, 64).unsqueeze(1)
-y_recta = 3 * x_recta - 1 + 0.3 * torch.randn(64, 1)
+x_line = torch.linspace(-2, 2, 64).unsqueeze(1)
+y_line = 3 * x_line - 1 + 0.3 * torch.randn(64, 1)
 
 
-def entrenar_recta(con_zero_grad, pasos=60, lr=0.05):
+def fit_line(zero_grad_first, steps=60, lr=0.05):
     torch.manual_seed(1)
-    modelo = nn.Linear(1, 1)
-    optimizer = torch.optim.SGD(modelo.parameters(), lr=lr)
-    perdidas = []
-    for _ in range(pasos):
-        if con_zero_grad:
+    model = nn.Linear(1, 1)
+    optimizer = torch.optim.SGD(model.parameters(), lr=lr)
+    losses = []
+    for _ in range(steps):
+        if zero_grad_first:
             optimizer.zero_grad()
-        loss = F.mse_loss(modelo(x_recta), y_recta)
+        loss = F.mse_loss(model(x_line), y_line)
         loss.backward()
         optimizer.step()
-        perdidas.append(loss.item())
-    return perdidas
+        losses.append(loss.item())
+    return losses
 
 
-con = entrenar_recta(True)
-sin = entrenar_recta(False)
-print(f"pérdida final con zero_grad: {con[-1]:.3f}   sin zero_grad: {sin[-1]:.3f}")
+with_zero = fit_line(True)
+without_zero = fit_line(False)
+print(f"pérdida final con zero_grad: {with_zero[-1]:.3f}   sin zero_grad: {without_zero[-1]:.3f}")
 
 plt.figure(figsize=(7, 3))
-plt.semilogy(con, label="con zero_grad()")
-plt.semilogy(sin, label="sin zero_grad()")
+plt.semilogy(with_zero, label="con zero_grad()")
+plt.semilogy(without_zero, label="sin zero_grad()")
 plt.xlabel("paso")
 plt.ylabel("pérdida (escala log)")
 plt.title("Los gradientes viejos se suman a los nuevos")
@@ -121,27 +121,27 @@ plt.show()
 # ceros.
 
 # %% tags=["demo"]
-capa = nn.Linear(3, 1)
-F.mse_loss(capa(torch.randn(8, 3)), torch.randn(8, 1)).backward()
-opt = torch.optim.SGD(capa.parameters(), lr=0.1)
+layer = nn.Linear(3, 1)
+F.mse_loss(layer(torch.randn(8, 3)), torch.randn(8, 1)).backward()
+opt = torch.optim.SGD(layer.parameters(), lr=0.1)
 
 opt.zero_grad(set_to_none=False)
-print("set_to_none=False →", capa.weight.grad)
+print("set_to_none=False →", layer.weight.grad)
 opt.zero_grad()  # set_to_none=True
-print("set_to_none=True  →", capa.weight.grad)
+print("set_to_none=True  →", layer.weight.grad)
 
 # %% [markdown]
 # Con `None` no queda ningún tensor de ceros ocupando memoria. Para el siguiente `backward()`
 # da igual: `None` y ceros acumulan lo mismo.
 
 # %% tags=["demo"]
-x_cero, y_cero = torch.randn(8, 3), torch.randn(8, 1)
-resultado = {}
+x_zero, y_zero = torch.randn(8, 3), torch.randn(8, 1)
+result = {}
 for set_to_none in (True, False):
     opt.zero_grad(set_to_none=set_to_none)
-    F.mse_loss(capa(x_cero), y_cero).backward()
-    resultado[set_to_none] = capa.weight.grad.clone()
-print("mismo .grad tras el backward:", torch.equal(resultado[True], resultado[False]))
+    F.mse_loss(layer(x_zero), y_zero).backward()
+    result[set_to_none] = layer.weight.grad.clone()
+print("mismo .grad tras el backward:", torch.equal(result[True], result[False]))
 
 # %% [markdown]
 # Pero hay dos diferencias reales. La primera: el código que lee `.grad` tiene que aceptar `None`.
@@ -149,7 +149,7 @@ print("mismo .grad tras el backward:", torch.equal(resultado[True], resultado[Fa
 # %% tags=["demo"]
 opt.zero_grad()
 with muestra_error(AttributeError):
-    print(capa.weight.grad.norm())
+    print(layer.weight.grad.norm())
 
 # %% [markdown]
 # La segunda: los optimizadores **saltan** los parámetros cuyo `.grad` es `None`, pero no los
@@ -161,21 +161,21 @@ with muestra_error(AttributeError):
 x_mom, y_mom = torch.randn(8, 3), torch.randn(8, 1)
 
 
-def segundo_paso_sin_backward(set_to_none):
+def second_step_without_backward(set_to_none):
     torch.manual_seed(0)
-    capa = nn.Linear(3, 1)
-    opt = torch.optim.SGD(capa.parameters(), lr=0.1, momentum=0.9)
-    F.mse_loss(capa(x_mom), y_mom).backward()
+    layer = nn.Linear(3, 1)
+    opt = torch.optim.SGD(layer.parameters(), lr=0.1, momentum=0.9)
+    F.mse_loss(layer(x_mom), y_mom).backward()
     opt.step()  # crea el búfer de momento
     opt.zero_grad(set_to_none=set_to_none)
-    antes = capa.weight.detach().clone()
+    before = layer.weight.detach().clone()
     opt.step()
-    return (capa.weight.detach() - antes).abs().max().item()
+    return (layer.weight.detach() - before).abs().max().item()
 
 
 for set_to_none in (True, False):
-    movimiento = segundo_paso_sin_backward(set_to_none)
-    print(f"set_to_none={set_to_none!s:<5}: el peso se movió {movimiento:.4f}")
+    movement = second_step_without_backward(set_to_none)
+    print(f"set_to_none={set_to_none!s:<5}: el peso se movió {movement:.4f}")
 
 # %% [markdown]
 # En un bucle normal siempre hay un `backward()` entre dos pasos, así que esto solo importa
@@ -201,28 +201,28 @@ for set_to_none in (True, False):
 
 # %% tags=["demo"]
 torch.manual_seed(0)
-red = nn.Sequential(nn.Linear(10, 32), nn.ReLU(), nn.Linear(32, 3))
+net = nn.Sequential(nn.Linear(10, 32), nn.ReLU(), nn.Linear(32, 3))
 X8, y8 = torch.randn(8, 10), torch.randint(0, 3, (8,))
 
 
-def gradientes(modelo, x, y, accum, dividir=True):
+def accumulated_grads(model, x, y, accum, divide=True):
     """Los gradientes que quedan en ``.grad`` tras ``accum`` micro-lotes (con la pérdida
     dividida o sin dividir)."""
-    modelo.zero_grad()
+    model.zero_grad()
     for xb, yb in zip(x.chunk(accum), y.chunk(accum)):
-        loss = F.cross_entropy(modelo(xb), yb)
-        (loss / accum if dividir else loss).backward()
-    return [p.grad.clone() for p in modelo.parameters()]
+        loss = F.cross_entropy(model(xb), yb)
+        (loss / accum if divide else loss).backward()
+    return [p.grad.clone() for p in model.parameters()]
 
 
-def diferencia_maxima(a, b):
+def max_difference(a, b):
     return max((u - v).abs().max().item() for u, v in zip(a, b))
 
 
-lote_entero = gradientes(red, X8, y8, accum=1)
-dos_de_cuatro = gradientes(red, X8, y8, accum=2)
-diferencia = diferencia_maxima(lote_entero, dos_de_cuatro)
-print(f"1 lote de 8 vs 2 micro-lotes de 4: diferencia máxima {diferencia:.1e}")
+full_batch = accumulated_grads(net, X8, y8, accum=1)
+two_of_four = accumulated_grads(net, X8, y8, accum=2)
+difference = max_difference(full_batch, two_of_four)
+print(f"1 lote de 8 vs 2 micro-lotes de 4: diferencia máxima {difference:.1e}")
 
 # %% [markdown]
 # La diferencia es del orden de $10^{-8}$: redondeo de `float32`, porque sumar en otro
@@ -232,10 +232,10 @@ print(f"1 lote de 8 vs 2 micro-lotes de 4: diferencia máxima {diferencia:.1e}")
 # veces el gradiente del lote. El cociente entre normas lo dice:
 
 # %% tags=["demo"]
-sin_dividir = gradientes(red, X8, y8, accum=2, dividir=False)
-for nombre, g, g_bien in zip(("W1", "b1", "W2", "b2"), sin_dividir, lote_entero):
-    razon = (g.norm() / g_bien.norm()).item()
-    print(f"{nombre}: norma sin dividir / norma del lote entero = {razon:.6f}")
+undivided = accumulated_grads(net, X8, y8, accum=2, divide=False)
+for name, g, g_ok in zip(("W1", "b1", "W2", "b2"), undivided, full_batch):
+    ratio = (g.norm() / g_ok.norm()).item()
+    print(f"{name}: norma sin dividir / norma del lote entero = {ratio:.6f}")
 
 # %% [markdown]
 # Exactamente 2. Con SGD, eso equivale a multiplicar por `accum` la tasa de aprendizaje sin
@@ -244,14 +244,14 @@ for nombre, g, g_bien in zip(("W1", "b1", "W2", "b2"), sin_dividir, lote_entero)
 # %% tags=["demo"]
 torch.manual_seed(0)
 X32, y32 = torch.randn(32, 10), torch.randint(0, 3, (32,))
-referencia = gradientes(red, X32, y32, accum=1)
+reference = accumulated_grads(net, X32, y32, accum=1)
 print(" accum  micro-lote  dif. máx. (dividiendo)  razón (sin dividir)")
 for accum in (1, 2, 4, 8):
-    dividido = gradientes(red, X32, y32, accum)
-    crudo = gradientes(red, X32, y32, accum, dividir=False)
-    razon = (crudo[0].norm() / referencia[0].norm()).item()
-    diferencia = diferencia_maxima(dividido, referencia)
-    print(f"{accum:6d}  {32 // accum:10d}  {diferencia:22.1e}  {razon:19.4f}")
+    divided = accumulated_grads(net, X32, y32, accum)
+    raw = accumulated_grads(net, X32, y32, accum, divide=False)
+    ratio = (raw[0].norm() / reference[0].norm()).item()
+    difference = max_difference(divided, reference)
+    print(f"{accum:6d}  {32 // accum:10d}  {difference:22.1e}  {ratio:19.4f}")
 
 # %% [markdown]
 # ¿Qué ganas? Memoria. Autograd guarda, para el pase hacia atrás, las activaciones de cada
@@ -266,51 +266,51 @@ mlp = nn.Sequential(nn.Linear(64, 256), nn.ReLU(), nn.Linear(256, 10))
 X256 = torch.randn(256, 64)
 
 
-def kib_guardados(modelo, x):
+def kib_saved(model, x):
     total = 0
 
-    def empaquetar(tensor):
+    def pack(tensor):
         nonlocal total
         total += tensor.numel() * tensor.element_size()
         return tensor
 
-    with torch.autograd.graph.saved_tensors_hooks(empaquetar, lambda tensor: tensor):
-        modelo(x).pow(2).mean()
+    with torch.autograd.graph.saved_tensors_hooks(pack, lambda tensor: tensor):
+        model(x).pow(2).mean()
     return total / 1024
 
 
-def ms_por_lote(modelo, x, micro, repeticiones=7):
+def ms_per_batch(model, x, micro, repeats=7):
     """La mejor de ``repeticiones`` medidas, en un solo hilo de CPU (números más estables)."""
-    hilos = torch.get_num_threads()
+    threads = torch.get_num_threads()
     torch.set_num_threads(1)
-    tiempos = []
+    times = []
     try:
-        for _ in range(repeticiones + 1):  # la primera vuelta calienta
-            inicio = time.perf_counter()
-            modelo.zero_grad()
+        for _ in range(repeats + 1):  # la primera vuelta calienta
+            start = time.perf_counter()
+            model.zero_grad()
             for xb in x.split(micro):
-                (modelo(xb).pow(2).mean() / (x.shape[0] // micro)).backward()
-            tiempos.append(time.perf_counter() - inicio)
+                (model(xb).pow(2).mean() / (x.shape[0] // micro)).backward()
+            times.append(time.perf_counter() - start)
     finally:
-        torch.set_num_threads(hilos)
-    return 1000 * min(tiempos[1:])
+        torch.set_num_threads(threads)
+    return 1000 * min(times[1:])
 
 
 micros = [8, 16, 32, 64, 128, 256]
-memoria = [kib_guardados(mlp, X256[:m]) for m in micros]
-tiempo = [ms_por_lote(mlp, X256, m) for m in micros]
-for m, kib, ms in zip(micros, memoria, tiempo):
+memory = [kib_saved(mlp, X256[:m]) for m in micros]
+elapsed = [ms_per_batch(mlp, X256, m) for m in micros]
+for m, kib, ms in zip(micros, memory, elapsed):
     print(f"micro-lote {m:3d} (accum {256 // m:2d}): {kib:6.1f} KiB guardados por pase, "
           f"{ms:5.1f} ms por lote de 256")
 print(f"en esta máquina, {256 // micros[0]} micro-lotes de {micros[0]} tardan "
-      f"×{tiempo[0] / tiempo[-1]:.1f} lo que un pase de 256, y guardan "
-      f"×{memoria[0] / memoria[-1]:.2f} de memoria por pase")
+      f"×{elapsed[0] / elapsed[-1]:.1f} lo que un pase de 256, y guardan "
+      f"×{memory[0] / memory[-1]:.2f} de memoria por pase")
 
 fig, (ax_m, ax_t) = plt.subplots(1, 2, figsize=(9, 3))
-ax_m.plot(micros, memoria, "o-")
+ax_m.plot(micros, memory, "o-")
 ax_m.set_title("memoria guardada para backward")
 ax_m.set_ylabel("KiB por pase")
-ax_t.plot(micros, tiempo, "o-", color="tab:orange")
+ax_t.plot(micros, elapsed, "o-", color="tab:orange")
 ax_t.set_title("tiempo por lote efectivo de 256 (CPU, 1 hilo)")
 ax_t.set_ylabel("ms")
 for ax in (ax_m, ax_t):
@@ -337,13 +337,13 @@ plt.show()
 # también.
 
 # %% tags=["demo"]
-for capa_norm in (nn.BatchNorm1d, nn.LayerNorm):
+for norm_layer in (nn.BatchNorm1d, nn.LayerNorm):
     torch.manual_seed(0)
-    modelo = nn.Sequential(nn.Linear(10, 16), capa_norm(16), nn.ReLU(), nn.Linear(16, 3))
-    entero = gradientes(modelo, X8, y8, accum=1)
-    acumulado = gradientes(modelo, X8, y8, accum=2)
-    diferencia = diferencia_maxima(entero, acumulado)
-    print(f"{capa_norm.__name__:>11}: 1×8 vs 2×4, diferencia máxima {diferencia:.1e}")
+    model = nn.Sequential(nn.Linear(10, 16), norm_layer(16), nn.ReLU(), nn.Linear(16, 3))
+    full = accumulated_grads(model, X8, y8, accum=1)
+    accumulated = accumulated_grads(model, X8, y8, accum=2)
+    difference = max_difference(full, accumulated)
+    print(f"{norm_layer.__name__:>11}: 1×8 vs 2×4, diferencia máxima {difference:.1e}")
 
 # %% [markdown]
 # Con BatchNorm la diferencia es del orden de $10^{-1}$: no es redondeo. LayerNorm normaliza
@@ -423,28 +423,28 @@ def accumulate_gradients(model, loss_fn, x, y, accum):
 
 # %% tags=["demo"]
 torch.manual_seed(0)
-lotes = [(torch.randn(4, 3), torch.randn(4, 1)) for _ in range(10)]
+batches = [(torch.randn(4, 3), torch.randn(4, 1)) for _ in range(10)]
 accum = 4
 
 
-def bucle_clasico(modelo, lotes, accum):
-    optimizer = torch.optim.SGD(modelo.parameters(), lr=0.1)
+def classic_loop(model, batches, accum):
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
     optimizer.zero_grad()
-    pasos = []
-    for i, (xb, yb) in enumerate(lotes):
-        (F.mse_loss(modelo(xb), yb) / accum).backward()
+    steps = []
+    for i, (xb, yb) in enumerate(batches):
+        (F.mse_loss(model(xb), yb) / accum).backward()
         if (i + 1) % accum == 0:
             optimizer.step()
             optimizer.zero_grad()
-            pasos.append(i)
-    return pasos
+            steps.append(i)
+    return steps
 
 
-modelo = nn.Linear(3, 1)
-pasos = bucle_clasico(modelo, lotes, accum)
-print("pasos del optimizador tras los micro-lotes:", pasos)
-print("¿quedó algo en .grad al terminar?", modelo.weight.grad is not None,
-      f"(norma {modelo.weight.grad.norm().item():.3f})")
+model = nn.Linear(3, 1)
+steps = classic_loop(model, batches, accum)
+print("pasos del optimizador tras los micro-lotes:", steps)
+print("¿quedó algo en .grad al terminar?", model.weight.grad is not None,
+      f"(norma {model.weight.grad.norm().item():.3f})")
 
 # %% [markdown]
 # Los micro-lotes 8 y 9 (contando desde 0) nunca llegan a un paso: su gradiente se queda en
@@ -452,29 +452,29 @@ print("¿quedó algo en .grad al terminar?", modelo.weight.grad is not None,
 # su primer paso:
 
 # %% tags=["demo"]
-def primer_ciclo_de_la_epoca(modelo, borrar_antes):
+def first_cycle_of_epoch(model, clear_first):
     """El ``.grad`` del peso tras el primer ciclo de la época siguiente, con o sin
     ``zero_grad()``."""
-    resto = [p.grad.clone() for p in modelo.parameters()]  # lo que dejó la época anterior
-    if borrar_antes:
-        modelo.zero_grad()
-    for xb, yb in lotes[:accum]:
-        (F.mse_loss(modelo(xb), yb) / accum).backward()
-    norma = modelo.weight.grad.norm().item()
-    for p, g in zip(modelo.parameters(), resto):  # deja el resto como estaba, para comparar
+    remainder = [p.grad.clone() for p in model.parameters()]  # lo que dejó la época anterior
+    if clear_first:
+        model.zero_grad()
+    for xb, yb in batches[:accum]:
+        (F.mse_loss(model(xb), yb) / accum).backward()
+    norm = model.weight.grad.norm().item()
+    for p, g in zip(model.parameters(), remainder):  # deja el resto como estaba, para comparar
         p.grad = g
-    return norma
+    return norm
 
 
 print(f"norma del gradiente del primer paso: "
-      f"{primer_ciclo_de_la_epoca(modelo, borrar_antes=True):.3f} con zero_grad(), "
-      f"{primer_ciclo_de_la_epoca(modelo, borrar_antes=False):.3f} sin él")
+      f"{first_cycle_of_epoch(model, clear_first=True):.3f} con zero_grad(), "
+      f"{first_cycle_of_epoch(model, clear_first=False):.3f} sin él")
 
 # %% [markdown]
 # La corrección es dar también un paso tras el último micro-lote:
 #
 # ```python
-# if (i + 1) % accum == 0 or i + 1 == len(lotes):
+# if (i + 1) % accum == 0 or i + 1 == len(batches):
 # ```
 #
 # Falta un detalle: el divisor. El último ciclo tiene `r = 10 % 4 = 2` micro-lotes. Si
@@ -483,20 +483,20 @@ print(f"norma del gradiente del primer paso: "
 # medio de su ciclo, divide por el número de micro-lotes que tiene de verdad.
 
 # %% tags=["demo"]
-def gradiente_del_ultimo_ciclo(divisor):
-    modelo = nn.Linear(3, 1)
+def last_cycle_grad(divisor):
+    model = nn.Linear(3, 1)
     with torch.no_grad():
-        modelo.weight.fill_(0.5)
-        modelo.bias.zero_()
-    for xb, yb in lotes[8:]:
-        (F.mse_loss(modelo(xb), yb) / divisor).backward()
-    return modelo.weight.grad.norm().item()
+        model.weight.fill_(0.5)
+        model.bias.zero_()
+    for xb, yb in batches[8:]:
+        (F.mse_loss(model(xb), yb) / divisor).backward()
+    return model.weight.grad.norm().item()
 
 
-media = gradiente_del_ultimo_ciclo(divisor=2)
-print(f"dividiendo por r = 2:      norma {media:.4f}")
-print(f"dividiendo por accum = 4:  norma {gradiente_del_ultimo_ciclo(4):.4f}  "
-      f"({gradiente_del_ultimo_ciclo(4) / media:.2f} × la media del ciclo)")
+mean = last_cycle_grad(divisor=2)
+print(f"dividiendo por r = 2:      norma {mean:.4f}")
+print(f"dividiendo por accum = 4:  norma {last_cycle_grad(4):.4f}  "
+      f"({last_cycle_grad(4) / mean:.2f} × la media del ciclo)")
 
 # %% [markdown]
 # Algunas bibliotecas dividen siempre por `accum` y aceptan ese último paso más corto. En
@@ -574,22 +574,22 @@ def train_with_accumulation(model, loss_fn, optimizer, batches, accum):
 # Y devuelve la norma **de antes** del recorte. Compruébalo:
 
 # %% tags=["demo"]
-def norma_total(parametros):
-    return torch.sqrt(sum((p.grad**2).sum() for p in parametros)).item()
+def total_norm(params):
+    return torch.sqrt(sum((p.grad**2).sum() for p in params)).item()
 
 
 torch.manual_seed(0)
-red = nn.Sequential(nn.Linear(10, 32), nn.ReLU(), nn.Linear(32, 3))
-F.cross_entropy(red(X32) * 5, y32).backward()
-parametros = list(red.parameters())
-antes = torch.cat([p.grad.flatten() for p in parametros])
+net = nn.Sequential(nn.Linear(10, 32), nn.ReLU(), nn.Linear(32, 3))
+F.cross_entropy(net(X32) * 5, y32).backward()
+params = list(net.parameters())
+before = torch.cat([p.grad.flatten() for p in params])
 
-devuelta = nn.utils.clip_grad_norm_(parametros, max_norm=1.0)
-despues = torch.cat([p.grad.flatten() for p in parametros])
-print(f"norma calculada antes: {antes.norm().item():.4f}   "
-      f"devuelta por clip_grad_norm_: {devuelta.item():.4f}")
-print(f"norma después:         {norma_total(parametros):.4f}")
-print(f"coseno entre antes y después: {F.cosine_similarity(antes, despues, dim=0).item():.6f}")
+returned = nn.utils.clip_grad_norm_(params, max_norm=1.0)
+after = torch.cat([p.grad.flatten() for p in params])
+print(f"norma calculada antes: {before.norm().item():.4f}   "
+      f"devuelta por clip_grad_norm_: {returned.item():.4f}")
+print(f"norma después:         {total_norm(params):.4f}")
+print(f"coseno entre antes y después: {F.cosine_similarity(before, after, dim=0).item():.6f}")
 
 # %% [markdown]
 # Si la norma ya es menor que `max_norm`, no toca nada, aunque te sigue devolviendo la
@@ -597,8 +597,8 @@ print(f"coseno entre antes y después: {F.cosine_similarity(antes, despues, dim=
 # Con `max_norm=float("inf")` nunca recorta: es una forma cómoda de solo medir.
 
 # %% tags=["demo"]
-norma = nn.utils.clip_grad_norm_(parametros, max_norm=10.0)
-print(f"max_norm=10: devuelve {norma.item():.4f}; la norma sigue en {norma_total(parametros):.4f}")
+norm = nn.utils.clip_grad_norm_(params, max_norm=10.0)
+print(f"max_norm=10: devuelve {norm.item():.4f}; la norma sigue en {total_norm(params):.4f}")
 
 # %% [markdown]
 # ### Dónde va
@@ -608,11 +608,11 @@ print(f"max_norm=10: devuelve {norma.item():.4f}; la norma sigue en {norma_total
 # quien usa los gradientes). Si lo pones antes del `backward()`, no hay nada que recortar:
 
 # %% tags=["demo"]
-red.zero_grad()  # .grad vuelve a None
-norma = nn.utils.clip_grad_norm_(red.parameters(), 1.0)
-print("recorte antes de backward, devuelve:", norma.item())
-F.cross_entropy(red(X32) * 5, y32).backward()
-print(f"norma con la que step() trabajaría: {norma_total(list(red.parameters())):.4f}")
+net.zero_grad()  # .grad vuelve a None
+norm = nn.utils.clip_grad_norm_(net.parameters(), 1.0)
+print("recorte antes de backward, devuelve:", norm.item())
+F.cross_entropy(net(X32) * 5, y32).backward()
+print(f"norma con la que step() trabajaría: {total_norm(list(net.parameters())):.4f}")
 
 # %% [markdown]
 # Después de `step()` es igual de inútil: el paso ya se dio con los gradientes sin recortar.
@@ -620,23 +620,23 @@ print(f"norma con la que step() trabajaría: {norma_total(list(red.parameters())
 # sitio:
 
 # %% tags=["demo"]
-def cambio_de_un_paso(donde):
+def one_step_change(where):
     torch.manual_seed(0)
-    modelo = nn.Sequential(nn.Linear(10, 32), nn.ReLU(), nn.Linear(32, 3))
-    optimizer = torch.optim.SGD(modelo.parameters(), lr=0.1)
-    antes = [p.detach().clone() for p in modelo.parameters()]
-    F.cross_entropy(modelo(X32) * 5, y32).backward()
-    if donde == "en su sitio":
-        nn.utils.clip_grad_norm_(modelo.parameters(), 1.0)
+    model = nn.Sequential(nn.Linear(10, 32), nn.ReLU(), nn.Linear(32, 3))
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    before = [p.detach().clone() for p in model.parameters()]
+    F.cross_entropy(model(X32) * 5, y32).backward()
+    if where == "en su sitio":
+        nn.utils.clip_grad_norm_(model.parameters(), 1.0)
     optimizer.step()
-    if donde == "después de step()":
-        nn.utils.clip_grad_norm_(modelo.parameters(), 1.0)
-    return torch.cat([(p.detach() - a).flatten() for p, a in zip(modelo.parameters(), antes)])
+    if where == "después de step()":
+        nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+    return torch.cat([(p.detach() - a).flatten() for p, a in zip(model.parameters(), before)])
 
 
-for donde in ("sin recorte", "después de step()", "en su sitio"):
-    print(f"{donde:>17}: norma del cambio de los parámetros "
-          f"{cambio_de_un_paso(donde).norm().item():.4f}")
+for where in ("sin recorte", "después de step()", "en su sitio"):
+    print(f"{where:>17}: norma del cambio de los parámetros "
+          f"{one_step_change(where).norm().item():.4f}")
 
 # %% [markdown]
 # Recortar después de `step()` da exactamente el mismo paso que no recortar (el cambio es
@@ -653,34 +653,34 @@ for donde in ("sin recorte", "después de step()", "en su sitio"):
 # en los datos). Entrena dos veces: sin recorte y con `max_norm = 1`.
 
 # %% tags=["demo"]
-generador = torch.Generator().manual_seed(0)
-X_ruido = torch.randn(80, 16, 5, generator=generador)
-w_verdad = torch.randn(5, 1, generator=generador)
-Y_ruido = X_ruido @ w_verdad + 0.1 * torch.randn(80, 16, 1, generator=generador)
-Y_ruido[40] *= 25  # un lote corrupto
+generator = torch.Generator().manual_seed(0)
+X_noise = torch.randn(80, 16, 5, generator=generator)
+w_true = torch.randn(5, 1, generator=generator)
+Y_noise = X_noise @ w_true + 0.1 * torch.randn(80, 16, 1, generator=generator)
+Y_noise[40] *= 25  # un lote corrupto
 
 
-def entrenar_con_recorte(max_norm):
+def train_with_clipping(max_norm):
     torch.manual_seed(0)
-    modelo = nn.Sequential(nn.Linear(5, 32), nn.Tanh(), nn.Linear(32, 1))
-    optimizer = torch.optim.SGD(modelo.parameters(), lr=0.05)
-    normas, perdidas = [], []
-    for xb, yb in zip(X_ruido, Y_ruido):
+    model = nn.Sequential(nn.Linear(5, 32), nn.Tanh(), nn.Linear(32, 1))
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.05)
+    norms, losses = [], []
+    for xb, yb in zip(X_noise, Y_noise):
         optimizer.zero_grad()
-        loss = F.mse_loss(modelo(xb), yb)
+        loss = F.mse_loss(model(xb), yb)
         loss.backward()
-        norma = nn.utils.clip_grad_norm_(modelo.parameters(), max_norm)
+        norm = nn.utils.clip_grad_norm_(model.parameters(), max_norm)
         optimizer.step()
-        normas.append(norma.item())
-        perdidas.append(loss.item())
-    return normas, perdidas
+        norms.append(norm.item())
+        losses.append(loss.item())
+    return norms, losses
 
 
-def dibujar_entrenamiento(resultados):
+def plot_training(results):
     fig, (ax_n, ax_l) = plt.subplots(1, 2, figsize=(10, 3))
-    for etiqueta, (normas, perdidas) in resultados.items():
-        ax_n.semilogy(normas, label=etiqueta)
-        ax_l.semilogy(perdidas, label=etiqueta)
+    for label, (norms, losses) in results.items():
+        ax_n.semilogy(norms, label=label)
+        ax_l.semilogy(losses, label=label)
     ax_n.set_title("norma del gradiente (antes del recorte)")
     ax_l.set_title("pérdida")
     for ax in (ax_n, ax_l):
@@ -691,12 +691,12 @@ def dibujar_entrenamiento(resultados):
     plt.show()
 
 
-resultados = {"sin recorte": entrenar_con_recorte(math.inf),
-              "max_norm = 1": entrenar_con_recorte(1.0)}
-for etiqueta, (normas, perdidas) in resultados.items():
-    print(f"{etiqueta:>12}: norma máxima {max(normas):7.1f}   "
-          f"pérdida media después del lote 40: {sum(perdidas[41:]) / len(perdidas[41:]):.3f}")
-dibujar_entrenamiento(resultados)
+results = {"sin recorte": train_with_clipping(math.inf),
+              "max_norm = 1": train_with_clipping(1.0)}
+for label, (norms, losses) in results.items():
+    print(f"{label:>12}: norma máxima {max(norms):7.1f}   "
+          f"pérdida media después del lote 40: {sum(losses[41:]) / len(losses[41:]):.3f}")
+plot_training(results)
 
 # %% [markdown]
 # Las dos curvas de la norma muestran el pico en el paso 40: el registro te avisa en ambos
@@ -717,15 +717,15 @@ dibujar_entrenamiento(resultados)
 import ipywidgets as widgets
 
 
-def explorar_max_norm(max_norm):
-    normas, perdidas = entrenar_con_recorte(max_norm)
-    recortados = sum(n > max_norm for n in normas)
-    print(f"max_norm = {max_norm}: {recortados} de {len(normas)} pasos recortados; "
-          f"pérdida final {perdidas[-1]:.3f}")
-    dibujar_entrenamiento({f"max_norm = {max_norm}": (normas, perdidas)})
+def explore_max_norm(max_norm):
+    norms, losses = train_with_clipping(max_norm)
+    clipped = sum(n > max_norm for n in norms)
+    print(f"max_norm = {max_norm}: {clipped} de {len(norms)} pasos recortados; "
+          f"pérdida final {losses[-1]:.3f}")
+    plot_training({f"max_norm = {max_norm}": (norms, losses)})
 
 
-widgets.interactive(explorar_max_norm, max_norm=widgets.Dropdown(
+widgets.interactive(explore_max_norm, max_norm=widgets.Dropdown(
     options=[("sin recorte", math.inf), ("10", 10.0), ("3", 3.0), ("1", 1.0), ("0.3", 0.3),
              ("0.1", 0.1)],
     value=1.0, description="max_norm"))

@@ -56,17 +56,17 @@ torch.set_num_threads(1)  # modelos diminutos: en CPU, un hilo evita esperas ent
 # lo que hacen. Usemos un modelo pequeño con las dos capas que nos interesan.
 
 # %% tags=["demo"]
-def modelo_pequeno(semilla=0):
-    torch.manual_seed(semilla)
+def small_model(seed=0):
+    torch.manual_seed(seed)
     return nn.Sequential(nn.Linear(4, 8), nn.BatchNorm1d(8), nn.ReLU(), nn.Dropout(0.5),
                          nn.Linear(8, 2))
 
 
-modelo = modelo_pequeno()
-for modo in ("train", "eval"):
-    getattr(modelo, modo)()
-    print(f"tras model.{modo}():", {nombre or "(raíz)": m.training
-                                   for nombre, m in modelo.named_modules()})
+model = small_model()
+for mode in ("train", "eval"):
+    getattr(model, mode)()
+    print(f"tras model.{mode}():", {name or "(raíz)": m.training
+                                   for name, m in model.named_modules()})
 
 # %% [markdown]
 # `model.eval()` es exactamente `model.train(False)`. Y no toca los pesos: los parámetros
@@ -74,13 +74,13 @@ for modo in ("train", "eval"):
 # encendido: `eval()` no tiene nada que ver con los gradientes.
 
 # %% tags=["demo"]
-antes = copy.deepcopy(modelo.state_dict())
-modelo.train()
-modelo.eval()
+before = copy.deepcopy(model.state_dict())
+model.train()
+model.eval()
 print("¿pesos idénticos tras train() y eval()?",
-      all(torch.equal(antes[k], v) for k, v in modelo.state_dict().items()))
-salida = modelo(torch.randn(3, 4))
-print("en eval, ¿la salida tiene grad_fn?", salida.grad_fn is not None)
+      all(torch.equal(before[k], v) for k, v in model.state_dict().items()))
+out = model(torch.randn(3, 4))
+print("en eval, ¿la salida tiene grad_fn?", out.grad_fn is not None)
 
 # %% [markdown]
 # Como el atributo es de cada módulo, puedes mezclar modos: por ejemplo, entrenar un modelo
@@ -88,9 +88,9 @@ print("en eval, ¿la salida tiene grad_fn?", salida.grad_fn is not None)
 # cada módulo, en el orden de `model.modules()`.
 
 # %% tags=["demo"]
-modelo.train()
-modelo[1].eval()  # solo la BatchNorm
-print("modos:", modos_de(modelo), "  model.training =", modelo.training)
+model.train()
+model[1].eval()  # solo la BatchNorm
+print("modos:", modos_de(model), "  model.training =", model.training)
 
 # %% [markdown]
 # Ojo con el último número: `model.training` es solo el atributo de la raíz. No te dice nada
@@ -124,24 +124,24 @@ print("eval:  ¿salida idéntica a la entrada?", torch.equal(dropout(x), x))
 import ipywidgets as widgets
 from IPython.display import display
 
-deslizador_p = widgets.FloatSlider(value=0.3, min=0.0, max=0.9, step=0.05, description="p")
-salida_dropout = widgets.Output()
+p_slider = widgets.FloatSlider(value=0.3, min=0.0, max=0.9, step=0.05, description="p")
+dropout_out = widgets.Output()
 
 
-def medir_dropout(cambio):
-    p = cambio["new"]
+def measure_dropout(change):
+    p = change["new"]
     torch.manual_seed(0)
     y = nn.Dropout(p).train()(torch.ones(100_000))
-    with salida_dropout:
-        salida_dropout.clear_output(wait=True)
+    with dropout_out:
+        dropout_out.clear_output(wait=True)
         print(f"fracción de ceros {(y == 0).float().mean():.3f}  (teoría {p:.3f})")
         print(f"media             {y.mean():.3f}  (teoría 1.000)")
         print(f"varianza          {y.var():.3f}  (teoría {p / (1 - p):.3f})")
 
 
-deslizador_p.observe(medir_dropout, names="value")
-medir_dropout({"new": deslizador_p.value})
-display(widgets.VBox([deslizador_p, salida_dropout]))
+p_slider.observe(measure_dropout, names="value")
+measure_dropout({"new": p_slider.value})
+display(widgets.VBox([p_slider, dropout_out]))
 
 # %% [markdown]
 # En modo entrenamiento, dos llamadas con la **misma** entrada dan salidas distintas: cada
@@ -166,14 +166,14 @@ print("eval: ", dropout.eval()(x), "\n      ", dropout(x))
 # %% tags=["demo"]
 torch.manual_seed(0)
 bn = nn.BatchNorm1d(3)
-lote = 5 + 2 * torch.randn(64, 3)
+batch = 5 + 2 * torch.randn(64, 3)
 
 bn.train()
-salida = bn(lote)
-print("train: media de la salida", salida.mean(0).detach(), " desviación",
-      salida.std(0, unbiased=False).detach())
-print("running_mean", bn.running_mean, "  0.1 · media del lote", 0.1 * lote.mean(0))
-print("running_var ", bn.running_var, "  0.9 + 0.1 · var del lote", 0.9 + 0.1 * lote.var(0))
+out = bn(batch)
+print("train: media de la salida", out.mean(0).detach(), " desviación",
+      out.std(0, unbiased=False).detach())
+print("running_mean", bn.running_mean, "  0.1 · media del lote", 0.1 * batch.mean(0))
+print("running_var ", bn.running_var, "  0.9 + 0.1 · var del lote", 0.9 + 0.1 * batch.var(0))
 print("num_batches_tracked", bn.num_batches_tracked.item())
 
 # %% [markdown]
@@ -188,10 +188,10 @@ print("num_batches_tracked", bn.num_batches_tracked.item())
 
 # %% tags=["demo"]
 bn.eval()
-antes = {k: v.clone() for k, v in bn.named_buffers()}
-salida = bn(lote)
-print("eval: media de la salida", salida.mean(0).detach())
-print("¿búferes intactos?", all(torch.equal(antes[k], v) for k, v in bn.named_buffers()))
+before = {k: v.clone() for k, v in bn.named_buffers()}
+out = bn(batch)
+print("eval: media de la salida", out.mean(0).detach())
+print("¿búferes intactos?", all(torch.equal(before[k], v) for k, v in bn.named_buffers()))
 
 # %% [markdown]
 # Con muchos lotes, las medias móviles se acercan a las estadísticas reales de los datos.
@@ -203,14 +203,14 @@ import matplotlib.pyplot as plt
 
 torch.manual_seed(0)
 bn = nn.BatchNorm1d(3).train()
-historia = []
+history = []
 with torch.no_grad():
     for _ in range(60):
         bn(5 + 2 * torch.randn(32, 3))
-        historia.append(bn.running_mean[0].item())
+        history.append(bn.running_mean[0].item())
 
 plt.figure(figsize=(7, 3))
-plt.plot(historia, label="running_mean[0]")
+plt.plot(history, label="running_mean[0]")
 plt.axhline(5, color="gray", ls="--", label="media real (5)")
 plt.xlabel("lotes vistos en modo entrenamiento")
 plt.legend()
@@ -227,14 +227,14 @@ plt.show()
 
 # %% tags=["demo"]
 torch.manual_seed(1)
-fila = torch.randn(1, 3)
-lote_a = torch.cat([fila, torch.randn(7, 3)])
-lote_b = torch.cat([fila, 3 + torch.randn(7, 3)])
-for modo in ("train", "eval"):
-    getattr(bn, modo)()
+row = torch.randn(1, 3)
+batch_a = torch.cat([row, torch.randn(7, 3)])
+batch_b = torch.cat([row, 3 + torch.randn(7, 3)])
+for mode in ("train", "eval"):
+    getattr(bn, mode)()
     with torch.no_grad():
-        a, b = bn(lote_a)[0], bn(lote_b)[0]
-    print(f"{modo:>5}: fila en el lote A {a}\n       fila en el lote B {b}")
+        a, b = bn(batch_a)[0], bn(batch_b)[0]
+    print(f"{mode:>5}: fila en el lote A {a}\n       fila en el lote B {b}")
 
 # %% [markdown]
 # Y con una sola muestra no hay estadísticas de lote que calcular: en modo entrenamiento,
@@ -254,23 +254,23 @@ with muestra_error(ValueError):
 # búferes no cambian.
 
 # %% tags=["demo"]
-modelo = modelo_pequeno()
+model = small_model()
 torch.manual_seed(2)
 x = torch.randn(16, 4)
-resultados = {}
-for modo in ("train", "eval"):
-    getattr(modelo, modo)()
-    buferes = {k: v.clone() for k, v in modelo.named_buffers()}
+results = {}
+for mode in ("train", "eval"):
+    getattr(model, mode)()
+    buffers = {k: v.clone() for k, v in model.named_buffers()}
     with torch.no_grad():
-        salidas = torch.stack([modelo(x) for _ in range(200)])
-    cambiados = [k for k, v in modelo.named_buffers() if not torch.equal(buferes[k], v)]
-    resultados[modo] = salidas[:, 0, 0]
-    print(f"{modo:>5}: varianza media entre pases {salidas.var(0).mean():.4f}   "
-          f"búferes que cambiaron: {cambiados or 'ninguno'}")
+        outputs = torch.stack([model(x) for _ in range(200)])
+    changed = [k for k, v in model.named_buffers() if not torch.equal(buffers[k], v)]
+    results[mode] = outputs[:, 0, 0]
+    print(f"{mode:>5}: varianza media entre pases {outputs.var(0).mean():.4f}   "
+          f"búferes que cambiaron: {changed or 'ninguno'}")
 
 plt.figure(figsize=(7, 3))
-plt.hist(resultados["train"], bins=30, alpha=0.7, label="train: 200 valores")
-plt.axvline(resultados["eval"][0], color="C1", lw=2, label="eval: siempre el mismo")
+plt.hist(results["train"], bins=30, alpha=0.7, label="train: 200 valores")
+plt.axvline(results["eval"][0], color="C1", lw=2, label="eval: siempre el mismo")
 plt.xlabel("salida [0, 0] del modelo, misma entrada")
 plt.legend()
 plt.tight_layout()
@@ -289,30 +289,30 @@ plt.show()
 # Probemos las cuatro combinaciones con el mismo modelo y la misma entrada.
 
 # %% tags=["demo"]
-def probar(modo, con_grad):
-    modelo = modelo_pequeno()
-    getattr(modelo, modo)()
-    buferes = {k: v.clone() for k, v in modelo.named_buffers()}
-    with torch.set_grad_enabled(con_grad):
-        a, b = modelo(x), modelo(x)
+def probe(mode, with_grad):
+    model = small_model()
+    getattr(model, mode)()
+    buffers = {k: v.clone() for k, v in model.named_buffers()}
+    with torch.set_grad_enabled(with_grad):
+        a, b = model(x), model(x)
     return {"determinista": torch.equal(a, b),
-            "búferes cambian": any(not torch.equal(buferes[k], v)
-                                   for k, v in modelo.named_buffers()),
+            "búferes cambian": any(not torch.equal(buffers[k], v)
+                                   for k, v in model.named_buffers()),
             "construye grafo": a.grad_fn is not None}
 
 
-USO = {("train", True): "entrenar",
+USE = {("train", True): "entrenar",
        ("train", False): "casi nunca (¡mueve la BatchNorm!)",
        ("eval", True): "gradientes respecto de la entrada",
        ("eval", False): "evaluar / inferencia"}
 print(f"{'modo':>6} {'grad':>5} {'determinista':>13} {'búferes cambian':>16} "
       f"{'construye grafo':>16}  uso")
-for modo in ("train", "eval"):
-    for con_grad in (True, False):
-        fila = probar(modo, con_grad)
-        print(f"{modo:>6} {'sí' if con_grad else 'no':>5} {fila['determinista']!s:>13} "
-              f"{fila['búferes cambian']!s:>16} {fila['construye grafo']!s:>16}  "
-              f"{USO[modo, con_grad]}")
+for mode in ("train", "eval"):
+    for with_grad in (True, False):
+        row = probe(mode, with_grad)
+        print(f"{mode:>6} {'sí' if with_grad else 'no':>5} {row['determinista']!s:>13} "
+              f"{row['búferes cambian']!s:>16} {row['construye grafo']!s:>16}  "
+              f"{USE[mode, with_grad]}")
 
 # %% [markdown]
 # La tabla se lee por columnas:
@@ -340,19 +340,19 @@ for modo in ("train", "eval"):
 # %% tags=["demo"]
 torch.manual_seed(0)
 D, C = 20, 3
-W_real = torch.randn(D, C)
+W_true = torch.randn(D, C)
 
 
-def datos(n):
+def data(n):
     x = torch.randn(n, D)
-    return x, (x @ W_real + 1.5 * torch.randn(n, C)).argmax(dim=1)
+    return x, (x @ W_true + 1.5 * torch.randn(n, C)).argmax(dim=1)
 
 
-x_entreno, y_entreno = datos(128)
-x_valid, y_valid = datos(512)
+x_train, y_train = data(128)
+x_valid, y_valid = data(512)
 
 
-def red_de_clasificacion():
+def classification_net():
     torch.manual_seed(1)
     return nn.Sequential(nn.Linear(D, 128), nn.BatchNorm1d(128), nn.ReLU(), nn.Dropout(0.5),
                          nn.Linear(128, 128), nn.BatchNorm1d(128), nn.ReLU(), nn.Dropout(0.5),
@@ -365,50 +365,50 @@ def red_de_clasificacion():
 # evaluación ocurre a mitad de cada época.
 
 # %% tags=["demo"]
-def entrenar(vuelve_a_train, epocas=40, tam_lote=16):
-    modelo = red_de_clasificacion()
-    optimizador = torch.optim.Adam(modelo.parameters(), lr=1e-3)
-    orden = torch.Generator().manual_seed(2)
-    perdidas_entreno, perdidas_valid = [], []
-    modelo.train()
-    for _ in range(epocas):
-        permutacion = torch.randperm(len(x_entreno), generator=orden)
-        suma = 0.0
-        for inicio in range(0, len(x_entreno), tam_lote):
-            indices = permutacion[inicio:inicio + tam_lote]
-            perdida = F.cross_entropy(modelo(x_entreno[indices]), y_entreno[indices])
-            optimizador.zero_grad()
-            perdida.backward()
-            optimizador.step()
-            suma += perdida.item()
-            if inicio == len(x_entreno) // 2:  # evaluación a mitad de época
-                modelo.eval()
+def train_model(back_to_train, epochs=40, batch_size=16):
+    model = classification_net()
+    optimizer = torch.optim.Adam(model.parameters(), lr=1e-3)
+    order = torch.Generator().manual_seed(2)
+    train_losses, valid_losses = [], []
+    model.train()
+    for _ in range(epochs):
+        permutation = torch.randperm(len(x_train), generator=order)
+        total = 0.0
+        for start in range(0, len(x_train), batch_size):
+            indices = permutation[start:start + batch_size]
+            loss = F.cross_entropy(model(x_train[indices]), y_train[indices])
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+            total += loss.item()
+            if start == len(x_train) // 2:  # evaluación a mitad de época
+                model.eval()
                 with torch.no_grad():
-                    valid = F.cross_entropy(modelo(x_valid), y_valid).item()
-                if vuelve_a_train:
-                    modelo.train()
-        perdidas_entreno.append(suma / (len(x_entreno) // tam_lote))
-        perdidas_valid.append(valid)
-    return modelo, perdidas_entreno, perdidas_valid
+                    valid = F.cross_entropy(model(x_valid), y_valid).item()
+                if back_to_train:
+                    model.train()
+        train_losses.append(total / (len(x_train) // batch_size))
+        valid_losses.append(valid)
+    return model, train_losses, valid_losses
 
 
-correcto, entreno_ok, valid_ok = entrenar(vuelve_a_train=True)
-con_error, entreno_mal, valid_mal = entrenar(vuelve_a_train=False)
-print("al terminar, model.training: correcto", correcto.training, "  con el error",
-      con_error.training)
+correct, train_ok, valid_ok = train_model(back_to_train=True)
+buggy, train_bad, valid_bad = train_model(back_to_train=False)
+print("al terminar, model.training: correcto", correct.training, "  con el error",
+      buggy.training)
 
 fig, ax = plt.subplots(figsize=(8, 3.5))
-ax.plot(entreno_ok, "C0-", label="correcto: entrenamiento")
+ax.plot(train_ok, "C0-", label="correcto: entrenamiento")
 ax.plot(valid_ok, "C0--", label="correcto: validación")
-ax.plot(entreno_mal, "C3-", label="sin volver a train(): entrenamiento")
-ax.plot(valid_mal, "C3--", label="sin volver a train(): validación")
+ax.plot(train_bad, "C3-", label="sin volver a train(): entrenamiento")
+ax.plot(valid_bad, "C3--", label="sin volver a train(): validación")
 ax.set_xlabel("época")
 ax.set_ylabel("pérdida (entropía cruzada)")
 ax.legend()
 plt.tight_layout()
 plt.show()
 print(f"pérdida de validación final: correcto {valid_ok[-1]:.3f}   con el error "
-      f"{valid_mal[-1]:.3f}")
+      f"{valid_bad[-1]:.3f}")
 
 # %% [markdown]
 # Las curvas se separan en pocas épocas. Sin Dropout, la red memoriza el conjunto de
@@ -422,15 +422,15 @@ print(f"pérdida de validación final: correcto {valid_ok[-1]:.3f}   con el erro
 # ajustar un modelo preentrenado), `model.train()` la descongela sin avisar:
 
 # %% tags=["demo"]
-modelo = modelo_pequeno()
-modelo.train()
-modelo[1].eval()  # BatchNorm congelada a propósito
-print("antes de evaluar:    ", modos_de(modelo))
-modelo.eval()
+model = small_model()
+model.train()
+model[1].eval()  # BatchNorm congelada a propósito
+print("antes de evaluar:    ", modos_de(model))
+model.eval()
 with torch.no_grad():
-    modelo(torch.randn(8, 4))
-modelo.train()  # "después de evaluar, train()"
-print("después de train():  ", modos_de(modelo), "← la BatchNorm ya no está congelada")
+    model(torch.randn(8, 4))
+model.train()  # "después de evaluar, train()"
+print("después de train():  ", modos_de(model), "← la BatchNorm ya no está congelada")
 
 # %% [markdown]
 # ## Ejercicio 1 · Un bloque `with` que evalúa y no deja rastro (3 puntos)
@@ -501,14 +501,14 @@ def evaluation_mode(model):
 # %% tags=["demo"]
 torch.manual_seed(0)
 h = torch.randn(8, 5)
-capas = {"Dropout(p=0)": nn.Dropout(0.0),
+layers = {"Dropout(p=0)": nn.Dropout(0.0),
          "BatchNorm1d(track_running_stats=False)": nn.BatchNorm1d(5, track_running_stats=False),
          "Dropout(p=0.2)": nn.Dropout(0.2),
          "BatchNorm1d (por defecto)": nn.BatchNorm1d(5)}
-for nombre, capa in capas.items():
+for name, layer in layers.items():
     with torch.no_grad():
-        igual = torch.equal(capa.train()(h), capa.eval()(h))
-    print(f"{nombre:>38}: ¿igual en train y en eval? {igual}")
+        same = torch.equal(layer.train()(h), layer.eval()(h))
+    print(f"{name:>38}: ¿igual en train y en eval? {same}")
 
 # %% [markdown]
 # Y al revés: cualquier módulo propio puede leer `self.training`. `RuidoGaussiano` (de la
@@ -516,9 +516,9 @@ for nombre, capa in capas.items():
 # `isinstance(m, nn.Dropout)` encontraría.
 
 # %% tags=["demo"]
-ruido = RuidoGaussiano(sigma=0.5)
-print("train:", ruido.train()(torch.zeros(4)))
-print("eval: ", ruido.eval()(torch.zeros(4)))
+noise = RuidoGaussiano(sigma=0.5)
+print("train:", noise.train()(torch.zeros(4)))
+print("eval: ", noise.eval()(torch.zeros(4)))
 
 # %% [markdown]
 # La forma fiable de saberlo es medirlo: ejecutar cada módulo hoja (*leaf module*, sin
@@ -528,36 +528,36 @@ print("eval: ", ruido.eval()(torch.zeros(4)))
 # `None`, ese valor sustituye a la salida (o a la entrada) del módulo.
 
 # %% tags=["demo"]
-capturadas = {}
+captured = {}
 
 
-def guardar_entrada(nombre):
-    def gancho(modulo, args):
-        capturadas[nombre] = args[0].shape  # no devuelve nada: no cambia la entrada
-    return gancho
+def record_input(name):
+    def hook(module, args):
+        captured[name] = args[0].shape  # no devuelve nada: no cambia la entrada
+    return hook
 
 
-modelo = modelo_pequeno()
-ganchos = [m.register_forward_pre_hook(guardar_entrada(n)) for n, m in modelo.named_modules()
+model = small_model()
+hooks = [m.register_forward_pre_hook(record_input(n)) for n, m in model.named_modules()
            if not list(m.children())]
 with torch.no_grad():
-    modelo.eval()(torch.randn(3, 4))
-for gancho in ganchos:
-    gancho.remove()
-print(capturadas)
+    model.eval()(torch.randn(3, 4))
+for hook in hooks:
+    hook.remove()
+print(captured)
 
 # %% [markdown]
 # En cambio, un gancho que devuelve un valor sí cambia el resultado. Este devuelve ceros, y
 # la salida de la capa pasa a ser esos ceros:
 
 # %% tags=["demo"]
-capa = nn.Linear(4, 2)
-entrada = torch.randn(1, 4)
+layer = nn.Linear(4, 2)
+inputs = torch.randn(1, 4)
 with torch.no_grad():
-    print("sin gancho:                  ", capa(entrada))
-    gancho = capa.register_forward_hook(lambda modulo, args, salida: torch.zeros_like(salida))
-    print("con un gancho que devuelve 0:", capa(entrada))
-gancho.remove()
+    print("sin gancho:                  ", layer(inputs))
+    hook = layer.register_forward_hook(lambda module, args, out: torch.zeros_like(out))
+    print("con un gancho que devuelve 0:", layer(inputs))
+hook.remove()
 
 # %% [markdown]
 # ## Ejercicio 2 · Los módulos que cambian entre train y eval (3 puntos)
@@ -643,34 +643,34 @@ def modules_that_change(model, x):
 
 # %% tags=["demo"]
 torch.manual_seed(0)
-x_puntos = torch.rand(64, 1) * 6 - 3
-y_puntos = torch.sin(x_puntos) + 0.1 * torch.randn(64, 1)
-regresor = nn.Sequential(nn.Linear(1, 64), nn.Tanh(), nn.Dropout(0.2), nn.Linear(64, 64),
+x_points = torch.rand(64, 1) * 6 - 3
+y_points = torch.sin(x_points) + 0.1 * torch.randn(64, 1)
+regressor = nn.Sequential(nn.Linear(1, 64), nn.Tanh(), nn.Dropout(0.2), nn.Linear(64, 64),
                          nn.Tanh(), nn.Dropout(0.2), nn.Linear(64, 1))
-optimizador = torch.optim.Adam(regresor.parameters(), lr=1e-2)
-regresor.train()
+optimizer = torch.optim.Adam(regressor.parameters(), lr=1e-2)
+regressor.train()
 for _ in range(300):
-    optimizador.zero_grad()
-    F.mse_loss(regresor(x_puntos), y_puntos).backward()
-    optimizador.step()
+    optimizer.zero_grad()
+    F.mse_loss(regressor(x_points), y_points).backward()
+    optimizer.step()
 
-x_malla = torch.linspace(-6, 6, 200).unsqueeze(1)
+x_grid = torch.linspace(-6, 6, 200).unsqueeze(1)
 with torch.no_grad():
-    muestras = torch.stack([regresor(x_malla) for _ in range(100)])  # sigue en train()
-regresor.eval()
-media, desviacion = muestras.mean(0).squeeze(), muestras.std(0).squeeze()
+    samples = torch.stack([regressor(x_grid) for _ in range(100)])  # sigue en train()
+regressor.eval()
+mean, spread = samples.mean(0).squeeze(), samples.std(0).squeeze()
 
 plt.figure(figsize=(8, 3.5))
-plt.scatter(x_puntos, y_puntos, s=8, color="k", label="datos de entrenamiento")
-plt.plot(x_malla, media, label="media de 100 pases")
-plt.fill_between(x_malla.squeeze(), media - 2 * desviacion, media + 2 * desviacion, alpha=0.3,
+plt.scatter(x_points, y_points, s=8, color="k", label="datos de entrenamiento")
+plt.plot(x_grid, mean, label="media de 100 pases")
+plt.fill_between(x_grid.squeeze(), mean - 2 * spread, mean + 2 * spread, alpha=0.3,
                  label="± 2 desviaciones típicas")
 plt.axvspan(-3, 3, color="gray", alpha=0.08)
 plt.legend(loc="lower left")
 plt.tight_layout()
 plt.show()
-print(f"desviación media dentro de [-3, 3]: {desviacion[50:150].mean():.3f}   "
-      f"fuera: {torch.cat([desviacion[:50], desviacion[150:]]).mean():.3f}")
+print(f"desviación media dentro de [-3, 3]: {spread[50:150].mean():.3f}   "
+      f"fuera: {torch.cat([spread[:50], spread[150:]]).mean():.3f}")
 
 # %% [markdown]
 # La banda mide cuánto discrepan entre sí las pasadas. Compara los dos números: dentro y
@@ -683,14 +683,14 @@ print(f"desviación media dentro de [-3, 3]: {desviacion[50:150].mean():.3f}   "
 # poner el modelo en evaluación y encender **solo** los Dropout.
 
 # %% tags=["demo"]
-modelo = modelo_pequeno()
-buferes = {k: v.clone() for k, v in modelo.named_buffers()}
-modelo.train()  # el atajo equivocado con BatchNorm
+model = small_model()
+buffers = {k: v.clone() for k, v in model.named_buffers()}
+model.train()  # el atajo equivocado con BatchNorm
 with torch.no_grad():
     for _ in range(10):
-        modelo(torch.randn(16, 4))
+        model(torch.randn(16, 4))
 print("búferes movidos por un muestreo con model.train():",
-      [k for k, v in modelo.named_buffers() if not torch.equal(buferes[k], v)])
+      [k for k, v in model.named_buffers() if not torch.equal(buffers[k], v)])
 
 # %% [markdown]
 # ## Ejercicio 3 · MC dropout con BatchNorm congelada (3 puntos)

@@ -62,21 +62,21 @@ import torch.nn.functional as F
 
 torch.manual_seed(0)
 
-DISPOSITIVO = "cuda" if torch.cuda.is_available() else "cpu"
+DEVICE = "cuda" if torch.cuda.is_available() else "cpu"
 
 
-def bf16_nativo(dispositivo):
+def native_bf16(device):
     """True si el hardware calcula en bf16 de forma nativa (sin emularlo)."""
-    if dispositivo == "cuda":
+    if device == "cuda":
         return torch.cuda.get_device_capability()[0] >= 8  # Ampere (A100, RTX 30xx) o posterior
     try:  # CPU con Linux: los juegos de instrucciones que calculan en bf16 (Colab usa Linux)
-        banderas = Path("/proc/cpuinfo").read_text().split()
+        flags = Path("/proc/cpuinfo").read_text().split()
     except OSError:
         return False
-    return any(b in banderas for b in ("avx512_bf16", "amx_bf16"))
+    return any(b in flags for b in ("avx512_bf16", "amx_bf16"))
 
 
-def autocast_fp16_en_cpu():
+def autocast_fp16_on_cpu():
     """True si esta versión de PyTorch admite autocast en float16 en la CPU (las antiguas no)."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -87,7 +87,7 @@ def autocast_fp16_en_cpu():
             return False
 
 
-def gradscaler_en_cpu():
+def gradscaler_on_cpu():
     """True si ``torch.amp.GradScaler`` funciona en la CPU (PyTorch 2.3 o posterior)."""
     try:
         torch.amp.GradScaler("cpu")
@@ -96,12 +96,12 @@ def gradscaler_en_cpu():
     return True
 
 
-BF16_NATIVO = bf16_nativo(DISPOSITIVO)
-FP16_EN_CPU = autocast_fp16_en_cpu()
-ESCALADOR_EN_CPU = gradscaler_en_cpu()
-print(f"dispositivo: {DISPOSITIVO} · bf16 nativo: {BF16_NATIVO} · "
-      f"autocast fp16 en CPU: {FP16_EN_CPU} · GradScaler en CPU: {ESCALADOR_EN_CPU}")
-if not ESCALADOR_EN_CPU:
+NATIVE_BF16 = native_bf16(DEVICE)
+FP16_ON_CPU = autocast_fp16_on_cpu()
+SCALER_ON_CPU = gradscaler_on_cpu()
+print(f"dispositivo: {DEVICE} · bf16 nativo: {NATIVE_BF16} · "
+      f"autocast fp16 en CPU: {FP16_ON_CPU} · GradScaler en CPU: {SCALER_ON_CPU}")
+if not SCALER_ON_CPU:
     print("Tu PyTorch no tiene GradScaler para CPU (llegó en la 2.3): las demos que lo usan "
           "en CPU se saltan; actualiza PyTorch para hacer los ejercicios.")
 
@@ -117,12 +117,12 @@ if not ESCALADOR_EN_CPU:
 # (`tiny`) y `eps`, la distancia de 1 al siguiente número representable.
 
 # %% tags=["demo"]
-FORMATOS = {"fp32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16}
+FORMATS = {"fp32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16}
 
 print(f"{'':>5} {'bits':>5} {'max':>11} {'tiny (normal)':>14} {'eps':>10}")
-for nombre, dtype in FORMATOS.items():
+for name, dtype in FORMATS.items():
     info = torch.finfo(dtype)
-    print(f"{nombre:>5} {info.bits:>5} {info.max:>11.3g} {info.tiny:>14.3g} {info.eps:>10.3g}")
+    print(f"{name:>5} {info.bits:>5} {info.max:>11.3g} {info.tiny:>14.3g} {info.eps:>10.3g}")
 
 # %% [markdown]
 # Mira dos columnas. `max`: fp16 no pasa de 65504, mientras que bf16 llega tan lejos como
@@ -133,19 +133,19 @@ for nombre, dtype in FORMATOS.items():
 # relativo. Un valor que pasa a 0 subdesborda; uno que pasa a `inf` desborda.
 
 # %% tags=["demo"]
-exponentes = torch.linspace(-50, 40, 901, dtype=torch.float64)
-valores = 10.0**exponentes * 1.2345  # una mantisa que no es potencia de dos
+exponents = torch.linspace(-50, 40, 901, dtype=torch.float64)
+values = 10.0**exponents * 1.2345  # una mantisa que no es potencia de dos
 
 fig, ax = plt.subplots(figsize=(9, 3.5))
-for nombre, dtype in FORMATOS.items():
-    convertidos = valores.to(dtype).double()
-    error = ((convertidos - valores).abs() / valores).clamp(1e-10, 1.0)
-    ax.plot(exponentes, error, label=nombre)
-    ceros = exponentes[convertidos == 0]
-    infinitos = exponentes[torch.isinf(convertidos)]
-    print(f"{nombre}: pasa a 0 por debajo de 1e{ceros.max().item():.0f} · "
-          f"pasa a inf por encima de 1e{infinitos.min().item():.0f}" if len(infinitos) else
-          f"{nombre}: pasa a 0 por debajo de 1e{ceros.max().item():.0f} · no desborda aquí")
+for name, dtype in FORMATS.items():
+    converted = values.to(dtype).double()
+    error = ((converted - values).abs() / values).clamp(1e-10, 1.0)
+    ax.plot(exponents, error, label=name)
+    zeros = exponents[converted == 0]
+    infs = exponents[torch.isinf(converted)]
+    print(f"{name}: pasa a 0 por debajo de 1e{zeros.max().item():.0f} · "
+          f"pasa a inf por encima de 1e{infs.min().item():.0f}" if len(infs) else
+          f"{name}: pasa a 0 por debajo de 1e{zeros.max().item():.0f} · no desborda aquí")
 ax.set_yscale("log")
 ax.set_xlabel("log10 del valor")
 ax.set_ylabel("error relativo (1 = perdido)")
@@ -166,25 +166,25 @@ plt.show()
 import ipywidgets as widgets
 from IPython.display import display
 
-deslizador = widgets.FloatSlider(value=-6.0, min=-45.0, max=40.0, step=0.5,
+slider = widgets.FloatSlider(value=-6.0, min=-45.0, max=40.0, step=0.5,
                                  description="log10 x")
-salida_widget = widgets.Output()
+widget_out = widgets.Output()
 
 
-def mostrar_valor(cambio):
-    x = 1.2345 * 10.0 ** cambio["new"]
-    with salida_widget:
-        salida_widget.clear_output(wait=True)
+def show_value(change):
+    x = 1.2345 * 10.0 ** change["new"]
+    with widget_out:
+        widget_out.clear_output(wait=True)
         print(f"x = {x:.6g}")
-        for nombre, dtype in FORMATOS.items():
-            guardado = torch.tensor(x, dtype=torch.float64).to(dtype).item()
-            estado = "desborda" if math.isinf(guardado) else "subdesborda" if guardado == 0 else ""
-            print(f"{nombre:>5}: {guardado:.6g}  {estado}")
+        for name, dtype in FORMATS.items():
+            stored = torch.tensor(x, dtype=torch.float64).to(dtype).item()
+            state = "desborda" if math.isinf(stored) else "subdesborda" if stored == 0 else ""
+            print(f"{name:>5}: {stored:.6g}  {state}")
 
 
-deslizador.observe(mostrar_valor, names="value")
-mostrar_valor({"new": deslizador.value})
-display(widgets.VBox([deslizador, salida_widget]))
+slider.observe(show_value, names="value")
+show_value({"new": slider.value})
+display(widgets.VBox([slider, widget_out]))
 
 # %% [markdown]
 # ### Por qué fp16 necesita escalar la pérdida
@@ -198,15 +198,15 @@ display(widgets.VBox([deslizador, salida_widget]))
 # zona que fp16 sí representa. Antes de actualizar los pesos, se dividen otra vez.
 
 # %% tags=["demo"]
-gradientes = torch.logspace(-10, -3, 8, dtype=torch.float64)  # 1e-10 ... 1e-3
-escala = 2.0**16
-en_fp16 = gradientes.to(torch.float16).double()
-escalados = (gradientes * escala).to(torch.float16).double() / escala
-en_bf16 = gradientes.to(torch.bfloat16).double()
+grads = torch.logspace(-10, -3, 8, dtype=torch.float64)  # 1e-10 ... 1e-3
+scale = 2.0**16
+in_fp16 = grads.to(torch.float16).double()
+scaled = (grads * scale).to(torch.float16).double() / scale
+in_bf16 = grads.to(torch.bfloat16).double()
 
 print("fp16 de 2,9e-8, 3,1e-8 y 6e-8:", torch.tensor([2.9e-8, 3.1e-8, 6e-8]).half().tolist())
 print(f"{'gradiente':>10} {'fp16':>10} {'fp16 ×2^16':>11} {'bf16':>10}")
-for g, a, b, c in zip(gradientes, en_fp16, escalados, en_bf16):
+for g, a, b, c in zip(grads, in_fp16, scaled, in_bf16):
     print(f"{g:10.1e} {a:10.2e} {b:11.2e} {c:10.2e}")
 
 # %% [markdown]
@@ -218,9 +218,9 @@ for g, a, b, c in zip(gradientes, en_fp16, escalados, en_bf16):
 # de 65504 y se vuelven `inf`.
 
 # %% tags=["demo"]
-grande = torch.tensor(3.0)
-print("3 × 2^16 en fp16:", (grande * 2.0**16).to(torch.float16).item())
-print("3 × 2^16 en bf16:", (grande * 2.0**16).to(torch.bfloat16).item())
+big = torch.tensor(3.0)
+print("3 × 2^16 en fp16:", (big * 2.0**16).to(torch.float16).item())
+print("3 × 2^16 en bf16:", (big * 2.0**16).to(torch.bfloat16).item())
 
 # %% [markdown]
 # ## 2 · ¿Qué tiene tu máquina?
@@ -243,14 +243,14 @@ print("3 × 2^16 en bf16:", (grande * 2.0**16).to(torch.bfloat16).item())
 
 # %% tags=["demo"]
 if torch.cuda.is_available():
-    capacidad = torch.cuda.get_device_capability()
-    print(f"GPU: {torch.cuda.get_device_name(0)} · capacidad {capacidad[0]}.{capacidad[1]} · "
-          f"is_bf16_supported(): {torch.cuda.is_bf16_supported()} · bf16 nativo: {BF16_NATIVO}")
+    capability = torch.cuda.get_device_capability()
+    print(f"GPU: {torch.cuda.get_device_name(0)} · capacidad {capability[0]}.{capability[1]} · "
+          f"is_bf16_supported(): {torch.cuda.is_bf16_supported()} · bf16 nativo: {NATIVE_BF16}")
 else:
     print("Sin GPU: esta celda no tiene nada que medir en CUDA (se salta).")
-capacidad_cpu = getattr(torch.backends.cpu, "get_cpu_capability", lambda: "desconocido")()
-print(f"CPU con instrucciones bf16: {bf16_nativo('cpu')} · instrucciones que usa PyTorch: "
-      f"{capacidad_cpu}")
+cpu_capability = getattr(torch.backends.cpu, "get_cpu_capability", lambda: "desconocido")()
+print(f"CPU con instrucciones bf16: {native_bf16('cpu')} · instrucciones que usa PyTorch: "
+      f"{cpu_capability}")
 print("firma: torch.cuda.is_bf16_supported" + str(inspect.signature(torch.cuda.is_bf16_supported)))
 
 # %% [markdown]
@@ -302,30 +302,30 @@ def pick_amp_dtype(device_type, bf16_supported):
 # pérdidas.
 
 # %% tags=["demo"]
-DTYPE_DEMO = torch.float16 if DISPOSITIVO == "cuda" and not BF16_NATIVO else torch.bfloat16
+DEMO_DTYPE = torch.float16 if DEVICE == "cuda" and not NATIVE_BF16 else torch.bfloat16
 
 
-def dtypes_bajo_autocast(dispositivo, dtype):
-    capa = nn.Linear(64, 64).to(dispositivo)
-    x = torch.randn(8, 64, device=dispositivo)
-    objetivo = torch.randint(0, 64, (8,), device=dispositivo)
-    with torch.autocast(dispositivo, dtype=dtype):
-        h = capa(x)
-        resultados = {
+def dtypes_under_autocast(device, dtype):
+    layer = nn.Linear(64, 64).to(device)
+    x = torch.randn(8, 64, device=device)
+    target = torch.randint(0, 64, (8,), device=device)
+    with torch.autocast(device, dtype=dtype):
+        h = layer(x)
+        results = {
             "capa lineal (matmul)": h,
             "softmax": h.softmax(dim=-1),
             "reducción sum": h.sum(),
             "exp": h.exp(),
             "log_softmax": h.log_softmax(dim=-1),
             "mse_loss": F.mse_loss(h, x),
-            "cross_entropy": F.cross_entropy(h, objetivo),
+            "cross_entropy": F.cross_entropy(h, target),
         }
-    return {nombre: str(t.dtype).replace("torch.", "") for nombre, t in resultados.items()}
+    return {name: str(t.dtype).replace("torch.", "") for name, t in results.items()}
 
 
 print("autocast en cpu con bfloat16:")
-for operacion, dtype in dtypes_bajo_autocast("cpu", torch.bfloat16).items():
-    print(f"  {operacion:>22}: {dtype}")
+for op, dtype in dtypes_under_autocast("cpu", torch.bfloat16).items():
+    print(f"  {op:>22}: {dtype}")
 
 # %% [markdown]
 # En CPU, solo las pérdidas pasan a fp32. El softmax, la suma, la exponencial y
@@ -345,8 +345,8 @@ for operacion, dtype in dtypes_bajo_autocast("cpu", torch.bfloat16).items():
 # %% tags=["demo"]
 if torch.cuda.is_available():
     print("autocast en cuda con float16:")
-    for operacion, dtype in dtypes_bajo_autocast("cuda", torch.float16).items():
-        print(f"  {operacion:>22}: {dtype}")
+    for op, dtype in dtypes_under_autocast("cuda", torch.float16).items():
+        print(f"  {op:>22}: {dtype}")
 else:
     print("Sin GPU: la tabla de CUDA se salta (la lista de CUDA queda sin medir).")
 
@@ -360,14 +360,14 @@ else:
 # bits: esos son los pesos maestros.
 
 # %% tags=["demo"]
-capa = nn.Linear(64, 64).to(DISPOSITIVO)
-x = torch.randn(8, 64, device=DISPOSITIVO)
-with torch.autocast(DISPOSITIVO, dtype=DTYPE_DEMO):
-    h = capa(x)
-    perdida = h.float().pow(2).mean()
-perdida.backward()
-print("activación:", h.dtype, "| parámetro:", capa.weight.dtype,
-      "| gradiente:", capa.weight.grad.dtype)
+layer = nn.Linear(64, 64).to(DEVICE)
+x = torch.randn(8, 64, device=DEVICE)
+with torch.autocast(DEVICE, dtype=DEMO_DTYPE):
+    h = layer(x)
+    loss = h.float().pow(2).mean()
+loss.backward()
+print("activación:", h.dtype, "| parámetro:", layer.weight.dtype,
+      "| gradiente:", layer.weight.grad.dtype)
 
 # %% [markdown]
 # ## 4 · `GradScaler`: escalar, comprobar, saltar y ajustar
@@ -393,48 +393,48 @@ print("activación:", h.dtype, "| parámetro:", capa.weight.dtype,
 # lo dice. Se imprimen los 10 primeros pasos y, después, solo los pasos en los que pasa algo.
 
 # %% tags=["demo"]
-def entrenar_con_escalador(dispositivo, pasos=40):
+def train_with_scaler(device, steps=40):
     torch.manual_seed(0)  # los mismos pesos iniciales en cada ejecución
     g = torch.Generator().manual_seed(0)
-    modelo = nn.Sequential(nn.Linear(16, 32), nn.Tanh(), nn.Linear(32, 1)).to(dispositivo)
-    optimizador = torch.optim.SGD(modelo.parameters(), lr=0.05)
-    escalador = torch.amp.GradScaler(dispositivo, init_scale=2.0**24, growth_interval=10)
-    X = torch.randn(64, 16, generator=g).to(dispositivo)
+    model = nn.Sequential(nn.Linear(16, 32), nn.Tanh(), nn.Linear(32, 1)).to(device)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.05)
+    scaler = torch.amp.GradScaler(device, init_scale=2.0**24, growth_interval=10)
+    X = torch.randn(64, 16, generator=g).to(device)
     Y = 2 * X[:, :1]
-    historia = []
-    for _ in range(pasos):
-        with torch.autocast(dispositivo, dtype=torch.float16):
-            perdida = F.mse_loss(modelo(X), Y)
-        escalador.scale(perdida).backward()
-        escalador.unscale_(optimizador)
-        norma = nn.utils.clip_grad_norm_(modelo.parameters(), max_norm=1.0)
-        escala = escalador.get_scale()
-        escalador.step(optimizador)
-        escalador.update()
-        optimizador.zero_grad()
-        historia.append((escala, perdida.item(), not torch.isfinite(norma).item()))
-    return historia
+    history = []
+    for _ in range(steps):
+        with torch.autocast(device, dtype=torch.float16):
+            loss = F.mse_loss(model(X), Y)
+        scaler.scale(loss).backward()
+        scaler.unscale_(optimizer)
+        norm = nn.utils.clip_grad_norm_(model.parameters(), max_norm=1.0)
+        scale = scaler.get_scale()
+        scaler.step(optimizer)
+        scaler.update()
+        optimizer.zero_grad()
+        history.append((scale, loss.item(), not torch.isfinite(norm).item()))
+    return history
 
 
-dispositivo_fp16 = "cuda" if torch.cuda.is_available() else None
-if dispositivo_fp16 is None and FP16_EN_CPU and ESCALADOR_EN_CPU:
-    dispositivo_fp16 = "cpu"
-if dispositivo_fp16 is None:
-    historia = []
+fp16_device = "cuda" if torch.cuda.is_available() else None
+if fp16_device is None and FP16_ON_CPU and SCALER_ON_CPU:
+    fp16_device = "cpu"
+if fp16_device is None:
+    history = []
     print("Sin GPU, y esta versión de PyTorch no hace fp16 + GradScaler en CPU: demo saltada.")
 else:
-    por_defecto = torch.amp.GradScaler(dispositivo_fp16)
-    print(f"GradScaler por defecto: escala {por_defecto.get_scale():g} · backoff_factor "
-          f"{por_defecto.get_backoff_factor()} · growth_factor {por_defecto.get_growth_factor()}"
-          f" · growth_interval {por_defecto.get_growth_interval()}")
-    historia = entrenar_con_escalador(dispositivo_fp16)
-    for paso, (escala, perdida, salto) in enumerate(historia):
-        anterior = historia[paso - 1][0] if paso else escala
-        if paso < 10 or salto or escala != anterior:
-            nota = ("  ← inf: paso saltado" if salto else
-                    "  ← la escala sube tras 10 pasos limpios" if escala > anterior else
-                    "  ← la escala bajó a la mitad" if escala < anterior and paso >= 10 else "")
-            print(f"paso {paso:2d}: escala {escala:>10.0f}  pérdida {perdida:.4f}{nota}")
+    default_scaler = torch.amp.GradScaler(fp16_device)
+    print(f"GradScaler por defecto: escala {default_scaler.get_scale():g} · backoff_factor "
+          f"{default_scaler.get_backoff_factor()} · growth_factor {default_scaler.get_growth_factor()}"
+          f" · growth_interval {default_scaler.get_growth_interval()}")
+    history = train_with_scaler(fp16_device)
+    for step, (scale, loss, skipped_step) in enumerate(history):
+        previous = history[step - 1][0] if step else scale
+        if step < 10 or skipped_step or scale != previous:
+            note = ("  ← inf: paso saltado" if skipped_step else
+                    "  ← la escala sube tras 10 pasos limpios" if scale > previous else
+                    "  ← la escala bajó a la mitad" if scale < previous and step >= 10 else "")
+            print(f"paso {step:2d}: escala {scale:>10.0f}  pérdida {loss:.4f}{note}")
 
 # %% [markdown]
 # Mientras la escala es demasiado grande, los gradientes tienen `inf`: el paso se salta (la
@@ -442,17 +442,17 @@ else:
 # arranca. Sigue la escala durante todo el entrenamiento:
 
 # %% tags=["demo"]
-if historia:
-    escalas = [h[0] for h in historia]
-    saltados = [i for i, h in enumerate(historia) if h[2]]
+if history:
+    scales = [h[0] for h in history]
+    skipped = [i for i, h in enumerate(history) if h[2]]
     fig, (ax_e, ax_p) = plt.subplots(1, 2, figsize=(9, 3))
-    ax_e.step(range(len(escalas)), escalas, where="post")
-    ax_e.plot(saltados, [escalas[i] for i in saltados], "rx", label="paso saltado (inf)")
+    ax_e.step(range(len(scales)), scales, where="post")
+    ax_e.plot(skipped, [scales[i] for i in skipped], "rx", label="paso saltado (inf)")
     ax_e.set_yscale("log", base=2)
     ax_e.set_title("escala del GradScaler")
     ax_e.set_xlabel("paso")
     ax_e.legend()
-    ax_p.plot([h[1] for h in historia])
+    ax_p.plot([h[1] for h in history])
     ax_p.set_title("pérdida")
     ax_p.set_xlabel("paso")
     plt.tight_layout()
@@ -469,26 +469,26 @@ if historia:
 # escala, y el recorte usaría un umbral sin sentido.
 
 # %% tags=["demo"]
-def norma_del_gradiente(desescalar):
+def grad_norm(unscale):
     torch.manual_seed(1)  # el mismo modelo y los mismos datos en las dos llamadas
     g = torch.Generator().manual_seed(1)
-    modelo = nn.Linear(8, 1)
-    optimizador = torch.optim.SGD(modelo.parameters(), lr=0.1)
-    escalador = torch.amp.GradScaler("cpu", init_scale=2.0**12)
+    model = nn.Linear(8, 1)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    scaler = torch.amp.GradScaler("cpu", init_scale=2.0**12)
     x, y = torch.randn(16, 8, generator=g), torch.randn(16, 1, generator=g)
     # fp16, el formato que va con un GradScaler (bf16 si este PyTorch no lo tiene en CPU)
-    with torch.autocast("cpu", dtype=torch.float16 if FP16_EN_CPU else torch.bfloat16):
-        perdida = F.mse_loss(modelo(x), y)
-    escalador.scale(perdida).backward()
-    if desescalar:
-        escalador.unscale_(optimizador)
-    return nn.utils.clip_grad_norm_(modelo.parameters(), max_norm=1.0).item()
+    with torch.autocast("cpu", dtype=torch.float16 if FP16_ON_CPU else torch.bfloat16):
+        loss = F.mse_loss(model(x), y)
+    scaler.scale(loss).backward()
+    if unscale:
+        scaler.unscale_(optimizer)
+    return nn.utils.clip_grad_norm_(model.parameters(), max_norm=1.0).item()
 
 
-if ESCALADOR_EN_CPU:
-    con, sin = norma_del_gradiente(True), norma_del_gradiente(False)
-    print(f"norma con unscale_: {con:.4f} · sin unscale_: {sin:.1f} · "
-          f"razón {sin / con:.0f} (2^12 = {2**12})")
+if SCALER_ON_CPU:
+    with_unscale, without_unscale = grad_norm(True), grad_norm(False)
+    print(f"norma con unscale_: {with_unscale:.4f} · sin unscale_: {without_unscale:.1f} · "
+          f"razón {without_unscale / with_unscale:.0f} (2^12 = {2**12})")
 else:
     print("Sin GradScaler para CPU en esta versión de PyTorch: demo saltada.")
 
@@ -560,19 +560,19 @@ def simulate_loss_scale(found_inf, init_scale, growth_factor, backoff_factor, gr
 
 # %% tags=["demo"]
 g = torch.Generator().manual_seed(2)
-modelo = nn.Sequential(nn.Linear(16, 32), nn.Tanh(), nn.Linear(32, 1))
-optimizador = torch.optim.SGD(modelo.parameters(), lr=0.05)
+model = nn.Sequential(nn.Linear(16, 32), nn.Tanh(), nn.Linear(32, 1))
+optimizer = torch.optim.SGD(model.parameters(), lr=0.05)
 X = torch.randn(64, 16, generator=g)
 Y = 2 * X[:, :1]
-for paso in range(30):
+for step in range(30):
     with torch.autocast("cpu", dtype=torch.bfloat16):
-        perdida = F.mse_loss(modelo(X), Y)
-    perdida.backward()
-    nn.utils.clip_grad_norm_(modelo.parameters(), max_norm=1.0)
-    optimizador.step()
-    optimizador.zero_grad()
-    if paso % 10 == 0 or paso == 29:
-        print(f"paso {paso:2d}: pérdida {perdida.item():.4f}")
+        loss = F.mse_loss(model(X), Y)
+    loss.backward()
+    nn.utils.clip_grad_norm_(model.parameters(), max_norm=1.0)
+    optimizer.step()
+    optimizer.zero_grad()
+    if step % 10 == 0 or step == 29:
+        print(f"paso {step:2d}: pérdida {loss.item():.4f}")
 
 # %% [markdown]
 # ### Precisión mixta con acumulación de gradientes
@@ -757,13 +757,13 @@ def amp_accumulation_steps(model, batches, loss_fn, optimizer, scaler, device, d
 # distingue pasos de 0,0078: una actualización de 0,001 se redondea y desaparece.
 
 # %% tags=["demo"]
-peso_fp32 = torch.tensor(1.0)
-peso_bf16 = torch.tensor(1.0, dtype=torch.bfloat16)
+weight_fp32 = torch.tensor(1.0)
+weight_bf16 = torch.tensor(1.0, dtype=torch.bfloat16)
 for _ in range(100):
-    peso_fp32 -= 0.001
-    peso_bf16 -= 0.001
-print(f"100 pasos de −0,001 desde 1,0 → fp32: {peso_fp32.item():.4f} · "
-      f"bf16: {peso_bf16.item():.4f}")
+    weight_fp32 -= 0.001
+    weight_bf16 -= 0.001
+print(f"100 pasos de −0,001 desde 1,0 → fp32: {weight_fp32.item():.4f} · "
+      f"bf16: {weight_bf16.item():.4f}")
 
 # %% [markdown]
 # En un entrenamiento pasa lo mismo. Entrena la misma regresión lineal tres veces, con una
@@ -771,42 +771,42 @@ print(f"100 pasos de −0,001 desde 1,0 → fp32: {peso_fp32.item():.4f} · "
 # en fp32) y con el modelo entero en bf16.
 
 # %% tags=["demo"]
-def regresion(modo, pasos=300, lr=2e-3):
+def regression(mode, steps=300, lr=2e-3):
     g = torch.Generator().manual_seed(3)
     X = torch.randn(256, 8, generator=g)
-    w_real = torch.randn(8, 1, generator=g)
-    Y = X @ w_real + 4.0
-    modelo = nn.Linear(8, 1)
+    w_true = torch.randn(8, 1, generator=g)
+    Y = X @ w_true + 4.0
+    model = nn.Linear(8, 1)
     with torch.no_grad():
-        modelo.weight.zero_()
-        modelo.bias.zero_()
-    if modo == "todo bf16":
-        modelo, X, Y = modelo.to(torch.bfloat16), X.to(torch.bfloat16), Y.to(torch.bfloat16)
-    optimizador = torch.optim.SGD(modelo.parameters(), lr=lr)
-    perdidas = []
-    for _ in range(pasos):
-        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=modo == "autocast bf16"):
-            perdida = F.mse_loss(modelo(X).float(), Y.float())
-        perdida.backward()
-        paso_sesgo = lr * modelo.bias.grad.float().item()  # la actualización que SGD quiere hacer
-        optimizador.step()
-        optimizador.zero_grad()
-        perdidas.append(perdida.item())
-    return perdidas, modelo.bias.float().item(), paso_sesgo
+        model.weight.zero_()
+        model.bias.zero_()
+    if mode == "todo bf16":
+        model, X, Y = model.to(torch.bfloat16), X.to(torch.bfloat16), Y.to(torch.bfloat16)
+    optimizer = torch.optim.SGD(model.parameters(), lr=lr)
+    losses = []
+    for _ in range(steps):
+        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=mode == "autocast bf16"):
+            loss = F.mse_loss(model(X).float(), Y.float())
+        loss.backward()
+        bias_step = lr * model.bias.grad.float().item()  # la actualización que SGD quiere hacer
+        optimizer.step()
+        optimizer.zero_grad()
+        losses.append(loss.item())
+    return losses, model.bias.float().item(), bias_step
 
 
-curvas = {}
-for modo in ("fp32", "autocast bf16", "todo bf16"):
-    curvas[modo], sesgo, paso_sesgo = regresion(modo)
-    print(f"{modo:>14}: pérdida final {curvas[modo][-1]:.4f} · sesgo {sesgo:.5f} · "
-          f"último paso del sesgo {-paso_sesgo:+.5f}")
-sesgo_bf16 = torch.tensor(sesgo, dtype=torch.bfloat16)
-siguiente = sesgo_bf16 + torch.finfo(torch.bfloat16).eps * 2.0 ** math.floor(math.log2(sesgo))
-print(f"en bf16, después de {sesgo:.5f} viene {siguiente.item():.5f}: "
-      f"un paso menor que la mitad de {siguiente.item() - sesgo:.5f} se redondea a 0")
+curves = {}
+for mode in ("fp32", "autocast bf16", "todo bf16"):
+    curves[mode], bias, bias_step = regression(mode)
+    print(f"{mode:>14}: pérdida final {curves[mode][-1]:.4f} · sesgo {bias:.5f} · "
+          f"último paso del sesgo {-bias_step:+.5f}")
+bias_bf16 = torch.tensor(bias, dtype=torch.bfloat16)
+next_value = bias_bf16 + torch.finfo(torch.bfloat16).eps * 2.0 ** math.floor(math.log2(bias))
+print(f"en bf16, después de {bias:.5f} viene {next_value.item():.5f}: "
+      f"un paso menor que la mitad de {next_value.item() - bias:.5f} se redondea a 0")
 plt.figure(figsize=(7, 3))
-for modo, perdidas in curvas.items():
-    plt.plot(perdidas, "--" if modo == "autocast bf16" else "-", label=modo)
+for mode, losses in curves.items():
+    plt.plot(losses, "--" if mode == "autocast bf16" else "-", label=mode)
 plt.yscale("log")
 plt.xlabel("paso")
 plt.ylabel("pérdida")
@@ -835,68 +835,68 @@ plt.show()
 # de la máquina lo distorsionan menos. Se mide con dos tamaños de lote (*batch*).
 
 # %% tags=["demo"]
-def perceptron(ancho, capas, dispositivo):
-    bloques = [nn.Sequential(nn.Linear(ancho, ancho), nn.GELU()) for _ in range(capas)]
-    return nn.Sequential(*bloques, nn.Linear(ancho, 10)).to(dispositivo)
+def mlp(width, depth, device):
+    blocks = [nn.Sequential(nn.Linear(width, width), nn.GELU()) for _ in range(depth)]
+    return nn.Sequential(*blocks, nn.Linear(width, 10)).to(device)
 
 
-def medir(modelo, x, y, dtype, repeticiones):
+def measure(model, x, y, dtype, repeats):
     """Los mejores segundos por paso (pase hacia adelante y hacia atrás), y los bytes que el
     paso reserva para el pase hacia atrás (no cuenta los parámetros ni la entrada: ya
     existían)."""
-    previos = {t.untyped_storage().data_ptr() for t in (x, *modelo.parameters())}
-    guardados = {}
+    existing = {t.untyped_storage().data_ptr() for t in (x, *model.parameters())}
+    saved = {}
 
-    def guardar(t):
-        puntero = t.untyped_storage().data_ptr()
-        if puntero not in previos:
-            guardados[puntero] = t.untyped_storage().nbytes()
+    def pack(t):
+        ptr = t.untyped_storage().data_ptr()
+        if ptr not in existing:
+            saved[ptr] = t.untyped_storage().nbytes()
         return t
 
-    def paso():
+    def step():
         with torch.autocast(x.device.type, dtype=dtype or torch.bfloat16,
                             enabled=dtype is not None):
-            perdida = F.cross_entropy(modelo(x), y)
-        perdida.backward()
-        modelo.zero_grad()
+            loss = F.cross_entropy(model(x), y)
+        loss.backward()
+        model.zero_grad()
 
-    with torch.autograd.graph.saved_tensors_hooks(guardar, lambda t: t):
-        paso()  # calentamiento, y la cuenta de bytes guardados
-    paso()
-    tiempos = []
-    for _ in range(repeticiones):
+    with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+        step()  # calentamiento, y la cuenta de bytes guardados
+    step()
+    times = []
+    for _ in range(repeats):
         if x.device.type == "cuda":
             torch.cuda.synchronize()
-        inicio = time.perf_counter()
-        paso()
+        start = time.perf_counter()
+        step()
         if x.device.type == "cuda":
             torch.cuda.synchronize()
-        tiempos.append(time.perf_counter() - inicio)
-    return min(tiempos), sum(guardados.values())
+        times.append(time.perf_counter() - start)
+    return min(times), sum(saved.values())
 
 
 torch.manual_seed(0)
-modelo_cpu = perceptron(256, 3, "cpu")
-hilos = torch.get_num_threads()
+cpu_model = mlp(256, 3, "cpu")
+threads = torch.get_num_threads()
 torch.set_num_threads(1)
-medidas_cpu = {}
-for lote in (128, 1024):
-    x_cpu, y_cpu = torch.randn(lote, 256), torch.randint(0, 10, (lote,))
-    for nombre, dtype in (("fp32", None), ("autocast bf16", torch.bfloat16)):
-        medidas_cpu[f"lote {lote} · {nombre}"] = medir(modelo_cpu, x_cpu, y_cpu, dtype, 8)
-torch.set_num_threads(hilos)
+cpu_results = {}
+for batch in (128, 1024):
+    x_cpu, y_cpu = torch.randn(batch, 256), torch.randint(0, 10, (batch,))
+    for name, dtype in (("fp32", None), ("autocast bf16", torch.bfloat16)):
+        cpu_results[f"lote {batch} · {name}"] = measure(cpu_model, x_cpu, y_cpu, dtype, 8)
+torch.set_num_threads(threads)
 
-for nombre, (segundos, guardado) in medidas_cpu.items():
-    print(f"CPU {nombre:>24}: {segundos * 1e3:6.1f} ms por paso · "
-          f"{guardado / 2**20:5.2f} MiB nuevos guardados para el pase hacia atrás")
-for lote in (128, 1024):
-    t32, m32 = medidas_cpu[f"lote {lote} · fp32"]
-    t16, m16 = medidas_cpu[f"lote {lote} · autocast bf16"]
-    veredicto = ("más lento" if t16 > 1.05 * t32 else "más rápido" if t16 < 0.95 * t32
+for name, (seconds, stored) in cpu_results.items():
+    print(f"CPU {name:>24}: {seconds * 1e3:6.1f} ms por paso · "
+          f"{stored / 2**20:5.2f} MiB nuevos guardados para el pase hacia atrás")
+for batch in (128, 1024):
+    t32, m32 = cpu_results[f"lote {batch} · fp32"]
+    t16, m16 = cpu_results[f"lote {batch} · autocast bf16"]
+    verdict = ("más lento" if t16 > 1.05 * t32 else "más rápido" if t16 < 0.95 * t32
                  else "igual de rápido")
-    print(f"lote {lote}: bf16 / fp32 → tiempo ×{t16 / t32:.2f} (en esta CPU, bf16 es "
-          f"{veredicto}) · memoria ×{m16 / m32:.2f}")
-CPU_BF16 = bf16_nativo("cpu")
+    print(f"lote {batch}: bf16 / fp32 → tiempo ×{t16 / t32:.2f} (en esta CPU, bf16 es "
+          f"{verdict}) · memoria ×{m16 / m32:.2f}")
+CPU_BF16 = native_bf16("cpu")
 print(f"Esta CPU {'tiene' if CPU_BF16 else 'no tiene'} instrucciones bf16 (avx512_bf16 o "
       f"amx_bf16): {'bf16 va por hardware' if CPU_BF16 else 'autocast convierte entre formatos'}"
       f" (PyTorch usa {getattr(torch.backends.cpu, 'get_cpu_capability', lambda: '?')()}).")
@@ -925,25 +925,25 @@ print(f"Esta CPU {'tiene' if CPU_BF16 else 'no tiene'} instrucciones bf16 (avx51
 # que fp32; la celda imprime la aceleración que mide en la tuya.
 
 # %% tags=["demo"]
-medidas_gpu = {}
+gpu_results = {}
 if torch.cuda.is_available():
     torch.manual_seed(0)
-    modelo_gpu = perceptron(2048, 4, "cuda")
+    gpu_model = mlp(2048, 4, "cuda")
     x_gpu = torch.randn(2048, 2048, device="cuda")
     y_gpu = torch.randint(0, 10, (2048,), device="cuda")
-    formatos_gpu = [("fp32", None), ("autocast fp16", torch.float16)]
-    if BF16_NATIVO:
-        formatos_gpu.append(("autocast bf16", torch.bfloat16))
-    for nombre, dtype in formatos_gpu:
+    gpu_formats = [("fp32", None), ("autocast fp16", torch.float16)]
+    if NATIVE_BF16:
+        gpu_formats.append(("autocast bf16", torch.bfloat16))
+    for name, dtype in gpu_formats:
         torch.cuda.reset_peak_memory_stats()
-        segundos, guardado = medir(modelo_gpu, x_gpu, y_gpu, dtype, repeticiones=10)
-        pico = torch.cuda.max_memory_allocated()
-        medidas_gpu[nombre] = (segundos, guardado, pico)
-        print(f"GPU {nombre:>14}: {segundos * 1e3:7.2f} ms por paso · "
-              f"{guardado / 2**20:7.1f} MiB nuevos guardados · pico {pico / 2**20:7.1f} MiB")
-    base = medidas_gpu["fp32"][0]
-    for nombre, (segundos, _, _) in medidas_gpu.items():
-        print(f"aceleración de {nombre}: ×{base / segundos:.2f}")
+        seconds, stored = measure(gpu_model, x_gpu, y_gpu, dtype, repeats=10)
+        peak = torch.cuda.max_memory_allocated()
+        gpu_results[name] = (seconds, stored, peak)
+        print(f"GPU {name:>14}: {seconds * 1e3:7.2f} ms por paso · "
+              f"{stored / 2**20:7.1f} MiB nuevos guardados · pico {peak / 2**20:7.1f} MiB")
+    base = gpu_results["fp32"][0]
+    for name, (seconds, _, _) in gpu_results.items():
+        print(f"aceleración de {name}: ×{base / seconds:.2f}")
 else:
     print("Sin GPU: la medida en CUDA se salta (no hay núcleos tensoriales que medir).")
 
@@ -952,18 +952,18 @@ else:
 # atrás, relativos a fp32 en cada dispositivo y tamaño de lote.
 
 # %% tags=["demo"]
-series = {f"CPU {k}": v[:2] for k, v in medidas_cpu.items()}
-series.update({f"GPU · {k}": v[:2] for k, v in medidas_gpu.items()})
+series = {f"CPU {k}": v[:2] for k, v in cpu_results.items()}
+series.update({f"GPU · {k}": v[:2] for k, v in gpu_results.items()})
 fig, (ax_t, ax_m) = plt.subplots(1, 2, figsize=(10, 3))
-for ax, indice, titulo in ((ax_t, 0, "tiempo por paso (fp32 = 1)"),
+for ax, index, title in ((ax_t, 0, "tiempo por paso (fp32 = 1)"),
                            (ax_m, 1, "memoria nueva guardada (fp32 = 1)")):
-    relativos = []
-    for nombre, valores in series.items():
-        referencia = series[nombre.rsplit(" · ", 1)[0] + " · fp32"][indice]
-        relativos.append(valores[indice] / referencia)
-    ax.barh(list(series), relativos)
+    relative = []
+    for name, values in series.items():
+        reference = series[name.rsplit(" · ", 1)[0] + " · fp32"][index]
+        relative.append(values[index] / reference)
+    ax.barh(list(series), relative)
     ax.axvline(1.0, color="gray", lw=0.8)
-    ax.set_title(titulo)
+    ax.set_title(title)
 plt.tight_layout()
 plt.show()
 

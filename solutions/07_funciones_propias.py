@@ -56,7 +56,7 @@ torch.manual_seed(0)
 # El ejemplo más corto: $f(x) = x^3$, cuya derivada local (*local derivative*) es $3x^2$.
 
 # %% tags=["demo"]
-class Cubo(torch.autograd.Function):
+class Cube(torch.autograd.Function):
     @staticmethod
     def forward(ctx, x):
         ctx.save_for_backward(x)  # el pase hacia atrás necesita x para calcular 3x²
@@ -69,12 +69,12 @@ class Cubo(torch.autograd.Function):
 
 
 # %% [markdown]
-# No se llama a `forward` directamente: se usa `Cubo.apply(x)`. `apply` ejecuta `forward`
-# y cuelga del resultado un nodo del grafo, `CuboBackward`, que llamará a tu `backward`.
+# No se llama a `forward` directamente: se usa `Cube.apply(x)`. `apply` ejecuta `forward`
+# y cuelga del resultado un nodo del grafo, `CubeBackward`, que llamará a tu `backward`.
 
 # %% tags=["demo"]
 x = torch.tensor([-1.0, 0.5, 2.0], requires_grad=True)
-y = Cubo.apply(x)
+y = Cube.apply(x)
 print("y =", y)
 print("grad_fn:", type(y.grad_fn).__name__)
 
@@ -87,7 +87,7 @@ print("x.grad =", x.grad, "   3x² =", 3 * x.detach() ** 2)
 # es `False` dentro), y `backward` solo se ejecuta cuando llamas a `.backward()`.
 
 # %% tags=["demo"]
-class Chismosa(torch.autograd.Function):
+class Nosy(torch.autograd.Function):
     @staticmethod
     def forward(ctx, x):
         print(f"  forward:  recibe {x.tolist()}, ¿registra grafo? {torch.is_grad_enabled()}")
@@ -101,7 +101,7 @@ class Chismosa(torch.autograd.Function):
 
 x = torch.tensor([1.0, 3.0], requires_grad=True)
 print("apply:")
-y = Chismosa.apply(x)
+y = Nosy.apply(x)
 print("pérdida = (y · [10, 100]).sum(); backward:")
 (y * torch.tensor([10.0, 100.0])).sum().backward()
 print("x.grad =", x.grad)
@@ -114,12 +114,12 @@ print("x.grad =", x.grad)
 # PyTorch se niega (y avisa de que instanciarla está obsoleto):
 
 # %% tags=["demo"]
-with warnings.catch_warnings(record=True) as avisos:
+with warnings.catch_warnings(record=True) as caught:
     warnings.simplefilter("always")
     with muestra_error(RuntimeError):
-        Cubo()(torch.ones(2, requires_grad=True))
-for aviso in avisos:
-    print(f"aviso ({aviso.category.__name__}): {str(aviso.message)[:90]}...")
+        Cube()(torch.ones(2, requires_grad=True))
+for warning_text in caught:
+    print(f"aviso ({warning_text.category.__name__}): {str(warning_text.message)[:90]}...")
 
 # %% [markdown]
 # ## 2 · Un gradiente por entrada
@@ -129,7 +129,7 @@ for aviso in avisos:
 # tipo `float`), ese valor es `None`.
 
 # %% tags=["demo"]
-class Potencia(torch.autograd.Function):
+class Power(torch.autograd.Function):
     @staticmethod
     def forward(ctx, x, n):
         ctx.save_for_backward(x)
@@ -143,7 +143,7 @@ class Potencia(torch.autograd.Function):
 
 
 x = torch.tensor([1.0, 2.0, 3.0], requires_grad=True)
-Potencia.apply(x, 4).sum().backward()
+Power.apply(x, 4).sum().backward()
 print("x.grad =", x.grad, "   4x³ =", 4 * x.detach() ** 3)
 
 # %% [markdown]
@@ -151,14 +151,14 @@ print("x.grad =", x.grad, "   4x³ =", 4 * x.detach() ** 3)
 # motor de autograd cuenta lo que devolviste:
 
 # %% tags=["demo"]
-class PotenciaSinNone(Potencia):
+class PowerWithoutNone(Power):
     @staticmethod
     def backward(ctx, grad_output):
         (x,) = ctx.saved_tensors
         return grad_output * ctx.n * x ** (ctx.n - 1)  # un valor para dos entradas
 
 
-y = PotenciaSinNone.apply(torch.tensor([1.0, 2.0], requires_grad=True), 3)
+y = PowerWithoutNone.apply(torch.tensor([1.0, 2.0], requires_grad=True), 3)
 with muestra_error(RuntimeError):
     y.sum().backward()
 
@@ -168,7 +168,7 @@ with muestra_error(RuntimeError):
 # que te dice cuáles necesitan uno. Lo que no se necesita no se calcula: se devuelve `None`.
 
 # %% tags=["demo"]
-class Producto(torch.autograd.Function):
+class Product(torch.autograd.Function):
     @staticmethod
     def forward(ctx, a, b):
         ctx.save_for_backward(a, b)
@@ -185,10 +185,10 @@ class Producto(torch.autograd.Function):
         return grad_a, grad_b
 
 
-datos = torch.randn(4, 3)  # data: no requires_grad
-pesos = torch.randn(3, 2, requires_grad=True)
-Producto.apply(datos, pesos).sum().backward()
-print("pesos.grad tiene forma", tuple(pesos.grad.shape))
+data = torch.randn(4, 3)  # data: no requires_grad
+weights = torch.randn(3, 2, requires_grad=True)
+Product.apply(data, weights).sum().backward()
+print("weights.grad tiene forma", tuple(weights.grad.shape))
 
 # %% [markdown]
 # En una red, el gradiente respecto de la entrada de la primera capa no lo usa nadie. Con
@@ -202,7 +202,7 @@ print("pesos.grad tiene forma", tuple(pesos.grad.shape))
 
 # %% tags=["demo"]
 x = torch.tensor([1.0, 2.0], requires_grad=True)
-y = Cubo.apply(x)
+y = Cube.apply(x)
 print("saved_tensors:", y.grad_fn.saved_tensors)
 
 # %% [markdown]
@@ -222,8 +222,8 @@ with muestra_error(RuntimeError):
 
 # %% tags=["demo"]
 x = torch.tensor([1.0, 2.0], requires_grad=True)
-h = x * 1  # un tensor intermedio que Cubo guarda
-y = Cubo.apply(h)
+h = x * 1  # un tensor intermedio que Cube guarda
+y = Cube.apply(h)
 h.mul_(10)  # modificado después del pase hacia adelante
 with muestra_error(RuntimeError):
     y.sum().backward()
@@ -233,7 +233,7 @@ with muestra_error(RuntimeError):
 # 100 veces mayor que el correcto ($3x^2$ con la $x$ ya multiplicada por 10):
 
 # %% tags=["demo"]
-class CuboAtributo(torch.autograd.Function):
+class CubeAttribute(torch.autograd.Function):
     @staticmethod
     def forward(ctx, x):
         ctx.x = x  # sin vigilar: un cambio in-place pasa desapercibido
@@ -246,7 +246,7 @@ class CuboAtributo(torch.autograd.Function):
 
 x = torch.tensor([1.0, 2.0], requires_grad=True)
 h = x * 1
-y = CuboAtributo.apply(h)
+y = CubeAttribute.apply(h)
 h.mul_(10)
 y.sum().backward()
 print("gradiente obtenido:", x.grad, "   correcto (3x²):", 3 * torch.tensor([1.0, 2.0]) ** 2)
@@ -263,38 +263,38 @@ import gc
 import weakref
 
 
-class CuboSalidaAtributo(torch.autograd.Function):
+class CubeOutputAttribute(torch.autograd.Function):
     @staticmethod
     def forward(ctx, x):
-        salida = x**3
-        ctx.salida = salida  # la salida como atributo: un ciclo de referencias
-        return salida
+        out = x**3
+        ctx.salida = out  # la salida como atributo: un ciclo de referencias
+        return out
 
     @staticmethod
     def backward(ctx, grad_output):
         return grad_output * 3 * ctx.salida ** (2 / 3)
 
 
-class CuboSalidaGuardada(torch.autograd.Function):
+class CubeSavedOutput(torch.autograd.Function):
     @staticmethod
     def forward(ctx, x):
-        salida = x**3
-        ctx.save_for_backward(salida)
-        return salida
+        out = x**3
+        ctx.save_for_backward(out)
+        return out
 
     @staticmethod
     def backward(ctx, grad_output):
-        (salida,) = ctx.saved_tensors
-        return grad_output * 3 * salida ** (2 / 3)
+        (out,) = ctx.saved_tensors
+        return grad_output * 3 * out ** (2 / 3)
 
 
-for clase in (CuboSalidaAtributo, CuboSalidaGuardada):
+for cls in (CubeOutputAttribute, CubeSavedOutput):
     gc.collect()
-    referencia = weakref.ref(clase.apply(torch.ones(1000, requires_grad=True)))
-    vivo_al_borrar = referencia() is not None
+    reference = weakref.ref(cls.apply(torch.ones(1000, requires_grad=True)))
+    alive_after_del = reference() is not None
     gc.collect()
-    print(f"{clase.__name__:>18}: ¿sigue en memoria tras borrarla? {vivo_al_borrar} · "
-          f"¿y tras gc.collect()? {referencia() is not None}")
+    print(f"{cls.__name__:>18}: ¿sigue en memoria tras borrarla? {alive_after_del} · "
+          f"¿y tras gc.collect()? {reference() is not None}")
 
 # %% [markdown]
 # Regla: los tensores van en `save_for_backward`; como atributo solo van valores que no son
@@ -307,36 +307,36 @@ for clase in (CuboSalidaAtributo, CuboSalidaGuardada):
 # ($\tanh'(z) = 1 - \tanh^2 z$, así que la salida basta).
 
 # %% tags=["demo"]
-class TanhGuardaTodo(torch.autograd.Function):
+class TanhSavesAll(torch.autograd.Function):
     @staticmethod
     def forward(ctx, z):
-        salida = torch.tanh(z)
-        ctx.save_for_backward(z, salida)
-        return salida
+        out = torch.tanh(z)
+        ctx.save_for_backward(z, out)
+        return out
 
     @staticmethod
     def backward(ctx, grad_output):
-        z, salida = ctx.saved_tensors
-        return grad_output * (1 - salida**2)
+        z, out = ctx.saved_tensors
+        return grad_output * (1 - out**2)
 
 
-class TanhGuardaSalida(torch.autograd.Function):
+class TanhSavesOutput(torch.autograd.Function):
     @staticmethod
     def forward(ctx, z):
-        salida = torch.tanh(z)
-        ctx.save_for_backward(salida)
-        return salida
+        out = torch.tanh(z)
+        ctx.save_for_backward(out)
+        return out
 
     @staticmethod
     def backward(ctx, grad_output):
-        (salida,) = ctx.saved_tensors
-        return grad_output * (1 - salida**2)
+        (out,) = ctx.saved_tensors
+        return grad_output * (1 - out**2)
 
 
 z = torch.randn(256, 1024, requires_grad=True)
-for clase in (TanhGuardaTodo, TanhGuardaSalida):
-    guardado, _ = medir_guardado(lambda clase=clase: clase.apply(z))
-    print(f"{clase.__name__:>17}: guarda {guardado / 2**20:.1f} MiB")
+for cls in (TanhSavesAll, TanhSavesOutput):
+    saved, _ = medir_guardado(lambda cls=cls: cls.apply(z))
+    print(f"{cls.__name__:>17}: guarda {saved / 2**20:.1f} MiB")
 
 # %% [markdown]
 # ## 4 · `gradcheck`: ¿es tu `backward` la derivada de tu `forward`?
@@ -348,15 +348,15 @@ for clase in (TanhGuardaTodo, TanhGuardaSalida):
 
 # %% tags=["demo"]
 x64 = torch.randn(5, dtype=torch.float64, requires_grad=True)
-print("gradcheck(Cubo) en float64:", torch.autograd.gradcheck(Cubo.apply, (x64,)))
+print("gradcheck(Cube) en float64:", torch.autograd.gradcheck(Cube.apply, (x64,)))
 
 x32 = x64.detach().float().requires_grad_(True)
-with warnings.catch_warnings(record=True) as avisos:
+with warnings.catch_warnings(record=True) as caught:
     warnings.simplefilter("always")
-    resultado = torch.autograd.gradcheck(Cubo.apply, (x32,), raise_exception=False)
-print("gradcheck(Cubo) en float32:", resultado)
-for aviso in avisos:
-    print("  aviso:", str(aviso.message)[:100], "...")
+    result = torch.autograd.gradcheck(Cube.apply, (x32,), raise_exception=False)
+print("gradcheck(Cube) en float32:", result)
+for warning_text in caught:
+    print("  aviso:", str(warning_text.message)[:100], "...")
 
 # %% [markdown]
 # Un `backward` con un error (aquí, $3x$ en lugar de $3x^2$) no suspende nada por sí solo.
@@ -364,7 +364,7 @@ for aviso in avisos:
 # numérico y el analítico:
 
 # %% tags=["demo"]
-class CuboMalo(Cubo):
+class BadCube(Cube):
     @staticmethod
     def backward(ctx, grad_output):
         (x,) = ctx.saved_tensors
@@ -372,26 +372,26 @@ class CuboMalo(Cubo):
 
 
 with muestra_error(RuntimeError):
-    torch.autograd.gradcheck(CuboMalo.apply, (x64,))
+    torch.autograd.gradcheck(BadCube.apply, (x64,))
 
 # %% [markdown]
 # `gradgradcheck` va un paso más allá: comprueba las segundas derivadas, las que necesitas
-# con `create_graph=True` (capítulo 1). El `backward` de `Cubo` usa operaciones de PyTorch
+# con `create_graph=True` (capítulo 1). El `backward` de `Cube` usa operaciones de PyTorch
 # sobre tensores guardados, así que es derivable a su vez. Uno que corta el grafo con
 # `.detach()` da bien el gradiente, pero no su derivada:
 
 # %% tags=["demo"]
-class CuboOpaco(Cubo):
+class OpaqueCube(Cube):
     @staticmethod
     def backward(ctx, grad_output):
         (x,) = ctx.saved_tensors
         return grad_output * 3 * x.detach() ** 2  # valor correcto, pero no derivable
 
 
-for clase in (Cubo, CuboOpaco):
-    primera = torch.autograd.gradcheck(clase.apply, (x64,), raise_exception=False)
-    segunda = torch.autograd.gradgradcheck(clase.apply, (x64,), raise_exception=False)
-    print(f"{clase.__name__:>9}: gradcheck {primera!s:<5}  gradgradcheck {segunda}")
+for cls in (Cube, OpaqueCube):
+    first = torch.autograd.gradcheck(cls.apply, (x64,), raise_exception=False)
+    second = torch.autograd.gradgradcheck(cls.apply, (x64,), raise_exception=False)
+    print(f"{cls.__name__:>9}: gradcheck {first!s:<5}  gradgradcheck {second}")
 
 # %% [markdown]
 # ### Un `backward` equivocado entrena, pero peor
@@ -414,7 +414,7 @@ class SiLU(torch.autograd.Function):
         return grad_output * s * (1 + z * (1 - s))
 
 
-class SiLUMal(SiLU):
+class BadSiLU(SiLU):
     @staticmethod
     def backward(ctx, grad_output):
         (z,) = ctx.saved_tensors
@@ -428,31 +428,31 @@ class SiLUMal(SiLU):
 # %% tags=["demo"]
 import matplotlib.pyplot as plt
 
-x_red = torch.linspace(-3, 3, 64).unsqueeze(1)
-y_red = torch.sin(2 * x_red)
+x_net = torch.linspace(-3, 3, 64).unsqueeze(1)
+y_net = torch.sin(2 * x_net)
 
 
-def entrenar(activacion, pasos=300):
+def train(activation, steps=300):
     torch.manual_seed(0)
-    capa1, capa2 = torch.nn.Linear(1, 32), torch.nn.Linear(32, 1)
-    optimizador = torch.optim.Adam([*capa1.parameters(), *capa2.parameters()], lr=0.01)
-    historia = []
-    for _ in range(pasos):
-        loss = F.mse_loss(capa2(activacion.apply(capa1(x_red))), y_red)
-        optimizador.zero_grad()
+    layer1, layer2 = torch.nn.Linear(1, 32), torch.nn.Linear(32, 1)
+    optimizer = torch.optim.Adam([*layer1.parameters(), *layer2.parameters()], lr=0.01)
+    history = []
+    for _ in range(steps):
+        loss = F.mse_loss(layer2(activation.apply(layer1(x_net))), y_net)
+        optimizer.zero_grad()
         loss.backward()
-        optimizador.step()
-        historia.append(loss.item())
-    return historia
+        optimizer.step()
+        history.append(loss.item())
+    return history
 
 
-historias = {clase.__name__: entrenar(clase) for clase in (SiLU, SiLUMal)}
-for nombre, historia in historias.items():
-    print(f"{nombre:>7}: pérdida inicial {historia[0]:.4f} → final {historia[-1]:.4f}")
+histories = {cls.__name__: train(cls) for cls in (SiLU, BadSiLU)}
+for name, history in histories.items():
+    print(f"{name:>7}: pérdida inicial {history[0]:.4f} → final {history[-1]:.4f}")
 
 plt.figure(figsize=(7, 3))
-for (nombre, historia), estilo in zip(historias.items(), ("-", "--")):
-    plt.plot(historia, estilo, label=nombre)
+for (name, history), style in zip(histories.items(), ("-", "--")):
+    plt.plot(history, style, label=name)
 plt.yscale("log")
 plt.xlabel("paso")
 plt.ylabel("pérdida (MSE)")
@@ -467,9 +467,9 @@ plt.show()
 
 # %% tags=["demo"]
 z64 = torch.randn(6, dtype=torch.float64, requires_grad=True)
-for clase in (SiLU, SiLUMal):
-    print(f"{clase.__name__:>7}: gradcheck",
-          torch.autograd.gradcheck(clase.apply, (z64,), raise_exception=False))
+for cls in (SiLU, BadSiLU):
+    print(f"{cls.__name__:>7}: gradcheck",
+          torch.autograd.gradcheck(cls.apply, (z64,), raise_exception=False))
 
 # %% [markdown]
 # ## Ejercicio 1 · Softplus estable con `backward` analítico (2 puntos)
@@ -558,7 +558,7 @@ print("gradiente a través de torch.round:", x.grad)
 # Con una `Function` es inmediato:
 
 # %% tags=["demo"]
-class RedondeoSTE(torch.autograd.Function):
+class RoundSTE(torch.autograd.Function):
     @staticmethod
     def forward(ctx, x):
         return torch.round(x)
@@ -569,7 +569,7 @@ class RedondeoSTE(torch.autograd.Function):
 
 
 x = torch.tensor([0.2, 0.7, 1.4, -0.6], requires_grad=True)
-RedondeoSTE.apply(x).sum().backward()
+RoundSTE.apply(x).sum().backward()
 print("gradiente con paso directo:", x.grad)
 
 # %% [markdown]
@@ -593,31 +593,31 @@ x_c = torch.linspace(-2, 2, 32)
 y_c = 1.3 * x_c
 
 
-def cuantizar(w, paso, directo):
-    if directo:
-        return paso * RedondeoSTE.apply(w / paso)
-    return paso * torch.round(w / paso)
+def quantize(w, step, straight_through):
+    if straight_through:
+        return step * RoundSTE.apply(w / step)
+    return step * torch.round(w / step)
 
 
-curvas = {}
-for directo in (False, True):
+curves = {}
+for straight_through in (False, True):
     w = torch.tensor(0.1, requires_grad=True)
-    optimizador = torch.optim.SGD([w], lr=0.05)
-    pesos_usados = []
+    optimizer = torch.optim.SGD([w], lr=0.05)
+    weights_used = []
     for _ in range(60):
-        w_q = cuantizar(w, 0.25, directo)
+        w_q = quantize(w, 0.25, straight_through)
         loss = F.mse_loss(w_q * x_c, y_c)
-        optimizador.zero_grad()
+        optimizer.zero_grad()
         loss.backward()
-        optimizador.step()
-        pesos_usados.append(w_q.item())
-    curvas["paso directo" if directo else "torch.round"] = pesos_usados
-    print(f"{'paso directo' if directo else 'torch.round':>12}: peso cuantizado final "
-          f"{pesos_usados[-1]:.2f}")
+        optimizer.step()
+        weights_used.append(w_q.item())
+    curves["paso directo" if straight_through else "torch.round"] = weights_used
+    print(f"{'paso directo' if straight_through else 'torch.round':>12}: peso cuantizado final "
+          f"{weights_used[-1]:.2f}")
 
 plt.figure(figsize=(7, 3))
-for (nombre, pesos_usados), estilo in zip(curvas.items(), ("--", "-")):
-    plt.step(range(len(pesos_usados)), pesos_usados, estilo, where="post", label=nombre)
+for (name, weights_used), style in zip(curves.items(), ("--", "-")):
+    plt.step(range(len(weights_used)), weights_used, style, where="post", label=name)
 plt.axhline(1.3, color="gray", lw=0.5, label="objetivo 1,3")
 plt.xlabel("paso")
 plt.ylabel("peso cuantizado")
@@ -643,17 +643,17 @@ import ipywidgets as widgets
 from IPython.display import display
 
 
-def dibujar_cuantizador(paso, niveles):
+def plot_quantizer(step, levels):
     x = torch.linspace(-2, 2, 801)
-    limite = niveles * paso
-    escalera = torch.round(x.clamp(-limite, limite) / paso) * paso
-    gradiente = (x.abs() <= limite).float()
+    limit = levels * step
+    staircase = torch.round(x.clamp(-limit, limit) / step) * step
+    grad = (x.abs() <= limit).float()
     fig, (ax_f, ax_g) = plt.subplots(1, 2, figsize=(9, 3))
     ax_f.plot(x, x, ":", color="gray", label="identidad")
-    ax_f.plot(x, escalera, label="cuantizado")
-    ax_f.set_title(f"forward: {2 * niveles + 1} valores posibles")
+    ax_f.plot(x, staircase, label="cuantizado")
+    ax_f.set_title(f"forward: {2 * levels + 1} valores posibles")
     ax_f.legend()
-    ax_g.plot(x, gradiente, color="tab:orange")
+    ax_g.plot(x, grad, color="tab:orange")
     ax_g.set_ylim(-0.1, 1.1)
     ax_g.set_title("backward: gradiente de paso directo")
     for ax in (ax_f, ax_g):
@@ -662,22 +662,22 @@ def dibujar_cuantizador(paso, niveles):
     plt.show()
 
 
-deslizador_paso = widgets.FloatSlider(value=0.25, min=0.05, max=0.5, step=0.05,
+step_slider = widgets.FloatSlider(value=0.25, min=0.05, max=0.5, step=0.05,
                                       description="step")
-deslizador_niveles = widgets.IntSlider(value=4, min=1, max=8, description="levels")
-salida_widget = widgets.Output()
+levels_slider = widgets.IntSlider(value=4, min=1, max=8, description="levels")
+widget_out = widgets.Output()
 
 
-def actualizar(_cambio=None):
-    with salida_widget:
-        salida_widget.clear_output(wait=True)
-        dibujar_cuantizador(deslizador_paso.value, deslizador_niveles.value)
+def update(_change=None):
+    with widget_out:
+        widget_out.clear_output(wait=True)
+        plot_quantizer(step_slider.value, levels_slider.value)
 
 
-deslizador_paso.observe(actualizar, names="value")
-deslizador_niveles.observe(actualizar, names="value")
-actualizar()
-display(widgets.VBox([widgets.HBox([deslizador_paso, deslizador_niveles]), salida_widget]))
+step_slider.observe(update, names="value")
+levels_slider.observe(update, names="value")
+update()
+display(widgets.VBox([widgets.HBox([step_slider, levels_slider]), widget_out]))
 
 # %% [markdown]
 # ## Ejercicio 2 · Cuantizador con paso directo (2,5 puntos)
@@ -819,48 +819,48 @@ def linear_tanh(x, weight, bias):
 # dentro es la misma idea de este capítulo: un `forward` que guarda poco y un `backward`
 # que recalcula.
 #
-# `torch.utils.checkpoint.checkpoint(tramo, entrada, use_reentrant=False)` lo hace por ti.
+# `torch.utils.checkpoint.checkpoint(segment, inputs, use_reentrant=False)` lo hace por ti.
 # Pasa siempre `use_reentrant` de forma explícita: omitirlo produce un aviso que anuncia que
 # dejará de funcionar (de la 2.4 a la 2.13, todavía funciona). Esta celda muestra lo que
 # hace tu versión:
 
 # %% tags=["demo"]
-capa = torch.nn.Linear(4, 4)
-entrada = torch.randn(2, 4, requires_grad=True)
-with warnings.catch_warnings(record=True) as avisos:
+layer = torch.nn.Linear(4, 4)
+inputs = torch.randn(2, 4, requires_grad=True)
+with warnings.catch_warnings(record=True) as caught:
     warnings.simplefilter("always")
     try:
-        checkpoint(capa, entrada)
-        print("sin use_reentrant: funciona;", len(avisos), "aviso(s)")
+        checkpoint(layer, inputs)
+        print("sin use_reentrant: funciona;", len(caught), "aviso(s)")
     except Exception as error:  # noqa: BLE001 - newer versions may refuse outright
         print("sin use_reentrant: error:", type(error).__name__)
-for aviso in avisos:
-    print("  aviso:", str(aviso.message)[:110], "...")
+for warning_text in caught:
+    print("  aviso:", str(warning_text.message)[:110], "...")
 
 # %% [markdown]
-# Una red de 8 bloques (lineal + GELU). `adelante(x, tramos)` la recorre partida en
-# `tramos` tramos con recálculo cada uno (`tramos=0`: sin recálculo). Un gancho (*hook*)
+# Una red de 8 bloques (lineal + GELU). `forward_blocks(x, segments)` la recorre partida en
+# `segments` tramos con recálculo cada uno (`segments=0`: sin recálculo). Un gancho (*hook*)
 # en cada capa cuenta cuántas veces se ejecuta: las lineales son el cálculo caro de cada
 # bloque.
 
 # %% tags=["demo"]
 torch.manual_seed(0)
-ANCHO, LOTE, BLOQUES = 256, 128, 8
-red = torch.nn.Sequential(*[torch.nn.Sequential(torch.nn.Linear(ANCHO, ANCHO),
-                                                torch.nn.GELU()) for _ in range(BLOQUES)])
-x_bloques = torch.randn(LOTE, ANCHO)
-lineales_ejecutadas, gelus_ejecutadas = [], []
-for bloque in red:
-    bloque[0].register_forward_hook(lambda modulo, entrada, salida: lineales_ejecutadas.append(1))
-    bloque[1].register_forward_hook(lambda modulo, entrada, salida: gelus_ejecutadas.append(1))
+WIDTH, BATCH, BLOCKS = 256, 128, 8
+net = torch.nn.Sequential(*[torch.nn.Sequential(torch.nn.Linear(WIDTH, WIDTH),
+                                                torch.nn.GELU()) for _ in range(BLOCKS)])
+x_blocks = torch.randn(BATCH, WIDTH)
+linears_run, gelus_run = [], []
+for block in net:
+    block[0].register_forward_hook(lambda module, inputs, out: linears_run.append(1))
+    block[1].register_forward_hook(lambda module, inputs, out: gelus_run.append(1))
 
 
-def adelante(x, tramos):
-    if tramos == 0:
-        return red(x)
-    largo = BLOQUES // tramos
-    for inicio in range(0, BLOQUES, largo):
-        x = checkpoint(red[inicio:inicio + largo], x, use_reentrant=False)
+def forward_blocks(x, segments):
+    if segments == 0:
+        return net(x)
+    length = BLOCKS // segments
+    for start in range(0, BLOCKS, length):
+        x = checkpoint(net[start:start + length], x, use_reentrant=False)
     return x
 
 
@@ -868,14 +868,14 @@ def adelante(x, tramos):
 # Primero lo esencial: los gradientes son los mismos con y sin recálculo.
 
 # %% tags=["demo"]
-def gradientes(tramos):
-    red.zero_grad()
-    adelante(x_bloques, tramos).pow(2).mean().backward()
-    return [p.grad.clone() for p in red.parameters()]
+def grads_for(segments):
+    net.zero_grad()
+    forward_blocks(x_blocks, segments).pow(2).mean().backward()
+    return [p.grad.clone() for p in net.parameters()]
 
 
-iguales = all(torch.allclose(a, b) for a, b in zip(gradientes(0), gradientes(2)))
-print("¿mismos gradientes con y sin recálculo?", iguales)
+equal = all(torch.allclose(a, b) for a, b in zip(grads_for(0), grads_for(2)))
+print("¿mismos gradientes con y sin recálculo?", equal)
 
 # %% [markdown]
 # Ahora medimos, para cada número de tramos, tres cosas: los bytes de activaciones que
@@ -885,36 +885,36 @@ print("¿mismos gradientes con y sin recálculo?", iguales)
 # hilo para que la medida sea estable).
 
 # %% tags=["demo"]
-def medir(tramos, repeticiones=5):
-    red.zero_grad()
-    guardado, salida = medir_guardado(lambda: adelante(x_bloques, tramos),
-                                      excluir=list(red.parameters()))
-    lineales_ejecutadas.clear()
-    gelus_ejecutadas.clear()
-    salida.sum().backward()
-    recalculadas = (len(lineales_ejecutadas), len(gelus_ejecutadas))
-    tiempos = []
-    for _ in range(repeticiones):
-        inicio = time.perf_counter()
-        adelante(x_bloques, tramos).sum().backward()
-        tiempos.append(time.perf_counter() - inicio)
-    return (guardado / 2**20, BLOQUES + recalculadas[0], BLOQUES + recalculadas[1],
-            1000 * min(tiempos))
+def measure(segments, repeats=5):
+    net.zero_grad()
+    saved, out = medir_guardado(lambda: forward_blocks(x_blocks, segments),
+                               excluir=list(net.parameters()))
+    linears_run.clear()
+    gelus_run.clear()
+    out.sum().backward()
+    recomputed = (len(linears_run), len(gelus_run))
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        forward_blocks(x_blocks, segments).sum().backward()
+        times.append(time.perf_counter() - start)
+    return (saved / 2**20, BLOCKS + recomputed[0], BLOCKS + recomputed[1],
+            1000 * min(times))
 
 
-hilos = torch.get_num_threads()
+threads = torch.get_num_threads()
 torch.set_num_threads(1)
-medir(0)  # warm-up
-TRAMOS = (0, 8, 4, 2, 1)
-medidas = {tramos: medir(tramos) for tramos in TRAMOS}
-torch.set_num_threads(hilos)
+measure(0)  # warm-up
+SEGMENTS = (0, 8, 4, 2, 1)
+results = {segments: measure(segments) for segments in SEGMENTS}
+torch.set_num_threads(threads)
 
 print(" tramos  activaciones guardadas  lineales ejecutadas  GELU ejecutadas  tiempo")
-for tramos, (mib, lineales, gelus, ms) in medidas.items():
-    etiqueta = "sin" if tramos == 0 else str(tramos)
-    print(f"{etiqueta:>7}  {mib:17.3f} MiB  {lineales:19d}  {gelus:15d}  {ms:6.1f} ms")
-print(f"con 1 tramo, en esta máquina: ×{medidas[1][0] / medidas[0][0]:.2f} de memoria y "
-      f"×{medidas[1][3] / medidas[0][3]:.2f} de tiempo frente a sin recálculo "
+for segments, (mib, linears, gelus, ms) in results.items():
+    label = "sin" if segments == 0 else str(segments)
+    print(f"{label:>7}  {mib:17.3f} MiB  {linears:19d}  {gelus:15d}  {ms:6.1f} ms")
+print(f"con 1 tramo, en esta máquina: ×{results[1][0] / results[0][0]:.2f} de memoria y "
+      f"×{results[1][3] / results[0][3]:.2f} de tiempo frente a sin recálculo "
       f"(la teoría: unos ×1.33 de tiempo)")
 
 # %% [markdown]
@@ -922,12 +922,12 @@ print(f"con 1 tramo, en esta máquina: ×{medidas[1][0] / medidas[0][0]:.2f} de 
 # hacia atrás vuelve a ejecutar para recalcular.
 
 # %% tags=["demo"]
-etiquetas = ["sin" if t == 0 else f"{t} tramo{'s' if t > 1 else ''}" for t in TRAMOS]
+labels = ["sin" if t == 0 else f"{t} tramo{'s' if t > 1 else ''}" for t in SEGMENTS]
 fig, (ax_m, ax_t) = plt.subplots(1, 2, figsize=(9, 3))
-ax_m.bar(etiquetas, [medidas[t][0] for t in TRAMOS], color="tab:blue")
+ax_m.bar(labels, [results[t][0] for t in SEGMENTS], color="tab:blue")
 ax_m.set_ylabel("MiB guardados hasta el pase atrás")
 ax_m.set_title("memoria de activaciones")
-ax_t.bar(etiquetas, [medidas[t][3] for t in TRAMOS], color="tab:orange")
+ax_t.bar(labels, [results[t][3] for t in SEGMENTS], color="tab:orange")
 ax_t.set_ylabel("ms por paso (adelante + atrás)")
 ax_t.set_title("tiempo (CPU, 1 hilo)")
 plt.tight_layout()
@@ -958,17 +958,17 @@ plt.show()
 
 # %% tags=["demo"]
 if torch.cuda.is_available():
-    red.to("cuda")
-    x_gpu = torch.randn(4096, ANCHO, device="cuda")
-    for tramos in (0, 2):
-        red.zero_grad(set_to_none=True)
+    net.to("cuda")
+    x_gpu = torch.randn(4096, WIDTH, device="cuda")
+    for segments in (0, 2):
+        net.zero_grad(set_to_none=True)
         torch.cuda.synchronize()
         torch.cuda.reset_peak_memory_stats()
         base = torch.cuda.memory_allocated()
-        adelante(x_gpu, tramos).sum().backward()
-        pico = (torch.cuda.max_memory_allocated() - base) / 2**20
-        print(f"tramos={tramos}: memoria pico por encima de la base {pico:.1f} MiB")
-    red.to("cpu")
+        forward_blocks(x_gpu, segments).sum().backward()
+        peak = (torch.cuda.max_memory_allocated() - base) / 2**20
+        print(f"tramos={segments}: memoria pico por encima de la base {peak:.1f} MiB")
+    net.to("cpu")
 else:
     print("Sin GPU: se omite la medida de memoria pico en CUDA (las cifras de arriba son de CPU).")
 
@@ -1059,25 +1059,25 @@ def checkpoint_apply(fn, x, *params):
 torch.manual_seed(0)
 w1, w2 = torch.randn(1024, 512) / 512**0.5, torch.randn(512, 1024) / 1024**0.5
 b1 = torch.zeros(1024)
-pesos_bloque = [w.requires_grad_() for w in (w1, b1, w2)]
+block_weights = [w.requires_grad_() for w in (w1, b1, w2)]
 x_demo = torch.randn(64, 512, requires_grad=True)
 
 
-def bloque(x, w1, b1, w2):
+def block(x, w1, b1, w2):
     return x + F.gelu(x @ w1.T + b1) @ w2.T
 
 
-maneras = {
-    "sin recálculo": lambda: bloque(x_demo, *pesos_bloque),
-    "use_reentrant=True (una Function)": lambda: checkpoint(bloque, x_demo, *pesos_bloque,
+ways = {
+    "sin recálculo": lambda: block(x_demo, *block_weights),
+    "use_reentrant=True (una Function)": lambda: checkpoint(block, x_demo, *block_weights,
                                                             use_reentrant=True),
-    "use_reentrant=False": lambda: checkpoint(bloque, x_demo, *pesos_bloque,
+    "use_reentrant=False": lambda: checkpoint(block, x_demo, *block_weights,
                                               use_reentrant=False),
 }
-for nombre, calcular in maneras.items():
-    guardado, salida = medir_guardado(calcular, excluir=[x_demo, *pesos_bloque])
-    print(f"{nombre:>34}: {guardado / 2**10:7.1f} KiB guardados · grad_fn "
-          f"{type(salida.grad_fn).__name__}")
+for name, compute in ways.items():
+    saved, out = medir_guardado(compute, excluir=[x_demo, *block_weights])
+    print(f"{name:>34}: {saved / 2**10:7.1f} KiB guardados · grad_fn "
+          f"{type(out.grad_fn).__name__}")
 
 # %% [markdown]
 # Sin recálculo quedan la preactivación y la salida de la GELU (dos matrices de 64 × 1024);
