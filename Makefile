@@ -51,7 +51,7 @@ lint: env
 # nbval runs the instructor notebooks (solutions + hidden tests) built from solutions/.
 nbval: env
 	$(TIMED) "build course" $(PY) -m autograder build --course-only
-	$(TIMED) nbval $(PY) -m pytest --nbval-lax --nbval-current-env -p no:cacheprovider build/course/source
+	$(TIMED) nbval env OMP_NUM_THREADS=1 $(PY) -m pytest --nbval-lax --nbval-current-env -p no:cacheprovider build/course/source
 
 # The inner loop: lint, then every test not marked slow (none runs a notebook, a kernel or
 # nbgrader). CH=03 (or CH=03,04): only the tests about chapters, for those chapters alone
@@ -63,8 +63,10 @@ check: lint
 	$(TIMED) "fast tests" env OMP_NUM_THREADS=1 $(if $(CH),AUTOGRADER_CHAPTERS=$(CH)) \
 		$(PY) -m pytest -q -m "not slow" $(if $(CH),$(CHAPTER_TESTS))
 
+# One torch thread here too (see check): grading runs two kernels at once on two cores, and
+# each kernel's own thread pool only made them fight over the cores.
 test: sandbox lint check-build nbval
-	$(TIMED) pytest $(PY) -m pytest --durations=15
+	$(TIMED) pytest env OMP_NUM_THREADS=1 $(PY) -m pytest --durations=40
 
 # JupyterLab on build/course (autograder/lab.py): prints the URL, the token and how to stop it;
 # Ctrl+C stops the server and its kernels (nothing is left running). notebooks/ is untouched.
