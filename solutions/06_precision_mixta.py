@@ -593,41 +593,41 @@ for step in range(30):
 #   antes, en el mismo ciclo, falla. Lo mide la celda siguiente.
 
 # %% tags=["demo"]
-def gradiente_acumulado(micro_lotes, escalador, dtype, accum):
+def accumulated_grad(micro_batches, scaler, dtype, accum):
     """El gradiente del peso tras un ciclo de ``accum`` micro-lotes, ya sin escala."""
     torch.manual_seed(4)
-    modelo = nn.Linear(8, 1)
-    optimizador = torch.optim.SGD(modelo.parameters(), lr=0.0)  # lr 0: solo mira .grad
-    for x, y in micro_lotes:
+    model = nn.Linear(8, 1)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.0)  # lr 0: solo mira .grad
+    for x, y in micro_batches:
         with torch.autocast("cpu", dtype=dtype):
-            perdida = F.mse_loss(modelo(x), y) / accum
-        (escalador.scale(perdida) if escalador else perdida).backward()
-    if escalador:
-        escalador.unscale_(optimizador)
-    return modelo.weight.grad.clone()
+            loss = F.mse_loss(model(x), y) / accum
+        (scaler.scale(loss) if scaler else loss).backward()
+    if scaler:
+        scaler.unscale_(optimizer)
+    return model.weight.grad.clone()
 
 
 g = torch.Generator().manual_seed(5)
-lote = [(torch.randn(4, 8, generator=g), torch.randn(4, 1, generator=g)) for _ in range(3)]
-dtype_escalado = torch.float16 if FP16_EN_CPU else torch.bfloat16
-sin_escala = gradiente_acumulado(lote, None, torch.bfloat16, accum=3)
-if ESCALADOR_EN_CPU:
-    con_escala = gradiente_acumulado(lote, torch.amp.GradScaler("cpu", init_scale=2.0**10),
-                                     dtype_escalado, accum=3)
+batches = [(torch.randn(4, 8, generator=g), torch.randn(4, 1, generator=g)) for _ in range(3)]
+scaled_dtype = torch.float16 if FP16_ON_CPU else torch.bfloat16
+unscaled = accumulated_grad(batches, None, torch.bfloat16, accum=3)
+if SCALER_ON_CPU:
+    scaled = accumulated_grad(batches, torch.amp.GradScaler("cpu", init_scale=2.0**10),
+                              scaled_dtype, accum=3)
     print("norma del gradiente acumulado · bf16 sin escalador:",
-          f"{sin_escala.norm():.4f} · {dtype_escalado} con escalador tras unscale_: "
-          f"{con_escala.norm():.4f}")
+          f"{unscaled.norm():.4f} · {scaled_dtype} con escalador tras unscale_: "
+          f"{scaled.norm():.4f}")
 
     torch.manual_seed(4)
-    modelo = nn.Linear(8, 1)
-    optimizador = torch.optim.SGD(modelo.parameters(), lr=0.1)
-    escalador = torch.amp.GradScaler("cpu")
+    model = nn.Linear(8, 1)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    scaler = torch.amp.GradScaler("cpu")
     with muestra_error(AssertionError):  # update() en el primer micro-lote del ciclo
-        x, y = lote[0]
-        with torch.autocast("cpu", dtype=dtype_escalado):
-            perdida = F.mse_loss(modelo(x), y) / 3
-        escalador.scale(perdida).backward()
-        escalador.update()
+        x, y = batches[0]
+        with torch.autocast("cpu", dtype=scaled_dtype):
+            loss = F.mse_loss(model(x), y) / 3
+        scaler.scale(loss).backward()
+        scaler.update()
 else:
     print("Sin GradScaler para CPU en esta versión de PyTorch: demo saltada.")
 
@@ -646,20 +646,20 @@ else:
 # pasos desbordando hasta reencontrar su escala.
 
 # %% tags=["demo"]
-if ESCALADOR_EN_CPU:
-    escalador = torch.amp.GradScaler("cpu", init_scale=2.0**16, growth_interval=3)
-    peso = torch.zeros(1, requires_grad=True)
-    optimizador = torch.optim.SGD([peso], lr=0.0)
+if SCALER_ON_CPU:
+    scaler = torch.amp.GradScaler("cpu", init_scale=2.0**16, growth_interval=3)
+    weight = torch.zeros(1, requires_grad=True)
+    optimizer = torch.optim.SGD([weight], lr=0.0)
     for inf in (True, True, False, False):  # dos pasos que desbordan, dos limpios
-        optimizador.zero_grad()
-        (escalador.scale(peso.sum() + 1.0) * (math.inf if inf else 1.0)).backward()
-        escalador.step(optimizador)
-        escalador.update()
-    guardado = escalador.state_dict()
-    print("state_dict:", guardado)
-    reanudado = torch.amp.GradScaler("cpu")
-    reanudado.load_state_dict(guardado)
-    print(f"escala reanudada: {reanudado.get_scale():g} · la de un escalador nuevo: "
+        optimizer.zero_grad()
+        (scaler.scale(weight.sum() + 1.0) * (math.inf if inf else 1.0)).backward()
+        scaler.step(optimizer)
+        scaler.update()
+    saved = scaler.state_dict()
+    print("state_dict:", saved)
+    resumed = torch.amp.GradScaler("cpu")
+    resumed.load_state_dict(saved)
+    print(f"escala reanudada: {resumed.get_scale():g} · la de un escalador nuevo: "
           f"{torch.amp.GradScaler('cpu').get_scale():g}")
 else:
     print("Sin GradScaler para CPU en esta versión de PyTorch: demo saltada.")
