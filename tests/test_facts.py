@@ -80,8 +80,10 @@ def test_hidden_test_parts_are_plain_data_with_the_points_puntuar_gives():
     stored = part_results(result)
     assert sum(p["earned"] for p in stored) == result.puntos == 1.5
     assert stored[0] == {"part": "valor", "points": 2.0, "earned": 0.0,
-                         "diagnosis": result.diagnostico} and result.diagnostico
+                         "diagnosis": result.diagnostico,
+                         "facts": result.fallos[0][1].hechos} and result.diagnostico
     assert [p["diagnosis"] for p in stored[1:]] == [None, None]
+    assert [p["facts"] for p in stored[1:]] == [None, None]
     nothing = part_results(puntuar(parts[::2], [case]))  # a requirement alone earns nothing
     assert [p["earned"] for p in nothing] == [0.0, 0.0]
     json.dumps(stored)
