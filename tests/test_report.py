@@ -185,3 +185,55 @@ def test_the_lms_imports_have_the_columns_canvas_and_moodle_require(outcomes, tm
     assert {(r[MOODLE_ID_COLUMN], a): float(r[a]) for r in rows for a in (A, B)
             if r[a]} == expected
     assert expected[(outcomes[1].student, outcomes[1].assignment)] == 3.0  # 4, 1 off: late
+
+
+def test_report_and_export_from_a_gradebook_and_two_machines_results(tmp_path, monkeypatch):
+    """The gradebook every shard wrote to, each machine's grades.csv and diagnoses.json:
+    the report adds them up, the student who never submitted included; export writes the
+    LMS imports beside the grades file."""
+    import os
+    import sys
+
+    from nbgrader.api import Gradebook
+
+    from autograder import course
+    from autograder.__main__ import main
+
+    monkeypatch.delenv(course.DB_URL_ENV, raising=False)
+    monkeypatch.setenv("PATH", f"{os.path.dirname(sys.executable)}{os.pathsep}"
+                       f"{os.environ['PATH']}")  # nbgrader runs alembic from PATH
+    course_dir = tmp_path / "course"
+    course_dir.mkdir()
+    ana = outcome("ana", A, {"f": ["signo", None], "g": [None]})
+    bruno = outcome("bruno", A, {"f": [None, None], "g": ["dos_veces"]})
+    with Gradebook(course.sqlite_gradebook(course_dir)) as gradebook:
+        gradebook.add_assignment(A)
+        gradebook.add_notebook(A, A)
+        for cell, points in ana.max_scores.items():
+            gradebook.add_grade_cell(cell, A, A, max_score=points, cell_type="code")
+        for student in ("ana", "bruno", "carla"):
+            gradebook.add_student(student)
+        for o in (ana, bruno):
+            gradebook.add_submission(A, o.student)
+            for cell, points in o.scores.items():
+                gradebook.find_grade(cell, A, A, o.student).auto_score = points
+        gradebook.find_grade("g_test", A, A, "bruno").manual_score = 2.5  # by hand
+        gradebook.db.commit()
+    results = []
+    for machine, o in (("m1", ana), ("m2", bruno)):
+        grades = export([o], tmp_path / machine / "grades.csv")
+        write_diagnoses([o], grades.with_name("diagnoses.json"))
+        results += ["--results", str(grades)]
+    out = tmp_path / "report"
+    assert main(["report", "--course-dir", str(course_dir), *results, "--out", str(out)]) == 0
+    with (out / "estudiantes.csv").open(newline="") as handle:
+        rows = {r["student"]: r for r in csv.DictReader(handle)}
+    assert {s: (r[A], r["diagnoses"]) for s, r in rows.items()} == {
+        "ana": ("4", "signo"), "bruno": ("5.5", "dos_veces"), "carla": ("", "")}
+    assert "dos_veces" in (out / "informe.html").read_text()
+    target = tmp_path / "all" / "grades.csv"
+    assert main(["export", "--course-dir", str(course_dir), *results, "--out",
+                 str(target)]) == 0
+    with (target.parent / "canvas.csv").open(newline="") as handle:
+        canvas = {r["SIS User ID"]: r[A] for r in csv.DictReader(handle)}
+    assert canvas == {"": "6", "ana": "4", "bruno": "5.5"}
