@@ -237,3 +237,20 @@ def test_report_and_export_from_a_gradebook_and_two_machines_results(tmp_path, m
     with (target.parent / "canvas.csv").open(newline="") as handle:
         canvas = {r["SIS User ID"]: r[A] for r in csv.DictReader(handle)}
     assert canvas == {"": "6", "ana": "4", "bruno": "5.5"}
+
+
+def test_the_facts_a_notebook_keeps_are_plain_and_short():
+    import json
+
+    from autograder.hidden.runner import FACT_CHARS, plain_facts
+    from autograder.student.compare import ComprobacionFallida
+    from autograder.student.diagnosis import Diagnostico
+
+    failure = ComprobacionFallida(Diagnostico("excepcion", {
+        "detalle": "x" * 500 + "ValueError: mal", "razon": float("nan"), "n": 3,
+        "ok": True, "forma": (2, 3)}))
+    facts = plain_facts(failure)
+    json.loads(json.dumps(facts, allow_nan=False))
+    assert len(facts["detalle"]) == FACT_CHARS and facts["detalle"].endswith("ValueError: mal")
+    assert facts | {"detalle": None} == {"detalle": None, "razon": "nan", "n": 3, "ok": True,
+                                         "forma": "(2, 3)"}

@@ -97,7 +97,7 @@ def part_results(result):
             for part, failure in result.fallos]
 
 
-FACT_CHARS = 200  # a fact longer than this (a student's exception message) is cut
+FACT_CHARS = 200  # a fact longer than this (a traceback) keeps its end: the exception
 
 
 def plain_facts(failure):
@@ -109,7 +109,7 @@ def plain_facts(failure):
         if isinstance(value, float) and math.isfinite(value):
             return value
         text = value if isinstance(value, str) else str(value)
-        return text if len(text) <= FACT_CHARS else text[:FACT_CHARS - 1] + "…"
+        return text if len(text) <= FACT_CHARS else "…" + text[1 - FACT_CHARS:]
 
     return {str(key): plain(value) for key, value in failure.hechos.items()}
 
