@@ -9,6 +9,7 @@ import json
 from autograder.report.names import chapter_name, diagnosis_title, exercise_name
 from autograder.report.plots import histogram
 from autograder.report.summary import percent
+from autograder.titles import chapter_titles
 
 # The page may load nothing from anywhere: images are data URIs, style and script inline.
 CSP = ("default-src 'none'; img-src data:; style-src 'unsafe-inline'; "
@@ -19,7 +20,8 @@ table{border-collapse:collapse;margin:.5em 0 1.5em}
 th,td{border:1px solid #ccc;padding:.25em .5em;text-align:left;vertical-align:top}
 td.n{text-align:right}th{background:#f3f3f3}
 table.sortable th{cursor:pointer}table.sortable th:after{content:" ⇅";color:#999}
-code{background:#f6f6f6;padding:0 .2em}.facts{font-size:.85em;color:#555}
+code{background:#f6f6f6;padding:0 .2em}
+.facts{font-size:.85em;color:#555;white-space:pre-wrap;font-family:monospace}
 """
 # Click a header to sort by it (again: the other way); numbers by data-v, text otherwise.
 SCRIPT = """
@@ -67,9 +69,9 @@ def share_cell(share):
 
 
 def facts_text(facts):
-    if not facts:
-        return ""
-    return json.dumps(facts, ensure_ascii=False, sort_keys=True)
+    """One fact a line, ``name: value`` (the page keeps the lines of a traceback)."""
+    return "\n".join(f"{key}: {value if isinstance(value, str) else json.dumps(value)}"
+                     for key, value in sorted((facts or {}).items()))
 
 
 def image(uri, alt):
@@ -84,8 +86,8 @@ def chapters_section(stats):
              f"<td>{image(histogram(c.scores.values(), c.max_score), 'histograma')}</td>"]
             for c in stats.chapters]
     return ("<h2>Capítulos</h2>" + table(
-        ("capítulo", "puntos", "entregas", "sin entregar", "media", "puntuación máxima",
-         "cero", "distribución"), rows))
+        ("capítulo", "puntos", "entregas", "sin entregar", "media", "con todos los puntos",
+         "con cero", "distribución"), rows))
 
 
 def misconceptions_table(ranked, share_of, total):
@@ -102,7 +104,7 @@ def misconceptions_table(ranked, share_of, total):
 def exercise_block(exercise):
     name = exercise_name(exercise.assignment, exercise.cell)
     submitted = len(exercise.scores)
-    summary = table(("puntos", "media", "puntuación máxima", "cero", "sin entregar",
+    summary = table(("puntos", "media", "con todos los puntos", "con cero", "sin entregar",
                      "discriminación"), [[
                          cell(f"{exercise.max_score:g}", exercise.max_score),
                          cell(number(exercise.mean), exercise.mean or 0),
@@ -128,7 +130,9 @@ def exercises_section(stats):
               "quien no.</p>"]
     for c in stats.chapters:
         blocks.append(f"<h3>{esc(chapter_name(c.assignment))}</h3>")
-        blocks += [exercise_block(e) for e in c.exercises]
+        order = list(chapter_titles(c.assignment).exercises)  # as the notebook has them
+        blocks += [exercise_block(e) for e in sorted(c.exercises, key=lambda e: (
+            order.index(e.exercise_id) if e.exercise_id in order else len(order), e.cell))]
     return "".join(blocks)
 
 
