@@ -220,23 +220,27 @@ def test_report_and_export_from_a_gradebook_and_two_machines_results(tmp_path, m
         gradebook.find_grade("g_test", A, A, "bruno").manual_score = 2.5  # by hand
         gradebook.db.commit()
     results = []
-    for machine, o in (("m1", ana), ("m2", bruno)):
-        grades = export([o], tmp_path / machine / "grades.csv")
-        write_diagnoses([o], grades.with_name("diagnoses.json"))
+    carla = Outcome("carla", A, Status.UNREADABLE, "el archivo está vacío",
+                    scores=dict.fromkeys(ana.scores, 0.0), max_scores=ana.max_scores)
+    for machine, graded in (("m1", [ana]), ("m2", [bruno, carla])):
+        grades = export(graded, tmp_path / machine / "grades.csv")
+        write_diagnoses(graded, grades.with_name("diagnoses.json"))
         results += ["--results", str(grades)]
     out = tmp_path / "report"
     assert main(["report", "--course-dir", str(course_dir), *results, "--out", str(out)]) == 0
     with (out / "estudiantes.csv").open(newline="") as handle:
         rows = {r["student"]: r for r in csv.DictReader(handle)}
     assert {s: (r[A], r["diagnoses"]) for s, r in rows.items()} == {
-        "ana": ("4", "signo"), "bruno": ("5.5", "dos_veces"), "carla": ("", "")}
-    assert "dos_veces" in (out / "informe.html").read_text()
+        "ana": ("4", "signo"), "bruno": ("5.5", "dos_veces"), "carla": ("0", "")}
+    page = (out / "informe.html").read_text()
+    assert "dos_veces" in page and "el archivo está vacío" in page  # unreadable: not in
+    # the gradebook, in the grades file, and a person should look at it
     target = tmp_path / "all" / "grades.csv"
     assert main(["export", "--course-dir", str(course_dir), *results, "--out",
                  str(target)]) == 0
     with (target.parent / "canvas.csv").open(newline="") as handle:
         canvas = {r["SIS User ID"]: r[A] for r in csv.DictReader(handle)}
-    assert canvas == {"": "6", "ana": "4", "bruno": "5.5"}
+    assert canvas == {"": "6", "ana": "4", "bruno": "5.5", "carla": "0"}
 
 
 def test_the_facts_a_notebook_keeps_are_plain_and_short():
@@ -254,3 +258,27 @@ def test_the_facts_a_notebook_keeps_are_plain_and_short():
     assert len(facts["detalle"]) == FACT_CHARS and facts["detalle"].endswith("ValueError: mal")
     assert facts | {"detalle": None} == {"detalle": None, "razon": "nan", "n": 3, "ok": True,
                                          "forma": "(2, 3)"}
+
+
+def test_no_gradebook_no_report_and_nothing_created(tmp_path, monkeypatch, capsys):
+    from autograder import course
+    from autograder.__main__ import main
+
+    monkeypatch.delenv(course.DB_URL_ENV, raising=False)
+    assert main(["report", "--course-dir", str(tmp_path / "none"), "--out",
+                 str(tmp_path / "out")]) == 2
+    assert "No gradebook" in capsys.readouterr().err
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_synthetic_class_adds_up_like_a_graded_one(tmp_path):
+    from autograder.report.synthetic import synthetic_class
+
+    shape = {A: [("f", PARTS["f"]), ("g", PARTS["g"])], B: [("f", PARTS["f"])]}
+    made = synthetic_class(30, shape=shape, seed=1)
+    assert {o.assignment for o in made} == {A, B}
+    for o in made:
+        for function, test in o.hidden_tests.items():
+            assert o.scores[f"{function}_test"] == sum(p["earned"] for p in test["parts"])
+    page, _ = build_report(made, tmp_path)
+    assert page.stat().st_size < 3e6

@@ -28,11 +28,27 @@ def load_class(db_url=None, course_dir=None, results=()):
     from autograder.report.results import attach, diagnoses_path, read_diagnoses
 
     course_dir = course_dir or COURSE_DIR
-    outcomes = gradebook_outcomes(db_url, course_dir, read_rows(*results))
+    graded = read_rows(*results)
+    outcomes = gradebook_outcomes(db_url, course_dir, graded)
+    known = {(o.student, o.assignment) for o in outcomes}
+    # Submissions the gradebook never recorded (unreadable ones) are in the grades files.
+    outcomes += [row_outcome(row) for key, row in sorted(graded.items()) if key not in known]
     attach(outcomes, read_diagnoses(*(diagnoses_path(r) for r in results)))
     with Gradebook(gradebook_url(course_dir, db_url)) as gradebook:
         students = [s.id for s in gradebook.students]
     return outcomes, students
+
+
+def row_outcome(row):
+    """An Outcome from a row of a grades file (``export.export``)."""
+    from autograder.export import EXPORT_COLUMNS
+    from autograder.outcome import Outcome, Status
+
+    return Outcome(row["student"], row["assignment"], Status(row["status"]), row["detail"],
+                   scores={k: float(v) for k, v in row.items()
+                           if k not in EXPORT_COLUMNS and v not in ("", None)},
+                   notes=row["notes"].split("; ") if row["notes"] else [],
+                   late_penalty=float(row.get("late_penalty") or 0.0))
 
 
 def build_report(outcomes, out_dir, students=None):
