@@ -174,6 +174,10 @@ def cmd_report(args):
     else:
         from autograder.course import gradebook_url, sqlite_gradebook
 
+        if args.sample:  # the sample class `make grade` graded, in its own places
+            args.course_dir, args.db_url = SAMPLE_COURSE_DIR, sqlite_gradebook(SAMPLE_COURSE_DIR)
+            args.results = args.results or [SAMPLE_GRADES_DIR / "grades.csv"]
+            args.out = args.out or SAMPLE_GRADES_DIR / "report"
         url = gradebook_url(args.course_dir, args.db_url)
         if url == sqlite_gradebook(args.course_dir) and not (
                 args.course_dir / "gradebook.db").exists():
@@ -345,6 +349,9 @@ def main(argv=None):
                              "(repeatable: one per machine; default: build/grades/grades.csv)")
     report.add_argument("--out", type=Path, default=None,
                         help="folder of the report (default: build/grades/report)")
+    report.add_argument("--sample", action="store_true",
+                        help="the sample class `make grade` graded (build/sample): its "
+                             "report into build/sample/grades/report")
     report.add_argument("--synthetic", type=int, default=None, metavar="N",
                         help="a benchmark: the report of a made-up class of N students over "
                              "every chapter (into build/bench/report), its time and size")
