@@ -13,7 +13,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: env sandbox build check-build grade check test lint nbval exercises fairness lab clean \
+.PHONY: env sandbox build check-build grade report check test lint nbval exercises fairness lab clean \
 	clean-private
 
 TIMED := ci/timed.sh
@@ -38,6 +38,9 @@ check-build: env
 
 grade: env sandbox
 	$(PY) -m autograder grade
+
+report: env
+	$(PY) -m autograder report --sample
 
 exercises: env
 	$(PY) -m autograder exercises

@@ -4,7 +4,9 @@
   stale; ``--course-only``: the nbgrader course in ``build/course/``)
 - ``grade``: grade a class (default: the bundled sample class); grades CSV and feedback pages
 - ``export``: the grades file to upload, rewritten from the gradebook (every machine's shard,
-  manual overrides) with the status and notes grading wrote
+  manual overrides) with the status and notes grading wrote; Canvas and Moodle imports beside it
+- ``report``: the class report: one HTML page (scores, pass rates, misconceptions, who needs
+  a person) and a per-student CSV, from the gradebook and the grading results
 - ``reset-course``: a clean course for a new class: the secret kept, the gradebook and
   grades moved aside
 - ``collect-lms``: an LMS download (zips or folders) into the course's ``submitted/``, newer
@@ -26,6 +28,7 @@ from pathlib import Path
 
 from autograder.course import (
     BRANCH,
+    BUILD_DIR,
     COURSE_DIR,
     DB_URL_ENV,
     GRADES_DIR,
@@ -84,6 +87,8 @@ def _grade_places(args):
 def cmd_grade(args):
     from autograder.export import summary_table
     from autograder.pipeline import grade, prepare_course
+    from autograder.report.stats import ClassStats
+    from autograder.report.summary import summary_lines
     from autograder.sample_class import write_sample_class
     from autograder.sandbox import isolation
 
@@ -114,7 +119,9 @@ def cmd_grade(args):
     print()
     print(summary_table(outcomes))
     print("\n" + isolation().words()[0].upper() + isolation().words()[1:] + ".")
-    print(f"\nGrades: {out / 'grades.csv'}   Feedback: {out / 'feedback'}/")
+    print("\n" + "\n".join(summary_lines(ClassStats.of(outcomes))))
+    print(f"\nGrades: {out / 'grades.csv'} (Canvas, Moodle: canvas.csv, moodle.csv beside it)"
+          f"   Feedback: {out / 'feedback'}/")
     print(f"Graded {len(outcomes)} submissions in {time.perf_counter() - started:.1f} s")
     return 0
 
@@ -136,15 +143,54 @@ def cmd_collect_lms(args):
 
 def cmd_export(args):
     from autograder.export import export, gradebook_outcomes, read_rows
+    from autograder.lms_export import write_lms_exports
 
     results = args.results or [args.out]
     graded = read_rows(*results)
     outcomes = gradebook_outcomes(args.db_url, args.course_dir, graded)
     export(outcomes, args.out, others=graded)
+    canvas, moodle = write_lms_exports(args.out)
     overridden = sum(bool(o.overrides) for o in outcomes)
     print(f"{len(outcomes)} submissions from the gradebook ({overridden} with manual "
           f"overrides) written to {args.out}, with the status and notes of "
-          f"{', '.join(str(r) for r in results)}. This is the file to upload.")
+          f"{', '.join(str(r) for r in results)}. This is the file to upload; for an LMS's "
+          f"own import: {canvas} (Canvas), {moodle} (Moodle).")
+    return 0
+
+
+def cmd_report(args):
+    from autograder.report import build_report, load_class
+
+    started = time.perf_counter()
+    if args.synthetic:
+        from autograder.report.synthetic import synthetic_class
+
+        outcomes, students = synthetic_class(args.synthetic), None
+        out = args.out or BUILD_DIR / "bench" / "report"
+        made = time.perf_counter()
+        print(f"Synthetic class: {args.synthetic} students, {len(outcomes)} submissions "
+              f"(made in {made - started:.1f} s)")
+        started = made
+    else:
+        from autograder.course import gradebook_url, sqlite_gradebook
+
+        if args.sample:  # the sample class `make grade` graded, in its own places
+            args.course_dir, args.db_url = SAMPLE_COURSE_DIR, sqlite_gradebook(SAMPLE_COURSE_DIR)
+            args.results = args.results or [SAMPLE_GRADES_DIR / "grades.csv"]
+            args.out = args.out or SAMPLE_GRADES_DIR / "report"
+        url = gradebook_url(args.course_dir, args.db_url)
+        if url == sqlite_gradebook(args.course_dir) and not (
+                args.course_dir / "gradebook.db").exists():
+            print(f"No gradebook in {args.course_dir}: grade the class first, or name its "
+                  "course (--course-dir) or server (--db-url).", file=sys.stderr)
+            return 2
+        outcomes, students = load_class(args.db_url, args.course_dir,
+                                        args.results or [GRADES_DIR / "grades.csv"])
+        out = args.out or GRADES_DIR / "report"
+    page, csv_path = build_report(outcomes, out, students)
+    print(f"Report: {page} ({page.stat().st_size / 1e6:.2f} MB)   Per student: {csv_path}")
+    print(f"Built in {time.perf_counter() - started:.1f} s"
+          + (" (goal: ≤ 10 s, ≤ 3 MB)" if args.synthetic else ""))
     return 0
 
 
@@ -293,6 +339,23 @@ def main(argv=None):
                         help="grades.csv written by `grade`, whose status and intake notes "
                              "are kept (repeatable: one per machine; default: --out)")
     export.set_defaults(run=cmd_export)
+
+    report = sub.add_parser("report", help="the class report: an HTML page (scores, pass "
+                            "rates, misconceptions, who needs a person) and a per-student CSV")
+    report.add_argument("--db-url", default=None, help="as for grade")
+    report.add_argument("--course-dir", type=Path, default=COURSE_DIR)
+    report.add_argument("--results", type=Path, action="append", metavar="CSV",
+                        help="grades.csv written by `grade`, with diagnoses.json beside it "
+                             "(repeatable: one per machine; default: build/grades/grades.csv)")
+    report.add_argument("--out", type=Path, default=None,
+                        help="folder of the report (default: build/grades/report)")
+    report.add_argument("--sample", action="store_true",
+                        help="the sample class `make grade` graded (build/sample): its "
+                             "report into build/sample/grades/report")
+    report.add_argument("--synthetic", type=int, default=None, metavar="N",
+                        help="a benchmark: the report of a made-up class of N students over "
+                             "every chapter (into build/bench/report), its time and size")
+    report.set_defaults(run=cmd_report)
 
     reset = sub.add_parser("reset-course", help="a clean course for a new class: submissions, "
                            "graded notebooks, feedback, gradebook and grades moved to "

@@ -51,6 +51,7 @@ def autograde_student(api, course_dir, outcome):
     facts = Facts.read(nbformat.read(path, as_version=4))
     outcome.status, outcome.detail = classify(facts)
     outcome.timings = dict(facts.timings)
+    outcome.hidden_tests = dict(facts.hidden_tests)
     return outcome
 
 

@@ -61,6 +61,9 @@ class Outcome:
     overrides: dict = field(default_factory=dict)
     late_penalty: float = 0.0  # points off for lateness (nbgrader's, ``autograder.term``)
     timings: dict = field(default_factory=dict, compare=False)  # seconds, for the benchmark
+    # exercise id -> what its hidden test found, part by part, with each failure's
+    # diagnosis and facts (``facts.Facts.hidden_tests``): what the class report adds up
+    hidden_tests: dict = field(default_factory=dict, compare=False)
 
     def record(self, grade):
         """One graded cell as the gradebook holds it (an nbgrader ``Grade``): its points, a

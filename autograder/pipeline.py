@@ -9,7 +9,9 @@ The steps run in this order, each in a module of its own:
    the executor records in the notebook, and grading goes on.
 4. ``autograder.grading.feedback_student``: feedback HTML (hidden tests stripped, status
    first), or a plain Spanish page when there is no graded notebook to show.
-5. ``autograder.export``: grades CSV with one column per exercise, and the summary table.
+5. ``autograder.export``: grades CSV with one column per exercise, and the summary table;
+   beside it the diagnoses (``autograder.report.results``) and the LMS imports
+   (``autograder.lms_export``).
 
 Steps 3 and 4 run in an executor (default: ``autograder.parallel.LocalPool``).
 """
@@ -25,8 +27,10 @@ from autograder.course import COURSE_DIR, chapters, gradebook_url, sqlite_gradeb
 from autograder.export import export
 from autograder.grading import GradeRun
 from autograder.hidden.seeds import SECRET_FILE
+from autograder.lms_export import write_lms_exports
 from autograder.outcome import Status
 from autograder.parallel import LocalPool
+from autograder.report.results import diagnoses_path, write_diagnoses
 from autograder.sandbox import protections, require_isolation
 
 
@@ -58,7 +62,8 @@ def in_shard(student, shard):
 
 def grade(submissions_dir, out_dir, course_dir=COURSE_DIR, timeout=None, progress=print,
           workers=1, db_url=None, shard=None, bar=False, students=None, executor=None):
-    """Grade every submission under ``submissions_dir``; write grades.csv and feedback/.
+    """Grade every submission under ``submissions_dir``; write grades.csv (with
+    diagnoses.json, canvas.csv and moodle.csv beside it) and feedback/.
 
     ``workers``: how many processes grade side by side (the results do not depend on it);
     ``executor``: what grades the collected submissions instead, any object with
@@ -83,7 +88,9 @@ def grade(submissions_dir, out_dir, course_dir=COURSE_DIR, timeout=None, progres
     # that grades it (or that process's own death) reaches this one.
     outcomes = (executor or LocalPool(workers)).grade(run, pending, report.done)
     report.close()
-    export(outcomes, out_dir / "grades.csv", update=bool(students))
+    grades_csv = export(outcomes, out_dir / "grades.csv", update=bool(students))
+    write_diagnoses(outcomes, diagnoses_path(grades_csv), update=bool(students))
+    write_lms_exports(grades_csv)
     return outcomes
 
 

@@ -79,9 +79,13 @@ def test_hidden_test_parts_are_plain_data_with_the_points_puntuar_gives():
     result = puntuar(parts, [case])
     stored = part_results(result)
     assert sum(p["earned"] for p in stored) == result.puntos == 1.5
+    facts = stored[0].pop("facts")
     assert stored[0] == {"part": "valor", "points": 2.0, "earned": 0.0,
                          "diagnosis": result.diagnostico} and result.diagnostico
+    assert set(facts) == set(result.fallos[0][1].hechos)
+    assert facts["detalle"].endswith("ValueError: mal") and len(facts["detalle"]) <= 200
     assert [p["diagnosis"] for p in stored[1:]] == [None, None]
+    assert [p["facts"] for p in stored[1:]] == [None, None]
     nothing = part_results(puntuar(parts[::2], [case]))  # a requirement alone earns nothing
     assert [p["earned"] for p in nothing] == [0.0, 0.0]
     json.dumps(stored)

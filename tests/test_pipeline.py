@@ -2,6 +2,7 @@
 submissions go to whatever executor it is given (here one that runs no kernel)."""
 
 import csv
+import json
 
 import nbformat
 import pytest
@@ -62,3 +63,9 @@ def test_grade_hands_its_executor_the_run_and_resolves_the_gradebook_once(
     with (tmp_path / "notas" / "grades.csv").open() as handle:
         assert [row["status"] for row in csv.DictReader(handle)] == [Status.GRADED,
                                                                        Status.UNREADABLE]
+    # Beside it: what each hidden test found (for the class report) and the LMS imports.
+    assert [(e["student"], e["hidden_tests"]) for e in json.loads(
+        (tmp_path / "notas" / "diagnoses.json").read_text())] == [("ana", {}), ("bea", {})]
+    with (tmp_path / "notas" / "canvas.csv").open() as handle:
+        assert [row["SIS User ID"] for row in csv.DictReader(handle)] == ["", "ana", "bea"]
+    assert (tmp_path / "notas" / "moodle.csv").exists()

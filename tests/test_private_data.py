@@ -154,7 +154,8 @@ def test_the_makefile_cleans_through_the_module_that_keeps_private_data():
 
 def test_grades_files_and_secrets_are_ignored_by_git_anywhere():
     names = ["grades.csv", "notas.csv", "build/grades/grades.csv", "docs/calificaciones.csv",
-             "course_secret.txt", "gradebook.db", "gradebook-20261204.db"]
+             "course_secret.txt", "gradebook.db", "gradebook-20261204.db", "diagnoses.json",
+             "out/diagnoses.json", "informe/informe.html"]
     done = subprocess.run(["git", "check-ignore", "--no-index", *names], cwd=ROOT,
                           capture_output=True, text=True)
     assert sorted(done.stdout.split()) == sorted(names)

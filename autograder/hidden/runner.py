@@ -12,6 +12,7 @@
 import contextlib
 import importlib
 import io
+import math
 from dataclasses import dataclass, field
 
 import torch
@@ -84,14 +85,33 @@ def score(hidden, cases, observations):
 
 def part_results(result):
     """A ``Resultado``'s parts as plain data: name, points, points earned (by ``puntuar``'s
-    rule: a requirement earns only beside a value part that passed) and the diagnosis id of
-    the failure (None when the part passed)."""
+    rule: a requirement earns only beside a value part that passed), the diagnosis id of
+    the failure (None when the part passed) and its facts (``plain_facts``: what the class
+    report shows as an example)."""
     any_value = any(failure is None and not part.requisito for part, failure in result.fallos)
     return [{"part": part.nombre, "points": part.puntos,
              "earned": part.puntos if failure is None and (any_value or not part.requisito)
              else 0.0,
-             "diagnosis": None if failure is None else failure.diagnostico}
+             "diagnosis": None if failure is None else failure.diagnostico,
+             "facts": None if failure is None else plain_facts(failure)}
             for part, failure in result.fallos]
+
+
+FACT_CHARS = 200  # a fact longer than this (a traceback) keeps its end: the exception
+
+
+def plain_facts(failure):
+    """A failure's facts as JSON data a notebook's metadata can hold: numbers, booleans
+    and short strings (anything else, or a non-finite number, as its text)."""
+    def plain(value):
+        if isinstance(value, bool) or value is None or isinstance(value, int):
+            return value
+        if isinstance(value, float) and math.isfinite(value):
+            return value
+        text = value if isinstance(value, str) else str(value)
+        return text if len(text) <= FACT_CHARS else "…" + text[1 - FACT_CHARS:]
+
+    return {str(key): plain(value) for key, value in failure.hechos.items()}
 
 
 def _not_implemented(*args, **kwargs):
