@@ -16,6 +16,7 @@ import shutil
 import subprocess
 import sys
 import time
+from datetime import datetime
 from pathlib import Path
 
 import nbformat
@@ -155,6 +156,21 @@ def errors(nb):
     return found
 
 
+def slowest_cells(nb, count=3):
+    """The cells that took longest (nbclient's recorded timing), to name in the timing line."""
+    timed = []
+    for index, cell in enumerate(nb.cells):
+        execution = cell.get("metadata", {}).get("execution", {})
+        start, end = execution.get("iopub.execute_input"), execution.get("shell.execute_reply")
+        if start and end:
+            seconds = (datetime.fromisoformat(end.replace("Z", "+00:00"))
+                       - datetime.fromisoformat(start.replace("Z", "+00:00"))).total_seconds()
+            first = cell.source.strip().splitlines()[0][:40] if cell.source.strip() else ""
+            timed.append((seconds, index, first))
+    return ", ".join(f"celda {i} {s:.0f} s ({first})"
+                     for s, i, first in sorted(timed, reverse=True)[:count])
+
+
 def probe_result(nb):
     for line in cell_text(nb.cells[-1]).splitlines():
         if line.startswith(PROBE_MARK):
@@ -184,7 +200,8 @@ def test_student_notebook_runs_on_colab(chapter, colab_kernels, request, tmp_pat
         client.execute(env=kernel_environment(), cleanup_kc=True)
     except (CellTimeoutError, DeadKernelError) as error:
         pytest.fail(f"{chapter.name}: {type(error).__name__}: {error}\n" + "\n".join(errors(nb)))
-    report(request, f"[timing] colab run {chapter.name}: {time.perf_counter() - started:.0f} s")
+    report(request, f"[timing] colab run {chapter.name}: {time.perf_counter() - started:.0f} s; "
+                    f"slowest: {slowest_cells(nb)}")
 
     failures = errors(nb)
     assert not failures, f"{len(failures)} cell(s) failed on Colab:\n\n" + "\n\n".join(failures)
