@@ -193,3 +193,12 @@ HIDDEN = hidden_table(
                    difficulty=2),
 )
 check = checker(HIDDEN)  # what the graded cells of the instructor notebook call
+
+# Mutants of the reference that compute the same thing (see autograder/mutation.py).
+EQUIVALENT_MUTANTS = {
+    "distillation_loss": {
+        "L22:17 sin dim=": "softmax without dim picks dim=1 for a 2-D tensor (with a "
+                           "deprecation warning the grader silences): the logits are (N, K)",
+        "L23:16 sin dim=": "log_softmax without dim picks dim=1 for a 2-D tensor, as above",
+    },
+}

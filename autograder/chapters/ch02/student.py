@@ -76,9 +76,8 @@ MENSAJES = {
         "After backward(), `{nombre}` (a teacher parameter) received a gradient."),
     "profesor_congelado": (
         "Profesor congelado",
-        "`{nombre}` llegó entrenable y tu función lo dejó con `requires_grad=False`: quien "
-        "entrene también al profesor (o lo congele él mismo, a su manera) lo encontrará "
-        "cambiado.",
+        "`{nombre}` llegó entrenable y tu función lo dejó con `requires_grad=False`: el código "
+        "que siga entrenando al profesor lo encontrará congelado.",
         "Congelar al profesor es cambiar su `requires_grad` para siempre, y el enunciado pide "
         "dejarlo como llegó. ¿Qué modo de autograd evita el gradiente solo durante el pase "
         "hacia adelante del profesor?",
@@ -177,7 +176,7 @@ MENSAJES = {
         "`{nombre}` llegó en modo {antes} y tu función lo dejó en modo {despues}: quien use "
         "el modelo después lo encontrará cambiado (Dropout y BatchNorm se portan distinto en "
         "cada modo).",
-        "La predicción se hace en el modo en que llega el modelo: `no_grad`/`inference_mode` "
+        "Cada modelo se usa en el modo en que llega: `no_grad`/`inference_mode` "
         "no dependen de `train()`/`eval()`. Si cambias el modo, cada submódulo tiene que "
         "terminar como llegó, no solo el modelo de fuera (pueden llegar en modos distintos).",
         "`{nombre}` arrived in {antes} mode and was left in {despues} mode."),
