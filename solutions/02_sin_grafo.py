@@ -565,7 +565,9 @@ else:
 #
 # Escribe `predict(model, x)`: devuelve las probabilidades de cada clase,
 # `softmax(model(x), dim=1)`, para un lote `x` de forma `(N, D)`. Es código para servir: no
-# debe registrar **nada** para el pase hacia atrás. La comprobación lo mide como en la
+# debe registrar **nada** para el pase hacia atrás. Compáralo con el objetivo del profesor del
+# ejercicio 1: ¿vuelven estas probabilidades a alguna pérdida? ¿Qué modo de la sección 3
+# encaja entonces? La comprobación lo mide como en la
 # sección 4: cuenta los tensores que autograd guarda durante tu llamada (deben ser cero), mira
 # que ninguna operación de tu llamada deje un `grad_fn` (ni siquiera la salida) y que la
 # salida no requiera gradiente. Usa el modelo tal como llega, en su modo: no hace
