@@ -26,7 +26,8 @@
 #   qué error da cada una cuando se usa mal;
 # - qué es un tensor de inferencia (*inference tensor*) y por qué no puede volver a un cálculo
 #   que se deriva: con eso decides cuál usar para servir un modelo y cuál para evaluar
-#   durante el entrenamiento (pseudo-etiquetas, un profesor EMA);
+#   durante el entrenamiento (pseudo-etiquetas, un profesor EMA, una pérdida de
+#   destilación);
 # - congelar parámetros (*frozen parameters*) para entrenar solo la cabeza de un modelo;
 # - medir lo que ahorras: tiempo y memoria retenida para el pase hacia atrás (*backward
 #   pass*);
@@ -112,52 +113,6 @@ h = torch.tanh(w * x)
 (dL_dh,) = torch.autograd.grad((h**2).sum(), h)
 print("autograd.grad:", dL_dh)
 print("¿w.grad cambió?", not torch.equal(w.grad, w_grad_before))
-
-# %% [markdown]
-# ## Ejercicio 1 · El gradiente de una activación oculta (2 puntos)
-#
-# Depurar una red suele empezar por mirar cuánto gradiente llega a una capa intermedia. Tienes
-# `model = nn.Sequential(nn.Linear(D, H), nn.Tanh(), nn.Linear(H, K))` y la pérdida (*loss*)
-# `F.mse_loss(model(x), y)`. Devuelve $\partial L/\partial h$, donde
-# $h = $ `model[1](model[0](x))` es la activación oculta (la salida de la Tanh), de forma
-# `(N, H)`.
-#
-# Puedes usar `retain_grad()` o `torch.autograd.grad`; puedes dejar gradientes en el `.grad`
-# de los parámetros, pero no cambies `x`, `y` ni los valores de los parámetros. El resultado
-# tiene la forma `(N, H)` también cuando `N`, `H` o `K` valen 1. El docstring dice todo lo que
-# puede llegar.
-
-# %% exercise="hidden_grad"
-def hidden_grad(model, x, y):
-    """Gradiente de la pérdida F.mse_loss(model(x), y) respecto de la activación oculta
-    h = model[1](model[0](x)), la salida de la Tanh.
-
-    Recibe ``model`` = nn.Sequential(nn.Linear(D, H), nn.Tanh(), nn.Linear(H, K)) (las dos
-    capas lineales con sesgo, o las dos sin él), ``x`` de forma (N, D) e ``y`` de forma
-    (N, K), con el dtype del modelo (float32 o float64). Cualquier tamaño vale, también 1
-    (N, D, H o K iguales a 1). Se llama con el cálculo de gradientes activado (fuera de
-    ``torch.no_grad()``), con todos los parámetros entrenables y con ``x`` e ``y`` sin
-    ``requires_grad``; el modelo puede llegar en modo ``train()`` o ``eval()``, y sus
-    parámetros con un ``.grad`` de antes.
-
-    Devuelve un tensor de forma exactamente (N, H) (sin quitar dimensiones de tamaño 1) y
-    del dtype de ``x``.
-
-    Puede escribir en el ``.grad`` de los parámetros. Todo lo demás queda como estaba:
-    ``x`` e ``y``, los valores y el ``requires_grad`` de los parámetros, el modo
-    train/eval de cada módulo y el modo de gradientes.
-    """
-    ### BEGIN SOLUTION
-    h = model[1](model[0](x))
-    h.retain_grad()
-    loss = F.mse_loss(model[2](h), y)
-    loss.backward()
-    return h.grad
-    ### END SOLUTION
-
-
-# %% test="hidden_grad"
-
 
 # %% [markdown]
 # ## 2 · Apagar el registro: `torch.no_grad()` y `.detach()`
@@ -409,6 +364,68 @@ def serve(model, batch):
 print("clases predichas:", serve(linear, inputs).tolist())
 
 # %% [markdown]
+# ## Ejercicio 1 · Una pérdida de destilación (3 puntos)
+#
+# En la destilación de conocimiento (*knowledge distillation*), un modelo grande ya entrenado,
+# el profesor, enseña a uno pequeño, el alumno: el alumno aprende a imitar las probabilidades
+# del profesor, suavizadas con una temperatura $T$. Con $p = \mathrm{softmax}(z_P / T)$ y
+# $q = \mathrm{softmax}(z_A / T)$, fila a fila ($z_P$ y $z_A$ son los logits del profesor y
+# del alumno), la pérdida es la divergencia KL (*Kullback–Leibler divergence*)
+# $\mathrm{KL}(p \,\|\, q)$, media sobre las $N$ muestras del lote y multiplicada por $T^2$:
+#
+# $$L = \frac{T^2}{N} \sum_{i=1}^{N} \sum_{k=1}^{K} p_{ik} \left(\log p_{ik} - \log q_{ik}\right)$$
+#
+# Con temperaturas altas, dividir los logits por $T$ encoge los gradientes de la KL en un
+# factor cercano a $1/T^2$; el factor $T^2$ lo compensa. `F.kl_div` calcula la doble suma:
+# espera log-probabilidades en su primer argumento y probabilidades en el segundo, y con
+# `reduction="batchmean"` la divide por $N$.
+#
+# Escribe `distillation_loss(student, teacher, x, temperature)`. Quien llama hará después
+# `loss.backward()` y un paso del optimizador del alumno; la comprobación hace ese
+# `backward()` por ti y mira dónde acaba el gradiente. El profesor es un modelo cualquiera:
+# puede llegar congelado, como el profesor EMA de la sección 3, o entrenable, porque otro
+# código lo entrena. Úsalo en el modo (`train()`/`eval()`) en que llega, y no cambies nada
+# suyo.
+#
+# Antes de escribir, decide con lo que ejecutaste en la sección 3: para la salida del
+# profesor, ¿`torch.no_grad()` o `torch.inference_mode()`? ¿Qué hará la pérdida con esa
+# salida, y qué necesita guardar para el pase hacia atrás? Y si el profesor llega
+# entrenable, ¿qué impide que ese `backward()` le deje un gradiente?
+
+# %% exercise="distillation_loss"
+def distillation_loss(student, teacher, x, temperature):
+    """Pérdida de destilación: T² · KL(p ‖ q), media sobre las muestras del lote, con
+    p = softmax(teacher(x) / T) y q = softmax(student(x) / T) por fila.
+
+    Recibe ``student`` y ``teacher``, dos redes de capas lineales y Tanh (sin Dropout ni
+    BatchNorm) que llevan un lote (N, D) a logits (N, K), con K ≥ 2; ``x`` de forma (N, D)
+    con el dtype de los modelos (float32 o float64), N ≥ 1; ``temperature``, un float
+    positivo (también 1.0). Se llama con el cálculo de gradientes activado y con todos los
+    parámetros del alumno entrenables. El profesor puede llegar con sus parámetros
+    entrenables, congelados o una parte de cada; cada modelo, en modo ``train()`` o
+    ``eval()`` y con un ``.grad`` de antes.
+
+    Devuelve un tensor escalar (forma ()) del dtype de ``x``, en el grafo del alumno:
+    quien llama hará ``loss.backward()``, y ese pase hacia atrás tiene que funcionar, dar a
+    cada parámetro del alumno su gradiente de L y no dejar ninguno en los del profesor (su
+    salida es un objetivo constante).
+
+    La función no hace ``backward()``. Todo queda como estaba: los valores, el
+    ``requires_grad`` y el ``.grad`` de los parámetros de los dos modelos, ``x``, el modo
+    train/eval de cada submódulo y el modo de gradientes.
+    """
+    ### BEGIN SOLUTION
+    with torch.no_grad():
+        target = F.softmax(teacher(x) / temperature, dim=1)
+    log_probs = F.log_softmax(student(x) / temperature, dim=1)
+    return F.kl_div(log_probs, target, reduction="batchmean") * temperature**2
+    ### END SOLUTION
+
+
+# %% test="distillation_loss"
+
+
+# %% [markdown]
 # ## 4 · Medido, no supuesto: tiempo y memoria
 #
 # ¿Cuánto ahorras? Mide el mismo pase hacia adelante (*forward pass*) de tres formas:
@@ -548,7 +565,9 @@ else:
 #
 # Escribe `predict(model, x)`: devuelve las probabilidades de cada clase,
 # `softmax(model(x), dim=1)`, para un lote `x` de forma `(N, D)`. Es código para servir: no
-# debe registrar **nada** para el pase hacia atrás. La comprobación lo mide como en la
+# debe registrar **nada** para el pase hacia atrás. Compáralo con el objetivo del profesor del
+# ejercicio 1: ¿vuelven estas probabilidades a alguna pérdida? ¿Qué modo de la sección 3
+# encaja entonces? La comprobación lo mide como en la
 # sección 4: cuenta los tensores que autograd guarda durante tu llamada (deben ser cero), mira
 # que ninguna operación de tu llamada deje un `grad_fn` (ni siquiera la salida) y que la
 # salida no requiera gradiente. Usa el modelo tal como llega, en su modo: no hace
@@ -969,9 +988,12 @@ else:
 #   `no_grad` se pierde en el ruido): para servir, porque sus tensores no pueden guardarse
 #   para un pase hacia atrás.
 # - Un tensor de inferencia no acepta `requires_grad_()` fuera del modo, y falla en cuanto
-#   autograd necesita guardarlo (una pérdida con pseudo-etiquetas o con la salida de un
-#   profesor EMA). Si un tensor puede volver a una pérdida que se deriva, calcúlalo con
-#   `no_grad` (o haz `clone()` fuera del modo); `inference_mode`, para lo que solo sale.
+#   autograd necesita guardarlo (una pérdida con pseudo-etiquetas, con la salida de un
+#   profesor EMA o la KL de una destilación). Si un tensor puede volver a una pérdida que se
+#   deriva, calcúlalo con `no_grad` (o haz `clone()` fuera del modo); `inference_mode`, para
+#   lo que solo sale. Para que el gradiente no llegue a un profesor entrenable, calcula su
+#   salida sin grafo: congelarlo también lo evita, pero cambia su `requires_grad` para quien
+#   lo use después.
 # - Congelar es `requires_grad_(False)`: ni gradiente ni actualización, y si lo congelado es
 #   el principio de la red, el grafo no guarda sus activaciones. `no_grad` no congela nada.
 # - Sin grafo, la memoria retenida para el pase hacia atrás es cero; el ahorro de tiempo en

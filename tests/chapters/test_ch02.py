@@ -79,9 +79,56 @@ def test_predict_every_submodule_must_keep_its_own_mode():
 
 
 def test_size_one_dimensions_are_kept():
-    assert grade("hidden_grad", variants.hidden_grad_squeezed).diagnostico == (
-        "dimension_suprimida")
     assert grade("predict", variants.predict_squeezed).diagnostico == "dimension_suprimida"
+
+
+def observe_distillation(function, seed=0, shape=(4, 3, 3, 2.0)):
+    inputs = public.construir_destilacion(torch.Generator().manual_seed(seed), shape)
+    return public.observar_destilacion(function, inputs)
+
+
+def test_distillation_observation_runs_the_callers_backward():
+    observed = observe_distillation(reference.distillation_loss)
+    assert observed["perdida_con_grafo"] and observed["error_backward"] is None
+    assert observed["grads_profesor"] == []
+    assert all(g is not None for g in observed["grads_alumno"].values())
+    leaked = observe_distillation(variants.distillation_teacher_in_the_graph)
+    assert leaked["grads_profesor"] == ["0.weight", "0.bias", "2.weight", "2.bias"]
+
+
+def test_an_inference_tensor_in_the_loss_is_named_with_torchs_own_error():
+    observed = observe_distillation(variants.distillation_inference_mode)
+    assert observed["error"]["diagnostico"] == "tensor_de_inferencia_guardado"
+    assert "Inference tensors cannot be saved for backward" in observed["error"]["hechos"][
+        "detalle"]
+    assert torch.is_grad_enabled()
+
+
+def test_a_frozen_teacher_hides_a_graph_through_it_but_the_first_case_does_not():
+    """With every teacher parameter frozen, a loss that records the teacher leaves no
+    .grad on it: the plain hidden case (a trainable teacher) is the one that tells."""
+    frozen = observe_distillation(variants.distillation_teacher_in_the_graph,
+                                  shape=(4, 3, 3, 2.0, "profesor_congelado"))
+    assert frozen["grads_profesor"] == []
+    shapes = [shape for shape, _ in hidden._distillation_shapes(torch.Generator().manual_seed(0))]
+    assert not any(flag in shapes[0] for flag in ("profesor_congelado", "profesor_parcial",
+                                                  "profesor_eval"))
+
+
+def test_distillation_factors_have_distinct_ratios_in_the_plain_case():
+    for seed in range(20):
+        plain, _ = hidden._distillation_shapes(torch.Generator().manual_seed(seed))[0]
+        ratios = list(public.contexto_destilacion(plain)["factores"].values())
+        assert len(ratios) == 3
+        assert all(abs(a - b) > 1e-2 for i, a in enumerate(ratios) for b in ratios[i + 1:])
+        assert all(abs(r - 2) > 1e-2 and abs(r - 0.5) > 1e-2 and abs(r - 1) > 1e-2
+                   for r in ratios)
+
+
+def test_the_inference_mode_variants_the_chapter_calls_valid_get_full_marks():
+    for function in (variants.distillation_inference_mode_then_clone,
+                     variants.distillation_inference_mode_log_target):
+        assert grade("distillation_loss", function).puntos == 3
 
 
 def test_expected_names_leave_the_hidden_model_untouched():

@@ -4,10 +4,30 @@
 ARREGLOS = {
     "dimension_suprimida": "Quita el `squeeze()` o el `[0]`: devuelve el tensor con la forma "
                            "que pide el enunciado.",
-    "salida_sin_sesgo": "`nn.Linear` calcula `h @ W.T + b`; o llama a `model[2](h)`, que ya "
-                        "incluye el sesgo.",
-    "gradiente_de_otro_intermedio": "Llama a `retain_grad()` (o pide `torch.autograd.grad`) "
-                                    "sobre `h = model[1](model[0](x))`, la salida de la Tanh.",
+    "tensor_de_inferencia_guardado": "Calcula la salida del profesor dentro de "
+                                     "`with torch.no_grad():` (o haz `target = "
+                                     "target.clone()` fuera de `inference_mode`).",
+    "perdida_sin_grafo": "Deja dentro de `with torch.no_grad():` solo `teacher(x)` y su "
+                         "softmax; calcula `student(x)` y la pérdida fuera del bloque.",
+    "alumno_sin_gradiente": "Calcula `student(x)` fuera de cualquier bloque sin grafo y usa "
+                            "esa salida en la pérdida.",
+    "gradiente_al_profesor": "Calcula el objetivo con `with torch.no_grad(): target = "
+                             "F.softmax(teacher(x) / temperature, dim=1)`.",
+    "profesor_congelado": "No toques `requires_grad`: envuelve `teacher(x)` en "
+                          "`with torch.no_grad():`.",
+    "backward_dentro": "Quita el `loss.backward()`: devuelve la pérdida y deja el pase hacia "
+                       "atrás a quien llama.",
+    "perdida_no_escalar": "Usa `F.kl_div(log_q, p, reduction=\"batchmean\")`, que suma sobre "
+                          "las clases y divide por N.",
+    "kl_media_por_elemento": "Usa `reduction=\"batchmean\"` en lugar de `\"mean\"`.",
+    "kl_suma_del_lote": "Usa `reduction=\"batchmean\"`: divide la suma por N.",
+    "sin_temperatura_al_cuadrado": "Multiplica la KL por `temperature ** 2`.",
+    "kl_con_probabilidades": "Pasa `F.log_softmax(student(x) / temperature, dim=1)` como "
+                             "primer argumento de `F.kl_div`.",
+    "temperatura_solo_alumno": "Divide también los logits del profesor: "
+                               "`F.softmax(teacher(x) / temperature, dim=1)`.",
+    "kl_invertida": "`F.kl_div(log_q, p)` calcula KL(p ‖ q): el objetivo (el profesor) va "
+                    "en el segundo argumento.",
     "prediccion_con_grafo": "Haz el pase hacia adelante dentro de "
                             "`with torch.inference_mode():` (o `with torch.no_grad():`).",
     "salida_sin_modelo": "Calcula los logits con `model(x)` dentro de "

@@ -1,10 +1,10 @@
 """Chapter 2 hidden tests: fresh random shapes and values per student, vs the reference.
 
 Each exercise's draws sample its whole contract (``SPACE_*``): sizes including 1, both
-dtypes, models with and without bias, flat and nested, the modes they arrive in, frozen
-parameters and stale ``.grad``, the caller's grad mode. The first case of each exercise is
-a plain one, so that a mistake is named where its fingerprint is clearest; the edge cases
-follow.
+dtypes, temperatures, models with and without bias, flat and nested, the modes they arrive
+in, frozen parameters (the teacher's too) and stale ``.grad``, the caller's grad mode. The
+first case of each exercise is a plain one, so that a mistake is named where its
+fingerprint is clearest; the edge cases follow.
 """
 
 import copy
@@ -12,7 +12,7 @@ import copy
 import torch
 import torch.nn.functional as F
 
-from autograder.chapters.ch02.student import FREEZE_ALL_BUT_HEAD, HIDDEN_GRAD, PREDICT
+from autograder.chapters.ch02.student import DISTILLATION_LOSS, FREEZE_ALL_BUT_HEAD, PREDICT
 from autograder.hidden.reference import load_reference
 from autograder.hidden.runner import HiddenExercise, case_seed, checker, hidden_table, integer
 from autograder.hidden.space import Dimension, Space
@@ -29,41 +29,61 @@ def _flags(generator, always=(), maybe=()):
     return (*always, *(flag for flag in maybe if _coin(generator)))
 
 
-# ---------------------------------------------------------------- hidden_grad
-def _hidden_grad_shapes(generator):
-    """A plain case first: N, K, N·K distinct and ≠ 2 (each wrong mean has one name), D < H
-    (dL/dx and dL/dh never share a shape). Then a batch of one sample in float32, in eval
-    mode, with stale .grad; then D = H = K = 1 without bias."""
+# ---------------------------------------------------------------- distillation_loss
+def _distillation_shapes(generator):
+    """A plain case first: N and K distinct, K ≥ 3 and T = 2.5, so that each wrong
+    reduction (1/K, N) and the missing T² (0.16) has its own ratio, with a trainable
+    teacher in train mode (what no_grad must protect). Then a batch of one sample in
+    float32 with a frozen teacher in eval mode (the chapter's EMA teacher), a student in
+    eval mode and stale .grad;
+    then K == 2 and D == 1 with a partly frozen teacher and T == 1."""
     N, K = integer(generator, 5, 9), integer(generator, 3, 4)
-    plain = (N, integer(generator, 2, 4), integer(generator, 5, 8), K)
-    one_sample = (1, integer(generator, 1, 4), integer(generator, 2, 6), integer(generator, 2, 4),
-                  "float32", "eval", "grad_viejo", *_flags(generator, maybe=("sin_sesgo",)))
-    ones = (integer(generator, 2, 6), 1, 1, 1, "sin_sesgo",
-            *_flags(generator, maybe=("float32", "eval", "grad_viejo")))
-    return [(shape, case_seed(generator)) for shape in (plain, one_sample, ones)]
+    plain = (N, integer(generator, 2, 5), K, 2.5)
+    one_sample = (1, integer(generator, 1, 5), integer(generator, 2, 5),
+                  (0.5, 2.0, 4.0)[integer(generator, 0, 2)], "float32", "profesor_eval",
+                  "profesor_congelado", "grad_viejo", "alumno_eval")
+    two_classes = (integer(generator, 2, 6), 1, 2, 1.0, "profesor_parcial",
+                   *_flags(generator, maybe=("float32", "profesor_eval", "alumno_eval",
+                                             "grad_viejo")))
+    return [(shape, case_seed(generator)) for shape in (plain, one_sample, two_classes)]
 
 
-def _expected_gradients(model, x, y):
-    """dL/dh (the reference), dL/dz (the usual wrong intermediate) and dL/dh with the
-    output recomputed by hand without its bias, in x's dtype."""
-    z = model[0](x)
-    (grad_z,) = torch.autograd.grad(F.mse_loss(model[2](model[1](z)), y), z)
+def _expected_distillation(student, teacher, x, temperature):
+    """The reference's loss and the student's gradients from it (``autograd.grad``: no
+    ``.grad`` is touched), and the usual wrong losses."""
+    loss = reference.distillation_loss(student, teacher, x, temperature)
+    names, parameters = zip(*student.named_parameters())
+    grads = torch.autograd.grad(loss, parameters)
     with torch.no_grad():
-        h, weight = model[1](z), model[2].weight
-        no_bias = 2 * (h @ weight.T - y) / y.numel() @ weight
-    return {"h": reference.hidden_grad(model, x, y), "z": grad_z, "sin_sesgo": no_bias}
+        student_logits, teacher_logits = student(x), teacher(x)
+        log_q = F.log_softmax(student_logits / temperature, dim=1)
+        log_p = F.log_softmax(teacher_logits / temperature, dim=1)
+        square, n = temperature**2, x.shape[0]
+        wrong = {
+            "kl_sin_log": square * F.kl_div(log_q.exp(), log_p.exp(), reduction="batchmean"),
+            "temperatura_solo_alumno": square * F.kl_div(
+                log_q, F.softmax(teacher_logits, dim=1), reduction="batchmean"),
+            "kl_invertida": square * (log_q.exp() * (log_q - log_p)).sum() / n,
+        }
+    return {"loss": loss.detach(), "grads": dict(zip(names, grads)), **wrong}
 
 
-SPACE_HIDDEN_GRAD = Space(dimensions=(
+def _teacher_frozen(inputs):
+    flags = [p.requires_grad for p in inputs["teacher"].parameters()]
+    return "todo" if not any(flags) else ("parte" if not all(flags) else "nada")
+
+
+SPACE_DISTILLATION = Space(dimensions=(
     Dimension("x.N", lambda e: e["x"].shape[0], must_include=(1,)),
     Dimension("x.D", lambda e: e["x"].shape[1], must_include=(1,)),
-    Dimension("model.H", lambda e: e["model"][0].out_features, must_include=(1,)),
-    Dimension("y.K", lambda e: e["y"].shape[1], must_include=(1,)),
+    Dimension("student.K", lambda e: e["student"][-1].out_features, must_include=(2,)),
+    Dimension("temperature", lambda e: e["temperature"], must_include=(1.0,)),
     Dimension("x.dtype", lambda e: str(e["x"].dtype),
               must_include=("torch.float32", "torch.float64")),
-    Dimension("model.bias", lambda e: e["model"][0].bias is not None, must_include=(True, False)),
-    Dimension("model.training", lambda e: e["model"].training, must_include=(True, False)),
-    Dimension("model.stale_grad", lambda e: e["model"][0].weight.grad is not None,
+    Dimension("teacher.training", lambda e: e["teacher"].training, must_include=(True, False)),
+    Dimension("student.training", lambda e: e["student"].training, must_include=(True, False)),
+    Dimension("teacher.frozen", _teacher_frozen, must_include=("todo", "parte", "nada")),
+    Dimension("student.stale_grad", lambda e: e["student"][0].weight.grad is not None,
               must_include=(True, False)),
 ))
 
@@ -166,10 +186,19 @@ SPACE_FREEZE = Space(dimensions=(
 
 
 HIDDEN = hidden_table(
-    HiddenExercise(HIDDEN_GRAD, _hidden_grad_shapes, _expected_gradients, SPACE_HIDDEN_GRAD,
-                   difficulty=1),
+    HiddenExercise(DISTILLATION_LOSS, _distillation_shapes, _expected_distillation,
+                   SPACE_DISTILLATION, difficulty=2),
     HiddenExercise(PREDICT, _predict_shapes, _expected_prediction, SPACE_PREDICT, difficulty=2),
     HiddenExercise(FREEZE_ALL_BUT_HEAD, _freeze_shapes, _expected_names, SPACE_FREEZE,
                    difficulty=2),
 )
 check = checker(HIDDEN)  # what the graded cells of the instructor notebook call
+
+# Mutants of the reference that compute the same thing (see autograder/mutation.py).
+EQUIVALENT_MUTANTS = {
+    "distillation_loss": {
+        "L22:17 sin dim=": "softmax without dim picks dim=1 for a 2-D tensor (with a "
+                           "deprecation warning the grader silences): the logits are (N, K)",
+        "L23:16 sin dim=": "log_softmax without dim picks dim=1 for a 2-D tensor, as above",
+    },
+}

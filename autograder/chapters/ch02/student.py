@@ -4,7 +4,7 @@ Injected into the chapter 2 student notebook by the build; the hidden tests use 
 same exercises on other inputs against the reference. What a call does to autograd
 (tensors saved for backward, the grad mode it leaves behind, which parameters still
 require grad) is observed here, in the student's kernel, and handed over as plain data.
-The public oracles are finite differences, a softmax written out by hand and the
+The public oracles are a distillation loss and a softmax written out by hand and the
 parameter names themselves, never the reference.
 """
 
@@ -19,18 +19,20 @@ from autograder.student.compare import (
     cambios,
     caso_en_proceso,
     comprobar,
+    datos_a_error,
     ejercicios,
     error_a_datos,
     estado,
     exigir,
     fallar,
+    llamar,
     observar_llamada,
     verificar_sin_efectos,
 )
 from autograder.student.diagnosis import Diagnostico, cerca, diagnosticar_tensor
 from autograder.student.messages import registrar
 
-__all__ = ["comprobar_hidden_grad", "comprobar_predict", "comprobar_freeze_all_but_head"]
+__all__ = ["comprobar_distillation_loss", "comprobar_predict", "comprobar_freeze_all_but_head"]
 
 # id -> (title, Spanish explanation, Spanish hint, English explanation)
 MENSAJES = {
@@ -43,18 +45,95 @@ MENSAJES = {
         "pide el enunciado también cuando alguna dimensión vale 1.",
         "`{nombre}` has shape {forma}, expected {forma_esperada}: a size-1 dimension was "
         "dropped."),
-    "salida_sin_sesgo": (
-        "Salida recalculada sin el sesgo",
-        "`{nombre}` es el gradiente de una pérdida en la que la salida se calculó sin el "
-        "sesgo (*bias*) de la última capa.",
-        "¿Qué calcula `nn.Linear` además del producto por la matriz de pesos?",
-        "`{nombre}` is the gradient of a loss whose output left out the last layer's bias."),
-    "gradiente_de_otro_intermedio": (
-        "Gradiente de otro tensor intermedio",
-        "`{nombre}` es el gradiente respecto de {otro}, no respecto de la activación oculta h.",
-        "¿De qué tensor pides el gradiente? El enunciado pide el de la salida de la Tanh, no el "
-        "de la capa lineal que va antes.",
-        "`{nombre}` is the gradient w.r.t. {otro}, not w.r.t. the hidden activation h."),
+    "tensor_de_inferencia_guardado": (
+        "Tensor de inferencia guardado para backward",
+        "Autograd rechazó guardar un tensor de inferencia (*inference tensor*) para el pase "
+        "hacia atrás: un tensor creado en `torch.inference_mode()` entró en una operación "
+        "que se deriva y que necesita guardarlo.\n{detalle}",
+        "¿En qué modo calculas la salida del profesor, y qué clase de tensor sale de ese "
+        "modo? La sección 3 muestra qué pasa cuando uno de ellos vuelve a una pérdida que se "
+        "deriva, y qué lo evita.",
+        "Autograd refused to save an inference tensor for backward.\n{detalle}"),
+    "perdida_sin_grafo": (
+        "Pérdida sin grafo",
+        "La pérdida que devuelves no tiene `grad_fn`: quien llame a `backward()` sobre ella "
+        "recibirá un error, y el alumno no aprenderá nada.",
+        "¿Qué parte del cálculo se hace sin grafo? Solo la salida del profesor es una "
+        "constante; el pase hacia adelante del alumno tiene que registrarse.",
+        "The returned loss has no grad_fn: the caller's backward() cannot run."),
+    "alumno_sin_gradiente": (
+        "El alumno no recibe gradiente",
+        "Tras `backward()`, `{nombre}` sigue con `.grad = None`: el gradiente no llega al "
+        "alumno.",
+        "¿Sale la pérdida del pase hacia adelante del alumno, registrado en el grafo?",
+        "After backward(), `{nombre}` has no .grad."),
+    "gradiente_al_profesor": (
+        "Gradiente hacia el profesor",
+        "Tras `backward()` sobre tu pérdida, `{nombre}` recibió un gradiente: el pase hacia "
+        "atrás atraviesa al profesor, y un optimizador que lo incluya lo movería.",
+        "En la destilación la salida del profesor es un objetivo constante. ¿Se registra su "
+        "pase hacia adelante en el grafo de la pérdida?",
+        "After backward(), `{nombre}` (a teacher parameter) received a gradient."),
+    "profesor_congelado": (
+        "Profesor congelado",
+        "`{nombre}` llegó entrenable y tu función lo dejó con `requires_grad=False`: el código "
+        "que siga entrenando al profesor lo encontrará congelado.",
+        "Congelar al profesor es cambiar su `requires_grad` para siempre, y el enunciado pide "
+        "dejarlo como llegó. ¿Qué modo de autograd evita el gradiente solo durante el pase "
+        "hacia adelante del profesor?",
+        "`{nombre}` arrived trainable and was left frozen."),
+    "backward_dentro": (
+        "backward() dentro de la función",
+        "Tu función cambió `{nombre}`: hizo un pase hacia atrás (o tocó `.grad`) por su cuenta. "
+        "El `backward()` es de quien llama, que quizá suma otras pérdidas antes.",
+        "Devuelve la pérdida sin recorrer el grafo: ¿qué línea de tu función escribe en el "
+        "`.grad` de los parámetros?",
+        "Your function changed `{nombre}`: it ran a backward pass itself."),
+    "perdida_no_escalar": (
+        "Pérdida no escalar",
+        "La pérdida tiene forma {forma}; se esperaba un escalar, forma ().",
+        "¿Reduces sobre las clases **y** sobre las muestras del lote?",
+        "The loss has shape {forma}; expected a scalar."),
+    "kl_media_por_elemento": (
+        "Media sobre todos los elementos",
+        "`{nombre}` vale 1/K del valor esperado: la KL se promedió sobre las N·K entradas, no "
+        "sobre las N muestras.",
+        "La divergencia KL de una muestra es la **suma** sobre sus K clases; luego se promedia "
+        "sobre el lote. ¿Qué reducción de `F.kl_div` hace eso?",
+        "`{nombre}` is 1/K of the expected value: the KL was averaged over N·K entries."),
+    "kl_suma_del_lote": (
+        "Suma sobre el lote",
+        "`{nombre}` vale N veces el valor esperado: sumaste la KL de las muestras en lugar de "
+        "promediarla.",
+        "La pérdida es la media sobre las muestras del lote: ¿divides por N?",
+        "`{nombre}` is N times the expected value: summed over the batch."),
+    "sin_temperatura_al_cuadrado": (
+        "Falta el factor T²",
+        "`{nombre}` vale 1/T² del valor esperado: falta multiplicar por el cuadrado de la "
+        "temperatura.",
+        "A temperaturas altas, dividir los logits por T encoge los gradientes en un factor "
+        "cercano a 1/T², y el enunciado lo compensa. ¿Está ese factor en tu pérdida?",
+        "`{nombre}` is 1/T² of the expected value: the T² factor is missing."),
+    "kl_con_probabilidades": (
+        "Probabilidades en lugar de log-probabilidades",
+        "`{nombre}` es la KL calculada con las **probabilidades** del alumno donde van sus "
+        "logaritmos.",
+        "`F.kl_div` espera como primer argumento log-probabilidades, no probabilidades. ¿Qué "
+        "le pasas?",
+        "`{nombre}` used the student's probabilities where log-probabilities go."),
+    "temperatura_solo_alumno": (
+        "Temperatura solo en el alumno",
+        "`{nombre}` sale de dividir por T solo los logits del alumno: los del profesor "
+        "también se dividen.",
+        "Las dos distribuciones se suavizan con la misma temperatura: ¿divides por T los "
+        "logits de los dos modelos?",
+        "`{nombre}` divides only the student's logits by T."),
+    "kl_invertida": (
+        "KL en la dirección contraria",
+        "`{nombre}` es KL(alumno ‖ profesor); el enunciado pide KL(profesor ‖ alumno).",
+        "La KL no es simétrica: ¿qué distribución pesa los logaritmos? Aquí es la del "
+        "profesor, el objetivo.",
+        "`{nombre}` is KL(student || teacher), not KL(teacher || student)."),
     "prediccion_con_grafo": (
         "Predicción con grafo",
         "La salida de tu función tiene `grad_fn` (o `requires_grad=True`): el pase hacia "
@@ -97,7 +176,7 @@ MENSAJES = {
         "`{nombre}` llegó en modo {antes} y tu función lo dejó en modo {despues}: quien use "
         "el modelo después lo encontrará cambiado (Dropout y BatchNorm se portan distinto en "
         "cada modo).",
-        "La predicción se hace en el modo en que llega el modelo: `no_grad`/`inference_mode` "
+        "Cada modelo se usa en el modo en que llega: `no_grad`/`inference_mode` "
         "no dependen de `train()`/`eval()`. Si cambias el modo, cada submódulo tiene que "
         "terminar como llegó, no solo el modelo de fuera (pueden llegar en modos distintos).",
         "`{nombre}` arrived in {antes} mode and was left in {despues} mode."),
@@ -230,20 +309,7 @@ def _comparar_con_alternativas(nombre, obtenido, esperado, alternativas, factore
     exigir(diagnostico)
 
 
-def _derivada_numerica(funcion, tensor, paso=1e-6):
-    """Central differences of the scalar ``funcion`` at ``tensor``, entry by entry."""
-    punto = tensor.detach().clone()
-    derivada = torch.zeros_like(punto)
-    for i in range(punto.numel()):
-        desplazamiento = torch.zeros_like(punto).view(-1)
-        desplazamiento[i] = paso
-        desplazamiento = desplazamiento.view_as(punto)
-        derivada.view(-1)[i] = (funcion(punto + desplazamiento)
-                                - funcion(punto - desplazamiento)) / (2 * paso)
-    return derivada
-
-
-# ---------------------------------------------------------------- exercise 1: hidden_grad
+# ---------------------------------------------------------------- shared helpers
 def _opciones(forma, n):
     """The shape's first ``n`` numbers, and the set of flags that follow them."""
     return tuple(forma[:n]), set(forma[n:])
@@ -259,63 +325,12 @@ def _grad_viejo(modelo, generador):
         p.grad = _normal(generador, *p.shape).to(p.dtype)
 
 
-def construir_intermedio(generador, forma):
-    """model (Linear–Tanh–Linear), x (N, D), y (N, K) for ``forma`` = (N, D, H, K, *flags).
-
-    Flags: "float32" (model, x and y in float32; float64 otherwise), "sin_sesgo" (both
-    layers without bias), "eval" (the model arrives in eval mode), "grad_viejo" (every
-    parameter arrives with a stale ``.grad``).
-    """
-    (N, D, H, K), opciones = _opciones(forma, 4)
-    sesgo = "sin_sesgo" not in opciones
-    modelo = torch.nn.Sequential(torch.nn.Linear(D, H, bias=sesgo), torch.nn.Tanh(),
-                                 torch.nn.Linear(H, K, bias=sesgo))
-    modelo = _pesos_aleatorios(modelo, generador)
-    entradas = {"model": modelo, "x": _normal(generador, N, D), "y": _normal(generador, N, K)}
-    if "grad_viejo" in opciones:
-        _grad_viejo(modelo, generador)
-    if "eval" in opciones:
-        modelo.eval()
-    dtype = _dtype(opciones)
-    modelo.to(dtype)
-    entradas["x"], entradas["y"] = entradas["x"].to(dtype), entradas["y"].to(dtype)
-    return entradas
-
-
-def observar_intermedio(hidden_grad, entradas):
-    antes = estado(entradas)
-    observacion = observar_llamada(hidden_grad, entradas["model"], entradas["x"], entradas["y"])
-    if observacion["error"] is None and observacion["resultado"] is None:
-        # Here None nearly always is the .grad of a non-leaf read without retain_grad().
-        observacion["error"] = error_a_datos(ComprobacionFallida(Diagnostico(
-            "none_no_hoja", {"nombre": "el gradiente devuelto"})))
-    observacion.update(estado_antes=antes, estado_despues=estado(entradas))
-    return observacion
-
-
-def contexto_intermedio(forma):
-    """The constant factor each wrong reduction of the MSE introduces, by diagnosis id."""
-    N, K = forma[0], forma[3]
-    return {"factores": {"suma_en_vez_de_media": N * K, "media_solo_sobre_lote": K,
-                         "media_solo_sobre_salidas": N}}
-
-
 def _sin_suprimir(nombre, resultado, esperado):
     """A result that lost a size-1 dimension of the expected shape (``squeeze()``)."""
     if (isinstance(resultado, torch.Tensor) and resultado.dim() < esperado.dim()
             and resultado.numel() == esperado.numel() and 1 in esperado.shape):
         fallar("dimension_suprimida", nombre=nombre, forma=tuple(resultado.shape),
                forma_esperada=tuple(esperado.shape))
-
-
-def _gradiente_de_h(caso):
-    esperado = caso.datos["esperado"]
-    _sin_suprimir("dL/dh", caso.resultado, esperado["h"])
-    _comparar_con_alternativas(
-        "dL/dh", caso.resultado, esperado["h"],
-        {"la preactivación z = model[0](x)": (esperado["z"], "gradiente_de_otro_intermedio"),
-         "la salida sin sesgo": (esperado.get("sin_sesgo"), "salida_sin_sesgo")},
-        caso.datos["factores"])
 
 
 def _efectos(caso, permitidos=(), propios=None):
@@ -332,53 +347,210 @@ def _efectos(caso, permitidos=(), propios=None):
     verificar_sin_efectos(caso, permitidos)
 
 
-def _grads_de_parametros(caso):
-    return [n for n in caso.datos["estado_antes"] if n.startswith("model.")
-            and n.endswith(".grad")]
 
 
-def _sin_efectos_intermedio(caso):
-    def propios(nombre, antes, despues):
-        if nombre in ("x", "y") or (nombre.startswith("model.") and isinstance(antes,
-                                                                           torch.Tensor)):
-            return ("modificada", {"nombre": nombre})
-        return None
-    _efectos(caso, _grads_de_parametros(caso), propios)
+# ---------------------------------------------------------------- exercise 1: distillation_loss
+def construir_destilacion(generador, forma):
+    """student and teacher (Linear–Tanh–Linear, the teacher wider), a batch x (N, D) and
+    the temperature, for ``forma`` = (N, D, K, T, *flags).
+
+    Flags: "float32" (models and x in float32; float64 otherwise), "profesor_eval" (the
+    teacher arrives in eval mode; in train mode otherwise), "alumno_eval" (the student
+    arrives in eval mode), "profesor_congelado" (every teacher parameter arrives frozen,
+    like the chapter's EMA teacher), "profesor_parcial" (every other teacher parameter
+    arrives frozen), "grad_viejo" (stale ``.grad`` on every parameter of both models).
+    """
+    (N, D, K, temperatura), opciones = _opciones(forma, 4)
+    H_alumno = int(torch.randint(2, 6, (1,), generator=generador))
+    H_profesor = H_alumno + int(torch.randint(1, 5, (1,), generator=generador))
+    modelos = []
+    for H in (H_alumno, H_profesor):
+        modelo = torch.nn.Sequential(torch.nn.Linear(D, H), torch.nn.Tanh(),
+                                     torch.nn.Linear(H, K))
+        modelos.append(_pesos_aleatorios(modelo, generador))
+    alumno, profesor = modelos
+    x = _normal(generador, N, D)
+    if "grad_viejo" in opciones:
+        _grad_viejo(alumno, generador)
+        _grad_viejo(profesor, generador)
+    if "profesor_congelado" in opciones:
+        profesor.requires_grad_(False)
+    if "profesor_parcial" in opciones:
+        for i, p in enumerate(profesor.parameters()):
+            p.requires_grad_(i % 2 == 1)
+    profesor.train("profesor_eval" not in opciones)
+    alumno.train("alumno_eval" not in opciones)
+    dtype = _dtype(opciones)
+    alumno.to(dtype)
+    profesor.to(dtype)
+    return {"student": alumno, "teacher": profesor, "x": x.to(dtype),
+            "temperature": float(temperatura)}
 
 
-HIDDEN_GRAD = Ejercicio(
-    funcion="hidden_grad",
+_INFERENCIA = "Inference tensors cannot be saved for backward"
+
+
+def _error_de_inferencia(datos):
+    """An error (plain data) that is autograd refusing to save an inference tensor gets
+    its own diagnosis; any other stays as it is."""
+    if datos is not None and _INFERENCIA in str(datos["hechos"].get("detalle", "")):
+        return error_a_datos(ComprobacionFallida(Diagnostico(
+            "tensor_de_inferencia_guardado", {"detalle": datos["hechos"]["detalle"]})))
+    return datos
+
+
+def observar_destilacion(distillation_loss, entradas):
+    """The loss, then what the caller's ``backward()`` on it does.
+
+    Everything the call changed is read before that backward (the call itself may write
+    nothing). Then, on the trusted side, every ``.grad`` of both models is cleared and
+    ``loss.backward()`` runs: the student's gradients, and the names of the teacher's
+    parameters that received one, are what the parts compare.
+    """
+    alumno, profesor = entradas["student"], entradas["teacher"]
+    propios = {"student": alumno, "teacher": profesor, "x": entradas["x"]}
+    perdida = None
+
+    def guardar(*args):
+        nonlocal perdida
+        perdida = distillation_loss(*args)
+        return perdida
+
+    modo_previo = torch.is_grad_enabled()
+    try:
+        antes = estado(propios)
+        observacion = observar_llamada(guardar, alumno, profesor, entradas["x"],
+                                       entradas["temperature"])
+        despues = estado(propios)
+    finally:
+        torch.set_grad_enabled(modo_previo)
+    observacion["error"] = _error_de_inferencia(observacion["error"])
+    con_grafo = isinstance(perdida, torch.Tensor) and perdida.grad_fn is not None
+    error_backward, grads_alumno, grads_profesor = None, {}, []
+    if observacion["error"] is None and con_grafo:
+        for p in (*alumno.parameters(), *profesor.parameters()):
+            p.grad = None
+        try:
+            llamar(perdida.backward)
+        except ComprobacionFallida as error:
+            error_backward = _error_de_inferencia(error_a_datos(error))
+        grads_alumno = {n: None if p.grad is None else p.grad.detach().clone()
+                        for n, p in alumno.named_parameters()}
+        grads_profesor = [n for n, p in profesor.named_parameters() if p.grad is not None]
+    observacion.update(perdida_con_grafo=con_grafo, error_backward=error_backward,
+                       grads_alumno=grads_alumno, grads_profesor=grads_profesor,
+                       estado_antes=antes, estado_despues=despues)
+    return observacion
+
+
+def contexto_destilacion(forma):
+    """The constant factor each wrong reduction or scale of the loss introduces."""
+    N, K, temperatura = forma[0], forma[2], float(forma[3])
+    factores = {"kl_media_por_elemento": 1 / K, "kl_suma_del_lote": N}
+    if temperatura != 1:
+        factores["sin_temperatura_al_cuadrado"] = 1 / temperatura**2
+    return {"factores": factores}
+
+
+def _valor_perdida(caso):
+    esperado = caso.datos["esperado"]
+    resultado = caso.resultado
+    if not isinstance(resultado, torch.Tensor):
+        _tipo("la pérdida", resultado, "un tensor escalar (sin `.item()`: tiene que poder "
+              "derivarse)")
+    if resultado.shape != ():
+        fallar("perdida_no_escalar", forma=tuple(resultado.shape))
+    _comparar_con_alternativas(
+        "la pérdida", resultado, esperado["loss"],
+        {"probabilidades": (esperado.get("kl_sin_log"), "kl_con_probabilidades"),
+         "temperatura": (esperado.get("temperatura_solo_alumno"), "temperatura_solo_alumno"),
+         "invertida": (esperado.get("kl_invertida"), "kl_invertida")},
+        caso.datos["factores"])
+
+
+def _backward_posible(caso):
+    """The caller's ``loss.backward()`` must run: a graph, and nothing it cannot save."""
+    if not caso.datos["perdida_con_grafo"]:
+        fallar("perdida_sin_grafo")
+    if caso.datos["error_backward"] is not None:
+        raise datos_a_error(caso.datos["error_backward"])
+
+
+def _gradientes_del_alumno(caso):
+    _backward_posible(caso)
+    obtenidos, esperados = caso.datos["grads_alumno"], caso.datos["esperado"]["grads"]
+    for nombre, esperado in esperados.items():
+        obtenido = obtenidos.get(nombre)
+        if obtenido is None:
+            fallar("alumno_sin_gradiente", nombre=f"student.{nombre}")
+        exigir(diagnosticar_tensor(f"student.{nombre}.grad", obtenido, esperado,
+                                   caso.datos["factores"]))
+
+
+def _profesor_sin_gradiente(caso):
+    _backward_posible(caso)
+    if caso.datos["grads_profesor"]:
+        fallar("gradiente_al_profesor", nombre=f"teacher.{caso.datos['grads_profesor'][0]}")
+
+
+def _efecto_destilacion(nombre, antes, despues):
+    if nombre.startswith("teacher.") and nombre.endswith(".requires_grad") and antes:
+        return ("profesor_congelado", {"nombre": nombre.removesuffix(".requires_grad")})
+    if nombre.endswith(".grad") and nombre.startswith(("student.", "teacher.")):
+        return ("backward_dentro", {"nombre": nombre})
+    return _efecto_propio(nombre, antes, despues)
+
+
+def _sin_efectos_destilacion(caso):
+    _efectos(caso, (), _efecto_destilacion)
+
+
+DISTILLATION_LOSS = Ejercicio(
+    funcion="distillation_loss",
     partes=[
-        Parte("dL/dh, el gradiente de la activación oculta", 1.5, _gradiente_de_h),
-        Parte("sin efectos: x, y, parámetros (valores y requires_grad), modos y modo de "
-              "autograd como llegaron", 0.5, _sin_efectos_intermedio, requisito=True),
+        Parte("el valor de la pérdida de destilación", 1.0, _valor_perdida),
+        Parte("loss.backward() funciona y da el gradiente del alumno", 1.0,
+              _gradientes_del_alumno),
+        Parte("ningún gradiente llega a los parámetros del profesor", 0.5,
+              _profesor_sin_gradiente),
+        Parte("sin efectos: los dos modelos y x como llegaron (valores, requires_grad, .grad, "
+              "modo de cada submódulo), modo de autograd restaurado", 0.5,
+              _sin_efectos_destilacion, requisito=True),
     ],
-    construir=construir_intermedio, observar=observar_intermedio, contexto=contexto_intermedio)
+    construir=construir_destilacion, observar=observar_destilacion,
+    contexto=contexto_destilacion)
 
 
-def gradientes_por_diferencias(model, x, y):
-    """The public oracle: dL/dh and dL/dz by central differences (no autograd at all)."""
+def destilacion_a_mano(student, teacher, x, temperature):
+    """The public oracle: both softmaxes written out, the KL as a sum, the student's
+    gradients by autograd through that formula (not the reference)."""
     with torch.no_grad():
-        def perdida(salida):
-            return ((salida - y) ** 2).mean()
+        z = teacher(x) / temperature
+        e = torch.exp(z - z.max(dim=1, keepdim=True).values)
+        p = e / e.sum(dim=1, keepdim=True)
+    s = student(x) / temperature
+    s = s - s.max(dim=1, keepdim=True).values
+    log_q = s - torch.log(torch.exp(s).sum(dim=1, keepdim=True))
+    perdida = temperature**2 * (p * (torch.log(p) - log_q)).sum() / x.shape[0]
+    nombres, parametros = zip(*student.named_parameters())
+    grads = torch.autograd.grad(perdida, parametros)
+    return {"loss": perdida.detach(), "grads": dict(zip(nombres, grads))}
 
-        z = model[0](x)
-        h = model[1](z)
-        return {"h": _derivada_numerica(lambda t: perdida(model[2](t)), h),
-                "z": _derivada_numerica(lambda t: perdida(model[2](model[1](t))), z)}
 
-
-def comprobar_hidden_grad(hidden_grad):
-    """Comprobación pública: tu dL/dh frente a diferencias finitas en una red pequeña, y después
-    en un lote de una sola muestra con K == 1 (el resultado sigue teniendo forma (N, H))."""
-    caso = caso_en_proceso(HIDDEN_GRAD, hidden_grad, 4, (4, 3, 5, 3), gradientes_por_diferencias)
-    comprobar(HIDDEN_GRAD.partes, caso,
-              "Tu dL/dh coincide con las diferencias finitas (en este ejemplo pequeño).")
-    caso = caso_en_proceso(HIDDEN_GRAD, hidden_grad, 5, (1, 3, 4, 1, "grad_viejo"),
-                           gradientes_por_diferencias)
-    comprobar(HIDDEN_GRAD.partes, caso,
-              "También con un lote de una sola muestra y K = 1 (el resultado sigue siendo "
-              "(N, H)), y con parámetros que ya traían un `.grad`.")
+def comprobar_distillation_loss(distillation_loss):
+    """Comprobación pública: el valor de la pérdida frente a una fórmula escrita a mano, un
+    ``backward()`` sobre ella que llega al alumno y no al profesor; después, un profesor
+    congelado en modo evaluación, float32 y un lote de una muestra."""
+    caso = caso_en_proceso(DISTILLATION_LOSS, distillation_loss, 8, (6, 3, 3, 2.0),
+                           destilacion_a_mano)
+    comprobar(DISTILLATION_LOSS.partes, caso,
+              "La pérdida coincide, `backward()` funciona y solo el alumno recibe gradiente.")
+    caso = caso_en_proceso(DISTILLATION_LOSS, distillation_loss, 9,
+                           (1, 4, 2, 0.5, "float32", "profesor_eval", "profesor_congelado",
+                            "grad_viejo"), destilacion_a_mano)
+    comprobar(DISTILLATION_LOSS.partes, caso,
+              "También con un profesor congelado y en modo evaluación, en float32, con un "
+              "lote de una sola muestra y `.grad` de antes: todo queda como llegó.")
 
 
 # ---------------------------------------------------------------- exercise 2: predict
@@ -766,4 +938,4 @@ def comprobar_freeze_all_but_head(freeze_all_but_head):
 
 
 # In notebook order.
-EJERCICIOS = ejercicios(HIDDEN_GRAD, PREDICT, FREEZE_ALL_BUT_HEAD)
+EJERCICIOS = ejercicios(DISTILLATION_LOSS, PREDICT, FREEZE_ALL_BUT_HEAD)

@@ -5,9 +5,9 @@ import torch.nn.functional as F
 
 from autograder.chapters.ch02.student import (
     construir_congelar,
-    construir_intermedio,
+    construir_destilacion,
     construir_prediccion,
-    gradientes_por_diferencias,
+    destilacion_a_mano,
     nombres_de_la_cabeza,
     probabilidades_a_mano,
 )
@@ -17,112 +17,198 @@ from autograder.submissions import SampleStudent
 registry = Registry()
 variant = registry.variant
 
-HG = "hidden_grad"
+DL = "distillation_loss"
 PR = "predict"
 FH = "freeze_all_but_head"
 
 
-# ---------------------------------------------------------------- hidden_grad
-@variant(HG, CORRECT)
-def hidden_grad_retain_grad(model, x, y):
-    h = model[1](model[0](x))
-    h.retain_grad()
-    F.mse_loss(model[2](h), y).backward()
-    return h.grad
-
-
-@variant(HG, CORRECT)
-def hidden_grad_hook(model, x, y):
-    captured = []
-    h = torch.tanh(model[0](x))
-    h.register_hook(captured.append)
-    loss = ((model[2](h) - y) ** 2).mean()
-    loss.backward()
-    return captured[0]
-
-
-@variant(HG, CORRECT)
-def hidden_grad_detached_leaf(model, x, y):
+# ---------------------------------------------------------------- distillation_loss
+@variant(DL, CORRECT)
+def distillation_no_grad(student, teacher, x, temperature):
     with torch.no_grad():
-        h = model[1](model[0](x))
-    h.requires_grad_(True)  # a new leaf: the head's graph starts here
-    F.mse_loss(model[2](h), y).backward()
-    return h.grad
+        target = F.softmax(teacher(x) / temperature, dim=1)
+    log_probs = F.log_softmax(student(x) / temperature, dim=1)
+    return F.kl_div(log_probs, target, reduction="batchmean") * temperature**2
 
 
-@variant(HG, "none_no_hoja")
-def hidden_grad_without_retain_grad(model, x, y):
-    h = model[1](model[0](x))
-    F.mse_loss(model[2](h), y).backward()
-    return h.grad  # a non-leaf: .grad is None
+@variant(DL, CORRECT)
+def distillation_detach(student, teacher, x, temperature):
+    # Builds the teacher's graph and drops it: wasteful, but the loss and gradients are right.
+    target = F.softmax(teacher(x).detach() / temperature, dim=1)
+    log_q = F.log_softmax(student(x) / temperature, dim=1)
+    return temperature**2 * (target * (target.log() - log_q)).sum(dim=1).mean()
 
 
-@variant(HG, "none_no_hoja")
-def hidden_grad_retain_after_backward(model, x, y):
-    h = model[1](model[0](x))
-    F.mse_loss(model[2](h), y).backward()
-    h.retain_grad()  # too late: the backward pass already went by
-    return h.grad
+@variant(DL, CORRECT)
+def distillation_inference_mode_then_clone(student, teacher, x, temperature):
+    with torch.inference_mode():
+        target = F.softmax(teacher(x) / temperature, dim=1)
+    target = target.clone()  # outside the mode: a normal tensor autograd may save
+    loss = F.kl_div(F.log_softmax(student(x) / temperature, dim=1), target,
+                    reduction="sum") / x.shape[0]
+    return loss * temperature * temperature
 
 
-@variant(HG, "suma_en_vez_de_media")
-def hidden_grad_sum_loss(model, x, y):
-    h = model[1](model[0](x))
-    (g,) = torch.autograd.grad(((model[2](h) - y) ** 2).sum(), h)
-    return g
+@variant(DL, CORRECT)
+def distillation_inference_mode_log_target(student, teacher, x, temperature):
+    # With log_target=True, kl_div saves exp(target), a normal tensor: no clone needed.
+    with torch.inference_mode():
+        log_p = F.log_softmax(teacher(x) / temperature, dim=1)
+    log_q = F.log_softmax(student(x) / temperature, dim=1)
+    return F.kl_div(log_q, log_p, reduction="batchmean", log_target=True) * temperature**2
 
 
-@variant(HG, "gradiente_de_otro_intermedio")
-def hidden_grad_of_the_preactivation(model, x, y):
-    z = model[0](x)
-    z.retain_grad()
-    F.mse_loss(model[2](model[1](z)), y).backward()
-    return z.grad
+@variant(DL, CORRECT)
+def distillation_soft_cross_entropy(student, teacher, x, temperature):
+    # KL(p || q) = H(p, q) - H(p): the teacher's entropy is a constant of the same value.
+    with torch.set_grad_enabled(False):
+        p = F.softmax(teacher(x) / temperature, dim=1)
+        entropy = -(p * p.log()).sum(dim=1).mean()
+    return temperature**2 * (F.cross_entropy(student(x) / temperature, p) - entropy)
 
 
-@variant(HG, "forma")
-def hidden_grad_of_the_input(model, x, y):
-    x.requires_grad_(True)
-    F.mse_loss(model(x), y).backward()
-    return x.grad
+@variant(DL, "tensor_de_inferencia_guardado")
+def distillation_inference_mode(student, teacher, x, temperature):
+    with torch.inference_mode():  # "for evaluation": but the target goes into a loss
+        target = F.softmax(teacher(x) / temperature, dim=1)
+    log_probs = F.log_softmax(student(x) / temperature, dim=1)
+    return F.kl_div(log_probs, target, reduction="batchmean") * temperature**2
 
 
-@variant(HG, "dimension_suprimida")
-def hidden_grad_squeezed(model, x, y):
-    h = model[1](model[0](x))
-    h.retain_grad()
-    F.mse_loss(model[2](h), y).backward()
-    return h.grad.squeeze()  # a batch of one sample (or H == 1) loses a dimension
+@variant(DL, "tensor_de_inferencia_guardado")
+def distillation_clone_inside_inference_mode(student, teacher, x, temperature):
+    with torch.inference_mode():
+        target = F.softmax(teacher(x) / temperature, dim=1).clone()  # still an inference tensor
+    log_probs = F.log_softmax(student(x) / temperature, dim=1)
+    return F.kl_div(log_probs, target, reduction="batchmean") * temperature**2
 
 
-@variant(HG, "salida_sin_sesgo")
-def hidden_grad_by_hand_without_the_bias(model, x, y):
+@variant(DL, "gradiente_al_profesor")
+def distillation_teacher_in_the_graph(student, teacher, x, temperature):
+    target = F.softmax(teacher(x) / temperature, dim=1)
+    log_probs = F.log_softmax(student(x) / temperature, dim=1)
+    return F.kl_div(log_probs, target, reduction="batchmean") * temperature**2
+
+
+@variant(DL, "gradiente_al_profesor")
+def distillation_teacher_in_eval_mode_only(student, teacher, x, temperature):
+    was_training = teacher.training
+    teacher.eval()  # eval() switches Dropout/BatchNorm; the graph is recorded all the same
+    target = F.softmax(teacher(x) / temperature, dim=1)
+    teacher.train(was_training)
+    log_probs = F.log_softmax(student(x) / temperature, dim=1)
+    return F.kl_div(log_probs, target, reduction="batchmean") * temperature**2
+
+
+@variant(DL, "profesor_congelado")
+def distillation_freezes_the_teacher(student, teacher, x, temperature):
+    teacher.requires_grad_(False)  # works, and leaves the teacher frozen for good
+    target = F.softmax(teacher(x) / temperature, dim=1)
+    log_probs = F.log_softmax(student(x) / temperature, dim=1)
+    return F.kl_div(log_probs, target, reduction="batchmean") * temperature**2
+
+
+@variant(DL, "modo_del_modelo_cambiado")
+def distillation_leaves_the_teacher_in_eval_mode(student, teacher, x, temperature):
+    teacher.eval()  # what distillation recipes do; here it changes the caller's teacher
     with torch.no_grad():
-        h = model[1](model[0](x))
-        weight = model[2].weight
-        return 2 * (h @ weight.T - y) / y.numel() @ weight  # ŷ without + bias
+        target = F.softmax(teacher(x) / temperature, dim=1)
+    log_probs = F.log_softmax(student(x) / temperature, dim=1)
+    return F.kl_div(log_probs, target, reduction="batchmean") * temperature**2
 
 
-@variant(HG, "modificada")
-def hidden_grad_then_a_step(model, x, y):
-    h = model[1](model[0](x))
-    h.retain_grad()
-    F.mse_loss(model[2](h), y).backward()
+@variant(DL, "perdida_sin_grafo")
+def distillation_everything_without_a_graph(student, teacher, x, temperature):
+    with torch.no_grad():  # the student's forward pass too
+        target = F.softmax(teacher(x) / temperature, dim=1)
+        log_probs = F.log_softmax(student(x) / temperature, dim=1)
+        return F.kl_div(log_probs, target, reduction="batchmean") * temperature**2
+
+
+@variant(DL, "perdida_sin_grafo")
+def distillation_global_switch(student, teacher, x, temperature):
+    torch.set_grad_enabled(False)  # never switched back: the student records nothing either
+    target = F.softmax(teacher(x) / temperature, dim=1)
+    log_probs = F.log_softmax(student(x) / temperature, dim=1)
+    return F.kl_div(log_probs, target, reduction="batchmean") * temperature**2
+
+
+@variant(DL, "backward_dentro")
+def distillation_calls_backward(student, teacher, x, temperature):
     with torch.no_grad():
-        for p in model.parameters():
-            p -= 0.1 * p.grad  # the manual update of the chapter, copied one cell too far
-    return h.grad
+        target = F.softmax(teacher(x) / temperature, dim=1)
+    log_probs = F.log_softmax(student(x) / temperature, dim=1)
+    loss = F.kl_div(log_probs, target, reduction="batchmean") * temperature**2
+    loss.backward(retain_graph=True)  # "to check it works": writes the student's .grad
+    return loss
 
 
-@variant(HG, "sin_implementar")
-def hidden_grad_stub(model, x, y):
+@variant(DL, "kl_media_por_elemento")
+def distillation_mean_reduction(student, teacher, x, temperature):
+    with torch.no_grad():
+        target = F.softmax(teacher(x) / temperature, dim=1)
+    log_probs = F.log_softmax(student(x) / temperature, dim=1)
+    return F.kl_div(log_probs, target, reduction="mean") * temperature**2  # divides by N·K
+
+
+@variant(DL, "kl_suma_del_lote")
+def distillation_sum_reduction(student, teacher, x, temperature):
+    with torch.no_grad():
+        target = F.softmax(teacher(x) / temperature, dim=1)
+    log_probs = F.log_softmax(student(x) / temperature, dim=1)
+    return F.kl_div(log_probs, target, reduction="sum") * temperature**2
+
+
+@variant(DL, "sin_temperatura_al_cuadrado")
+def distillation_without_the_square(student, teacher, x, temperature):
+    with torch.no_grad():
+        target = F.softmax(teacher(x) / temperature, dim=1)
+    log_probs = F.log_softmax(student(x) / temperature, dim=1)
+    return F.kl_div(log_probs, target, reduction="batchmean")
+
+
+@variant(DL, "kl_con_probabilidades")
+def distillation_probabilities_into_kl_div(student, teacher, x, temperature):
+    with torch.no_grad():
+        target = F.softmax(teacher(x) / temperature, dim=1)
+    probs = F.softmax(student(x) / temperature, dim=1)  # kl_div wants log-probabilities
+    return F.kl_div(probs, target, reduction="batchmean") * temperature**2
+
+
+@variant(DL, "temperatura_solo_alumno")
+def distillation_raw_teacher_probabilities(student, teacher, x, temperature):
+    with torch.no_grad():
+        target = F.softmax(teacher(x), dim=1)  # the teacher's logits not divided by T
+    log_probs = F.log_softmax(student(x) / temperature, dim=1)
+    return F.kl_div(log_probs, target, reduction="batchmean") * temperature**2
+
+
+@variant(DL, "kl_invertida")
+def distillation_reverse_kl(student, teacher, x, temperature):
+    with torch.no_grad():
+        log_p = F.log_softmax(teacher(x) / temperature, dim=1)
+    log_q = F.log_softmax(student(x) / temperature, dim=1)
+    return temperature**2 * (log_q.exp() * (log_q - log_p)).sum(dim=1).mean()
+
+
+@variant(DL, "tipo")
+def distillation_returns_a_number(student, teacher, x, temperature):
+    with torch.no_grad():
+        target = F.softmax(teacher(x) / temperature, dim=1)
+    log_probs = F.log_softmax(student(x) / temperature, dim=1)
+    return (F.kl_div(log_probs, target, reduction="batchmean") * temperature**2).item()
+
+
+@variant(DL, "sin_implementar")
+def distillation_stub(student, teacher, x, temperature):
     raise NotImplementedError()
 
 
-@variant(HG, "resultado_fijo")
-def hidden_grad_hardcoded(model, x, y):
-    example = construir_intermedio(torch.Generator().manual_seed(4), (4, 3, 5, 3))
-    return gradientes_por_diferencias(*example.values())["h"]
+@variant(DL, "resultado_fijo")
+def distillation_hardcoded(student, teacher, x, temperature):
+    example = construir_destilacion(torch.Generator().manual_seed(8), (6, 3, 3, 2.0))
+    value = destilacion_a_mano(*example.values())["loss"]
+    return value + 0 * student(x).sum()  # the example's value, in the student's graph
 
 
 # ---------------------------------------------------------------- predict
@@ -412,6 +498,13 @@ def freeze_hardcoded_names(model):
 
 
 # ---------------------------------------------------------------- sample class
+DISTILLATION_INFERENCE_MODE = '''def distillation_loss(student, teacher, x, temperature):
+    with torch.inference_mode():      # "para evaluar": pero el objetivo vuelve a una pérdida
+        target = F.softmax(teacher(x) / temperature, dim=1)
+    log_probs = F.log_softmax(student(x) / temperature, dim=1)
+    return F.kl_div(log_probs, target, reduction="batchmean") * temperature**2
+'''
+
 PREDICT_DETACH_AT_THE_END = '''def predict(model, x):
     probs = torch.softmax(model(x), dim=1)
     return probs.detach()   # "sin grafo": pero el grafo ya se construyó
@@ -425,6 +518,9 @@ FREEZE_ONLY_WEIGHTS = '''def freeze_all_but_head(model):
 '''
 
 SAMPLE_STUDENTS = [
+    SampleStudent("nora", "destila con el profesor en inference_mode: la pérdida falla al "
+                  "calcularse (tensor de inferencia guardado para backward)",
+                  {DL: DISTILLATION_INFERENCE_MODE}, lost=(DL + "_test",)),
     SampleStudent("carla", "predict con detach() al final: sin grafo en la salida, pero lo "
                   "construyó (crédito parcial)", {PR: PREDICT_DETACH_AT_THE_END},
                   partial={PR + "_test": 2.0}),
