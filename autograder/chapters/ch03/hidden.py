@@ -282,4 +282,9 @@ check = checker(HIDDEN)  # what the graded cells of the instructor notebook call
 
 # Mutants of the solution cells that compute what the contract asks, by id (see
 # autograder/mutation.py), each with the reason.
-EQUIVALENT_MUTANTS = {}
+EQUIVALENT_MUTANTS = {
+    "clip_by_global_norm": {
+        "L23:12 sin .item()": "el contrato admite la norma como float o como tensor de "
+                              "dimensión 0 sin grafo (lo que devuelve clip_grad_norm_)",
+    },
+}
