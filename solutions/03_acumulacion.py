@@ -762,12 +762,13 @@ widgets.interactive(explore_max_norm, max_norm=widgets.Dropdown(
 # `clip_grad_norm_` lee y escribe el `.grad` de los parámetros. Pero los gradientes no
 # siempre están ahí: `torch.autograd.grad` y `torch.func.grad` los devuelven como tensores
 # sueltos. Escribe `clip_by_global_norm`, que hace el mismo cálculo sobre una colección de
-# gradientes y devuelve los gradientes recortados (tensores nuevos: los que recibes no
-# cambian) junto con la norma total **de antes** del recorte, como `float`.
+# gradientes y devuelve los gradientes recortados (sin modificar los que recibes) junto con
+# la norma total **de antes** del recorte, como `float`.
 #
 # - Una sola norma L2 para todos los gradientes juntos, como si fueran un único vector.
-# - Un mismo factor para todos, $\min\left(1, \frac{\text{max\_norm}}{\text{norma} +
-#   10^{-6}}\right)$: si la norma no pasa de `max_norm`, nada cambia.
+# - Un mismo factor para todos:
+#   $\min\left(1, \frac{\text{max\_norm}}{\text{norma} + 10^{-6}}\right)$. Mientras
+#   $\text{norma} + 10^{-6}$ no pase de `max_norm`, el factor es 1: nada cambia.
 # - Un elemento `None` (un parámetro sin gradiente) no cuenta en la norma y sigue siendo
 #   `None`, en su sitio, en la lista que devuelves.
 # - `grads` puede llegar como lista, como tupla o como generador, por ejemplo

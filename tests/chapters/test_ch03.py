@@ -4,6 +4,7 @@ squares for the weights, torch's own clip_grad_norm_ for clipping), side effects
 observed, and each step is judged from the student's own parameters (the shared contract
 is in test_contract.py)."""
 
+import ast
 import math
 
 import pytest
@@ -141,9 +142,10 @@ def test_a_ratio_of_two_is_named_by_the_chapter_never_the_derivative_of_a_square
 def test_clipping_cases_clip_do_not_clip_and_show_the_epsilon():
     for student in ("alumna", "alumno", "otra"):
         shapes = [s for s, _ in plan("clip_by_global_norm", hidden.HIDDEN, student, "pruebas")]
-        ratios = [shape[4] for shape in shapes]
+        ratios = [float(shape[4]) for shape in shapes]
         assert any(r < 1 for r in ratios) and any(1 < r < math.inf for r in ratios)
         assert math.inf in ratios and any(shape[5] < 1e-3 for shape in shapes)
+        assert all(ast.literal_eval(repr(shape)) == shape for shape in shapes)  # as their repr
         assert {shape[3] for shape in shapes} == {"list", "tuple", "generador"}
 
 

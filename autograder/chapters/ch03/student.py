@@ -184,7 +184,7 @@ MENSAJES = {
     "norma_suma_de_normas": (
         "Suma de normas",
         "`{nombre}` usa la suma de las normas de cada tensor; la norma de todos juntos no es "
-        "esa suma (es menor, salvo con un solo tensor).",
+        "esa suma (es menor en cuanto dos tensores no son nulos).",
         "Piensa en todos los gradientes como un único vector: ¿cómo se calcula su longitud a "
         "partir de los elementos, o de las normas de cada trozo?",
         "`{nombre}` adds up the tensors' norms; the norm of all of them together was "
@@ -914,7 +914,8 @@ def construir_recorte(generador, forma):
     """grads, max_norm for ``forma`` = (formas, nones, dtype, contenedor, razon, escala): one
     random tensor per shape in ``formas`` (times ``escala``), None at the indices in
     ``nones``, handed over as a list, a tuple or a generator; max_norm is ``razon`` times
-    their total norm (< 1: clipping happens; ``inf``: never). ``tensores``, the list
+    their total norm (< 1: clipping happens; "inf", a string so that shapes keep a plain
+    repr: never). ``tensores``, the list
     behind ``grads``, is for the observer and the oracles, never passed to the student."""
     formas, nones, dtype, contenedor, razon, escala = forma
     dtype = getattr(torch, dtype)
@@ -925,7 +926,7 @@ def construir_recorte(generador, forma):
     norma = torch.linalg.vector_norm(torch.cat(vivos)).item() if vivos else 1.0
     grads = (list(tensores) if contenedor == "list" else tuple(tensores)
              if contenedor == "tuple" else (t for t in tensores))
-    return {"grads": grads, "max_norm": razon * norma, "tensores": tensores}
+    return {"grads": grads, "max_norm": float(razon) * norma, "tensores": tensores}
 
 
 def observar_recorte(clip_by_global_norm, entradas):
