@@ -22,11 +22,14 @@
 # - qué hace `zero_grad()` y qué pasa si falta (lo verás oscilar en una gráfica);
 # - la diferencia entre `zero_grad(set_to_none=True)` y `set_to_none=False`;
 # - hacer acumulación de gradientes (*gradient accumulation*): por qué se divide la pérdida
-#   (*loss*) entre el número de micro-lotes (*micro-batches*) y por qué BatchNorm rompe la
-#   equivalencia;
+#   (*loss*) entre el número de micro-lotes (*micro-batches*), cuánto debe pesar cada
+#   micro-lote cuando no todos tienen el mismo tamaño o la pérdida es una suma, y por qué
+#   BatchNorm rompe la equivalencia;
 # - tratar el último ciclo incompleto cuando el número de micro-lotes no es múltiplo de
 #   `accum`;
-# - usar `clip_grad_norm_` en su sitio, registrar la norma que devuelve y leer sus picos.
+# - usar `clip_grad_norm_` en su sitio, saber qué calcula (una norma para todos los
+#   gradientes juntos, un mismo factor para todos), registrar la norma que devuelve y leer
+#   sus picos.
 #
 # Vienes del capítulo 2 (`no_grad`, `detach`). Ejecuta las celdas en orden.
 
@@ -364,54 +367,77 @@ print("pases registrados por BatchNorm en un solo paso del optimizador:",
 # micro-lote, no del efectivo.
 
 # %% [markdown]
-# ## Ejercicio 1 · Acumular sin cambiar el gradiente (3 puntos)
+# ### Micro-lotes de distinto tamaño
 #
-# Escribe `accumulate_gradients`: parte `x` e `y` en `accum` micro-lotes iguales, hace un
-# pase hacia adelante y un `backward()` por micro-lote, y deja en el `.grad` de cada
-# parámetro **exactamente** el gradiente que daría la pérdida del lote entero.
+# Dividir por `accum` da la media del lote entero porque todos los micro-lotes tienen el
+# mismo tamaño. No siempre es así: el último lote de un `DataLoader` suele ser más corto, y
+# en un modelo de lenguaje cada micro-lote trae un número distinto de *tokens* que cuentan.
+# Parte el mismo lote de 8 en micro-lotes de 6 y 2 muestras y divide cada pérdida por
+# `accum = 2`, como antes:
+
+# %% tags=["demo"]
+def weighted_grads(model, x, y, sizes, weights, reduction="mean"):
+    """Los gradientes tras un ``backward()`` por micro-lote de ``sizes`` muestras, cada
+    pérdida (con esa ``reduction``) multiplicada por su peso."""
+    model.zero_grad()
+    for xb, yb, weight in zip(x.split(sizes), y.split(sizes), weights):
+        (weight * F.cross_entropy(model(xb), yb, reduction=reduction)).backward()
+    return [p.grad.clone() for p in model.parameters()]
+
+
+for sizes in ([4, 4], [6, 2]):
+    difference = max_difference(full_batch, weighted_grads(net, X8, y8, sizes, [1 / 2, 1 / 2]))
+    print(f"micro-lotes de {sizes}, cada pérdida dividida por 2: "
+          f"diferencia máxima {difference:.1e}")
+
+# %% [markdown]
+# Con 4 y 4, redondeo; con 6 y 2, una diferencia del orden de $10^{-1}$: ya no es el
+# gradiente del lote. Y la pérdida no siempre es una media: con `reduction="sum"`, cada
+# micro-lote devuelve la suma de las pérdidas de sus muestras.
 #
-# - Cuando te llaman, `.grad` puede traer restos de un paso anterior: descártalos.
-# - El modelo nunca debe ver el lote entero de una vez: `accum` llamadas de `N / accum`
-#   filas.
-# - Devuelve la pérdida del lote entero como un `float` de Python (sin recalcularla: suma lo
-#   que ya tienes).
+# ## Ejercicio 1 · El peso de cada micro-lote (2 puntos)
+#
+# Escribe `micro_batch_weights`: recibe el número de muestras de cada micro-lote (`sizes`,
+# que pueden ser distintos) y la reducción de sus pérdidas (`"mean"` o `"sum"`), y devuelve
+# el factor por el que hay que multiplicar la pérdida de cada micro-lote antes de su
+# `backward()` para que la suma de los gradientes sea el gradiente de la pérdida **media**
+# del lote entero.
+#
+# Parte de la definición: la pérdida media de N muestras es la suma de las pérdidas de cada
+# muestra dividida por N. Escribe, con esa suma, qué aporta cada micro-lote según su
+# reducción. La comprobación no usa ninguna fórmula: mide si, con tus pesos, la acumulación
+# da el gradiente del lote entero.
 
-# %% exercise="accumulate_gradients"
-def accumulate_gradients(model, loss_fn, x, y, accum):
-    """Deja en el ``.grad`` de cada parámetro el gradiente de ``loss_fn(model(x), y)`` sobre
-    el lote entero, calculado por micro-lotes.
+# %% exercise="micro_batch_weights"
+def micro_batch_weights(sizes, reduction):
+    """Los factores por los que multiplicar la pérdida de cada micro-lote para que, al
+    acumular sus gradientes, ``.grad`` quede con el gradiente de la pérdida **media** del
+    lote entero.
 
-    Recibe un modelo (plano o con submódulos anidados; puede tener parámetros congelados,
-    con ``requires_grad=False``), una pérdida ``loss_fn`` que promedia sobre el lote (MSE,
-    Huber, entropía cruzada...), ``x`` con N filas (``float32`` o ``float64``), ``y`` con
-    sus N objetivos y un entero ``accum >= 1`` que divide a N (con ``accum = 1`` hay un
-    solo micro-lote: el lote entero).
+    Recibe ``sizes``, una lista (o tupla) no vacía de enteros ``>= 1``: el número de
+    muestras de cada micro-lote, que pueden ser distintos (el lote entero tiene
+    N = ``sum(sizes)`` muestras), y ``reduction``, ``"mean"`` o ``"sum"``: cómo reduce la
+    pérdida de cada micro-lote las pérdidas de sus muestras (como el argumento
+    ``reduction`` de ``F.cross_entropy`` o ``F.mse_loss``). La pérdida de cada muestra
+    depende solo de esa muestra (sin BatchNorm).
 
-    Llama a ``model`` exactamente ``accum`` veces, sobre trozos consecutivos de
-    m = N / accum filas (``x[0:m]``, ``x[m:2*m]``...), con un ``backward()`` por trozo. Lo
-    que ``.grad`` tuviera antes de la llamada se descarta, también en los parámetros
-    congelados (pueden llegar con un ``.grad`` de cuando se entrenaban): al terminar no
-    tienen gradiente (``.grad`` en ``None`` o a ceros).
+    Devuelve una lista de ``float`` de Python, uno por micro-lote y en el mismo orden: el
+    peso w_i tal que, tras ``(w_i * loss_i).backward()`` para cada micro-lote i sin borrar
+    ``.grad`` entre ellos, ``.grad`` tiene el gradiente de la media de la pérdida sobre las
+    N muestras (lo que daría un solo ``backward()`` del lote entero con
+    ``reduction="mean"``).
 
-    Devuelve la pérdida del lote entero como ``float`` de Python.
-
-    No cambia nada más que ``.grad``: ni ``x`` ni ``y``, ni los valores o el
-    ``requires_grad`` de los parámetros, ni ``loss_fn``, ni el modo (``train``/``eval``) de
-    ningún submódulo (el modelo puede llegar en cualquiera de los dos, o con submódulos en
-    modos distintos), ni el modo de autograd.
+    No cambia ``sizes``.
     """
     ### BEGIN SOLUTION
-    model.zero_grad()
-    total = 0.0
-    for xb, yb in zip(x.chunk(accum), y.chunk(accum)):
-        loss = loss_fn(model(xb), yb) / accum
-        loss.backward()
-        total += loss.item()
-    return total
+    total = sum(sizes)
+    if reduction == "mean":
+        return [n / total for n in sizes]
+    return [1 / total for _ in sizes]
     ### END SOLUTION
 
 
-# %% test="accumulate_gradients"
+# %% test="micro_batch_weights"
 
 
 # %% [markdown]
@@ -508,7 +534,7 @@ print(f"dividiendo por accum = 4:  norma {last_cycle_grad(4):.4f}  "
 # del mismo tamaño), da un paso del optimizador cada `accum` micro-lotes y uno más al final
 # si sobran micro-lotes. La pérdida de cada micro-lote se divide por el número de
 # micro-lotes de **su** ciclo (si `accum` es mayor que el número de micro-lotes, hay un solo
-# ciclo, incompleto). Como en el ejercicio 1, cuando te llaman `.grad` puede traer restos:
+# ciclo, incompleto). Cuando te llaman, `.grad` puede traer restos de un paso anterior:
 # ningún paso debe verlos. Devuelve una lista con la pérdida de cada paso (la media de su
 # ciclo) como `float`, y deja `batches` como estaba.
 
@@ -731,50 +757,55 @@ widgets.interactive(explore_max_norm, max_norm=widgets.Dropdown(
     value=1.0, description="max_norm"))
 
 # %% [markdown]
-# ## Ejercicio 3 · Un paso con recorte (3 puntos)
+# ## Ejercicio 3 · El recorte por dentro (3 puntos)
 #
-# Escribe `clipped_step`: un paso de entrenamiento completo sobre el lote `(x, y)` que
-# recorta la norma total del gradiente a `max_norm` en el momento justo y devuelve la norma
-# **de antes** del recorte, como `float`, para registrarla. Se recortan juntos los gradientes
-# de todos los parámetros del modelo. Como en el ejercicio 1, cuando te llaman `.grad` puede
-# traer restos de un paso anterior: descártalos.
+# `clip_grad_norm_` lee y escribe el `.grad` de los parámetros. Pero los gradientes no
+# siempre están ahí: `torch.autograd.grad` y `torch.func.grad` los devuelven como tensores
+# sueltos. Escribe `clip_by_global_norm`, que hace el mismo cálculo sobre una colección de
+# gradientes y devuelve los gradientes recortados (sin modificar los que recibes) junto con
+# la norma total **de antes** del recorte, como `float`.
+#
+# - Una sola norma L2 para todos los gradientes juntos, como si fueran un único vector.
+# - Un mismo factor para todos:
+#   $\min\left(1, \frac{\text{max\_norm}}{\text{norma} + 10^{-6}}\right)$. Mientras
+#   $\text{norma} + 10^{-6}$ no pase de `max_norm`, el factor es 1: nada cambia.
+# - Un elemento `None` (un parámetro sin gradiente) no cuenta en la norma y sigue siendo
+#   `None`, en su sitio, en la lista que devuelves.
+# - `grads` puede llegar como lista, como tupla o como generador, por ejemplo
+#   `(p.grad for p in model.parameters())`.
 
-# %% exercise="clipped_step"
-def clipped_step(model, loss_fn, optimizer, x, y, max_norm):
-    """Un paso de entrenamiento sobre el lote ``(x, y)`` con recorte de la norma del
-    gradiente.
+# %% exercise="clip_by_global_norm"
+def clip_by_global_norm(grads, max_norm):
+    """Recorta una colección de gradientes a norma L2 total ``max_norm``, sin modificarlos;
+    devuelve ``(recortados, norma)``.
 
-    Recibe un modelo (plano o con submódulos anidados; puede tener parámetros congelados,
-    que llegan sin ``.grad``), una pérdida ``loss_fn`` que promedia sobre el lote, un optimizador creado sobre los
-    parámetros entrenables del modelo (cualquiera; puede traer estado), el lote ``x``, ``y``
-    (de una fila o más) y ``max_norm > 0``.
+    Recibe ``grads``, una lista, una tupla o un generador de gradientes: tensores de
+    cualquier forma (también de dimensión 0), todos ``float32`` o todos ``float64``, o
+    ``None`` (un parámetro sin gradiente); puede estar vacía o tener solo ``None``. Y
+    ``max_norm > 0`` (puede ser ``float("inf")``: entonces nunca recorta).
 
-    Descarta lo que ``.grad`` tuviera (puede traer restos de un paso anterior), hace el pase
-    hacia adelante y el ``backward()``, reescala a la vez los gradientes de todos los
-    parámetros del modelo para que su norma L2 total no pase de ``max_norm`` (lo que hace
-    ``torch.nn.utils.clip_grad_norm_``; si la norma ya no pasa de ``max_norm``, no los toca)
-    y llama una sola vez a ``optimizer.step()``, que así usa los gradientes recortados.
+    La norma total es la norma L2 de todos los tensores juntos, como si fueran un único
+    vector (los ``None`` no cuentan; sin tensores, la norma es 0). Cada tensor se multiplica
+    por el mismo factor, ``min(1, max_norm / (norma + 1e-6))``, como hace
+    ``torch.nn.utils.clip_grad_norm_``.
 
-    Devuelve la norma total del gradiente **de antes** del recorte como ``float`` de Python
-    (se acepta también el tensor de dimensión 0, sin grafo, que devuelve
-    ``clip_grad_norm_``).
+    Devuelve una tupla ``(recortados, norma)``: ``recortados`` es una lista con un elemento
+    por cada uno de ``grads``, en el mismo orden: el tensor recortado (misma forma y mismo
+    dtype) o ``None`` donde ``grads`` tenía ``None``; ``norma`` es la norma total **antes**
+    del recorte, como ``float`` de Python (se acepta también un tensor de dimensión 0).
 
-    Solo el paso del optimizador cambia los parámetros (y el estado del optimizador). No
-    cambia ``x`` ni ``y``, ``loss_fn``, la configuración del optimizador, el
-    ``requires_grad`` de los parámetros, el modo (``train``/``eval``) de ningún submódulo
-    (el modelo puede llegar en cualquiera de los dos) ni el modo de autograd.
+    No modifica los tensores de ``grads``.
     """
     ### BEGIN SOLUTION
-    optimizer.zero_grad()
-    loss = loss_fn(model(x), y)
-    loss.backward()
-    norm = torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm)
-    optimizer.step()
-    return norm.item()
+    grads = list(grads)
+    norms = [torch.linalg.vector_norm(g) for g in grads if g is not None]
+    total = torch.linalg.vector_norm(torch.stack(norms)).item() if norms else 0.0
+    scale = min(1.0, max_norm / (total + 1e-6))
+    return [None if g is None else g * scale for g in grads], total
     ### END SOLUTION
 
 
-# %% test="clipped_step"
+# %% test="clip_by_global_norm"
 
 
 # %% [markdown]
@@ -788,8 +819,13 @@ def clipped_step(model, loss_fn, optimizer, x, y, max_norm):
 # - Acumulación de gradientes: `accum` micro-lotes, cada pérdida dividida por `accum`, un
 #   paso al final. Los gradientes coinciden con los del lote efectivo (micro-lote × `accum`)
 #   hasta el redondeo; sin dividir, son exactamente `accum` veces mayores.
+# - Con micro-lotes de distinto tamaño, dividir por `accum` ya no da el gradiente del lote:
+#   el peso de cada pérdida depende de cuántas muestras tiene su micro-lote y de su
+#   reducción (`"mean"` o `"sum"`).
 # - BatchNorm rompe la equivalencia: normaliza con las estadísticas del micro-lote.
 # - Si el número de micro-lotes no es múltiplo de `accum`, el último ciclo también necesita
 #   su paso, con la pérdida dividida por su propio número de micro-lotes.
-# - `clip_grad_norm_` va después del último `backward()` y antes de `step()`; devuelve la
-#   norma previa al recorte: regístrala con `.item()` y vigila sus picos.
+# - `clip_grad_norm_` calcula una sola norma L2 para todos los gradientes juntos y, si pasa
+#   de `max_norm`, los multiplica a todos por el mismo factor: la dirección no cambia. Va
+#   después del último `backward()` y antes de `step()`; devuelve la norma previa al
+#   recorte: regístrala con `.item()` y vigila sus picos.

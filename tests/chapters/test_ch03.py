@@ -1,7 +1,11 @@
 """Chapter 3 specifics: every student's draws cover each exercise's contract, the hidden
-inputs are not the public ones, side effects and the rows each micro-batch holds are
+inputs are not the public ones, the public oracles use no formula of the answer (least
+squares for the weights, torch's own clip_grad_norm_ for clipping), side effects are
 observed, and each step is judged from the student's own parameters (the shared contract
 is in test_contract.py)."""
+
+import ast
+import math
 
 import pytest
 import torch
@@ -28,6 +32,48 @@ def test_every_student_meets_the_whole_contract(exercise):
     assert coverage(hidden.HIDDEN[exercise], getattr(reference, exercise)) == []
 
 
+# ---------------------------------------------------------------- micro_batch_weights
+def test_weight_cases_meet_unequal_sizes_first_for_both_reductions():
+    for student in ("alumna", "alumno", "otra"):
+        shapes = [s for s, _ in plan("micro_batch_weights", hidden.HIDDEN, student, "pruebas")]
+        assert {reduction for reduction, _ in shapes[:2]} == {"mean", "sum"}
+        assert all(len(set(sizes)) > 1 and 1 in sizes for _, sizes in shapes[:2])
+        assert len({len(sizes) for _, sizes in shapes}) == 4
+
+
+def test_the_public_oracle_finds_the_weights_without_a_formula():
+    # least squares among the micro-batches' gradients gives what the reference computes
+    for reduction, sizes in (("mean", (4, 4, 2)), ("sum", (3, 5)), ("mean", (1, 7, 2, 5)),
+                             ("sum", (9,))):
+        found = public.pesos_que_reproducen_el_lote(sizes, reduction)["pesos"]
+        expected = reference.micro_batch_weights(list(sizes), reduction)
+        assert torch.allclose(found, torch.tensor(expected, dtype=torch.float64), atol=1e-9)
+
+
+def test_weights_are_judged_by_the_gradient_they_give():
+    # weights 1 % too large give a gradient 1 % too large: named as a scale, no points
+    def slightly_off(sizes, reduction):
+        return [1.01 * w for w in reference.micro_batch_weights(sizes, reduction)]
+
+    result = grade("micro_batch_weights", slightly_off)
+    assert result.diagnostico == "pesos_a_escala" and result.puntos == 0
+
+
+def test_hidden_inputs_differ_from_the_public_ones():
+    seen = {"public": set(), "hidden": set()}
+
+    def spy_for(kind):
+        def micro_batch_weights(sizes, reduction):
+            seen[kind].add((tuple(sizes), reduction))
+            return reference.micro_batch_weights(sizes, reduction)
+        return micro_batch_weights
+
+    public.comprobar_micro_batch_weights(spy_for("public"))
+    grade("micro_batch_weights", spy_for("hidden"))
+    assert seen["public"] and seen["hidden"] and not seen["public"] & seen["hidden"]
+
+
+# ---------------------------------------------------------------- train_with_accumulation
 def test_hidden_runs_end_on_a_partial_cycle_an_exact_multiple_and_a_lone_partial_cycle():
     for student in ("alumna", "alumno", "otra"):
         shapes = [s for s, _ in plan("train_with_accumulation", hidden.HIDDEN, student,
@@ -39,33 +85,6 @@ def test_hidden_runs_end_on_a_partial_cycle_an_exact_multiple_and_a_lone_partial
         assert any(count % accum and count // accum >= 2 and accum >= 3
                    for count, accum in pairs)
         assert any(accum > count for count, accum in pairs)
-
-
-def test_clipping_cases_include_one_that_does_not_clip():
-    ratios = [shape[5] for shape, _ in plan("clipped_step", hidden.HIDDEN, "a", "s")]
-    assert any(r < 1 for r in ratios) and any(r > 1 for r in ratios)
-
-
-def test_hidden_inputs_differ_from_the_public_ones():
-    seen = {"public": set(), "hidden": set()}
-
-    def spy_for(kind):
-        def accumulate_gradients(model, loss_fn, x, y, accum):
-            seen[kind].add((tuple(x.shape), x.flatten()[0].item()))
-            return reference.accumulate_gradients(model, loss_fn, x, y, accum)
-        return accumulate_gradients
-
-    public.comprobar_accumulate_gradients(spy_for("public"))
-    grade("accumulate_gradients", spy_for("hidden"))
-    assert seen["public"] and seen["hidden"] and not seen["public"] & seen["hidden"]
-
-
-def test_strided_micro_batches_cost_only_the_micro_batch_part_for_every_student():
-    for student in ("alumna", "alumno", "otra", "más"):
-        result = grade("accumulate_gradients", variants.accumulate_gradients_strided_rows,
-                       student)
-        assert result.diagnostico == "micro_lotes_no_consecutivos"
-        assert result.puntos == result.maximo - 0.5
 
 
 def test_a_forgotten_final_step_costs_only_the_final_cycle_part():
@@ -86,19 +105,17 @@ def test_one_micro_batch_with_another_divisor_is_named_and_costs_only_its_part()
 
 
 def test_a_model_set_to_training_mode_costs_only_the_side_effect_part():
-    for exercise, function in (
-            ("accumulate_gradients", variants.accumulate_gradients_sets_training_mode),
-            ("train_with_accumulation", variants.train_with_accumulation_sets_training_mode),
-            ("clipped_step", variants.clipped_step_sets_training_mode)):
-        result = grade(exercise, function)
-        assert result.diagnostico == "efecto_secundario" and ".training" in result.informe("")
-        assert result.puntos == result.maximo - 0.5
+    result = grade("train_with_accumulation",
+                   variants.train_with_accumulation_sets_training_mode)
+    assert result.diagnostico == "efecto_secundario" and ".training" in result.informe("")
+    assert result.puntos == result.maximo - 0.5
 
 
 def test_side_effects_are_observed_not_assumed():
-    # the caller's loss switched to a sum (values still right), the caller's list emptied
-    result = grade("accumulate_gradients", variants.accumulate_gradients_sums_with_the_callers_loss)
-    assert result.diagnostico == "efecto_secundario" and "loss_fn.reduction" in result.informe("")
+    # the caller's list of sizes overwritten with the weights, the caller's list emptied
+    result = grade("micro_batch_weights", variants.micro_batch_weights_in_the_callers_list)
+    assert result.diagnostico == "efecto_secundario" and "`sizes`" in result.informe("")
+    assert result.puntos == result.maximo - 0.25
     result = grade("train_with_accumulation", variants.train_with_accumulation_pops_the_batches)
     assert result.diagnostico == "efecto_secundario" and "len(batches)" in result.informe("")
 
@@ -119,3 +136,46 @@ def test_a_ratio_of_two_is_named_by_the_chapter_never_the_derivative_of_a_square
     assert public.diagnosticar("g", 2 * expected, expected, {}).id == "escala_desconocida"
     assert public.diagnosticar("g", expected / 2, expected,
                                {"sin_dividir_por_accum": 2}).id == "dividido_de_mas_por_accum"
+
+
+# ---------------------------------------------------------------- clip_by_global_norm
+def test_clipping_cases_clip_do_not_clip_and_show_the_epsilon():
+    for student in ("alumna", "alumno", "otra"):
+        shapes = [s for s, _ in plan("clip_by_global_norm", hidden.HIDDEN, student, "pruebas")]
+        ratios = [float(shape[4]) for shape in shapes]
+        assert any(r < 1 for r in ratios) and any(1 < r < math.inf for r in ratios)
+        assert math.inf in ratios and any(shape[5] < 1e-3 for shape in shapes)
+        assert all(ast.literal_eval(repr(shape)) == shape for shape in shapes)  # as their repr
+        assert {shape[3] for shape in shapes} == {"list", "tuple", "generador"}
+
+
+def test_the_public_clipping_oracle_is_torchs_own_function():
+    example = public.construir_recorte(torch.Generator().manual_seed(6),
+                                       (((3, 2), (3,), (), (2, 2)), (1,), "float64", "list",
+                                        0.25, 1e-3))
+    expected = public.oraculo_de_recorte(*example.values())
+    clipped, norm = reference.clip_by_global_norm(example["tensores"], example["max_norm"])
+    assert expected["gradientes"][1] is None and clipped[1] is None
+    assert abs(expected["norma"] - norm) < 1e-9
+    assert expected["norma"] > example["max_norm"]  # the example does clip
+    for a, b in zip(clipped, expected["gradientes"]):
+        assert (a is None) == (b is None) and (a is None or torch.allclose(a, b))
+
+
+def test_clipping_in_place_costs_only_the_requirement():
+    for student in ("alumna", "alumno", "otra"):
+        result = grade("clip_by_global_norm", variants.clip_by_global_norm_in_place, student)
+        assert result.diagnostico == "modificada" and result.puntos == result.maximo - 0.5
+
+
+def test_a_generator_read_twice_is_named_for_every_student():
+    for student in ("alumna", "alumno", "otra", "más"):
+        result = grade("clip_by_global_norm", variants.clip_by_global_norm_two_passes, student)
+        assert result.diagnostico == "generador_agotado", result.informe("")
+
+
+def test_forgetting_the_epsilon_costs_the_clipping_part_for_every_student():
+    for student in ("alumna", "alumno", "otra"):
+        result = grade("clip_by_global_norm", variants.clip_by_global_norm_without_eps, student)
+        assert result.diagnostico == "sin_epsilon", result.informe("")
+        assert result.puntos == result.maximo - 1.5

@@ -2,20 +2,10 @@
 (see ``autograder/hidden/fixes.py``; never injected into the notebook)."""
 
 ARREGLOS = {
-    "grad_previo_sin_borrar": "Empieza con `model.zero_grad()` (u `optimizer.zero_grad()`) "
-                              "antes del primer `backward()`.",
+    "grad_previo_sin_borrar": "Empieza con `optimizer.zero_grad()` antes del primer "
+                              "`backward()`.",
     "zero_grad_en_cada_micro_lote": "Pon los gradientes a cero una vez por paso del "
                                     "optimizador, antes del primer micro-lote, fuera del bucle.",
-    "grad_borrado_al_final": "Pon `.grad` a cero al empezar, nunca al final.",
-    "micro_lotes_incorrectos": "Parte `x` e `y` con `x.chunk(accum)` y `y.chunk(accum)` y haz un "
-                               "pase hacia adelante por trozo.",
-    "micro_lotes_no_consecutivos": "Usa `x.chunk(accum)` o `x[i * m:(i + 1) * m]`, no "
-                                   "`x[i::accum]`.",
-    "dividido_por_filas": "Divide la pérdida de cada micro-lote por `accum`.",
-    "perdida_sumada_sin_dividir": "Devuelve la suma de las pérdidas ya divididas por `accum` "
-                                  "(o la media de las pérdidas sin dividir).",
-    "perdida_del_ultimo_micro_lote": "Acumula `loss.item()` de cada micro-lote en el bucle y "
-                                     "devuelve su media.",
     "ciclo_final_olvidado": "Da también un paso tras el último micro-lote: "
                             "`if (i + 1) % accum == 0 or i + 1 == len(batches):`.",
     "ciclo_final_dividido_por_accum": "En el ciclo final incompleto, divide la pérdida por el "
@@ -30,20 +20,38 @@ ARREGLOS = {
                              "también en el ciclo final incompleto.",
     "parametros_fuera_del_optimizador": "Deja que solo `optimizer.step()` actualice los "
                                         "parámetros.",
-    "paso_sin_gradientes": "El orden es `optimizer.zero_grad()`, `loss.backward()`, recorte, "
-                           "`optimizer.step()`.",
-    "recorte_fuera_de_sitio": "El orden es `loss.backward()`, "
-                              "`clip_grad_norm_(model.parameters(), max_norm)`, "
-                              "`optimizer.step()`.",
-    "recorte_por_parametro": "Llama una sola vez a "
-                             "`torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm)`.",
-    "recorte_por_valor": "Usa `torch.nn.utils.clip_grad_norm_`: reescala todos los gradientes "
-                         "por el mismo factor.",
-    "recorte_siempre": "El factor es `min(1, max_norm / (norma + 1e-6))`.",
-    "recorte_a_otra_norma": "Pasa a `clip_grad_norm_` el `max_norm` que recibe la función.",
-    "norma_l1": "La norma total es `torch.sqrt(sum(g.pow(2).sum() for g in grads))`, o lo que "
-                "devuelve `clip_grad_norm_`.",
-    "devuelve_la_perdida": "Devuelve lo que devuelve `clip_grad_norm_`: la norma total antes "
-                           "del recorte.",
-    "norma_tras_recorte": "Guarda lo que devuelve `clip_grad_norm_` y devuélvelo.",
+    "paso_sin_gradientes": "Pon los gradientes a cero después de `optimizer.step()` (o antes "
+                           "del primer micro-lote del ciclo), nunca entre `backward()` y "
+                           "`step()`.",
+    # micro_batch_weights
+    "longitud_pesos": "Devuelve `[peso(n) for n in sizes]`: un peso por micro-lote.",
+    "pesos_a_escala": "La media del lote entero divide por N = `sum(sizes)`: con "
+                      "`reduction=\"mean\"` el peso es `n / sum(sizes)`; con `\"sum\"`, "
+                      "`1 / sum(sizes)`.",
+    "pesos_sin_tamano": "Con `reduction=\"mean\"`, la pérdida del micro-lote i es "
+                        "`suma_i / n_i`; para que aporte `suma_i / N`, su peso es "
+                        "`n_i / sum(sizes)`.",
+    "tamano_contado_dos_veces": "Con `reduction=\"sum\"`, la pérdida del micro-lote i ya es "
+                                "`suma_i`; para que aporte `suma_i / N`, su peso es "
+                                "`1 / sum(sizes)`, el mismo para todos.",
+    # clip_by_global_norm
+    "recorte_por_parametro": "Calcula una sola norma, `sqrt(sum(g.pow(2).sum() for g in "
+                             "vivos))`, y multiplica todos los tensores por el mismo factor.",
+    "recorte_por_valor": "No uses `clamp`: multiplica cada tensor por "
+                         "`min(1, max_norm / (norma + 1e-6))`.",
+    "recorte_siempre": "El factor es `min(1, max_norm / (norma + 1e-6))`: nunca mayor que 1.",
+    "norma_l1": "La norma total es `torch.sqrt(sum(g.pow(2).sum() for g in vivos))`, no la suma "
+                "de los valores absolutos.",
+    "norma_suma_de_normas": "Suma los cuadrados de las normas y saca la raíz: "
+                            "`torch.linalg.vector_norm(torch.stack([g.norm() for g in vivos]))`.",
+    "sin_epsilon": "Usa `max_norm / (norma + 1e-6)`.",
+    "norma_tras_recorte": "Calcula la norma antes de multiplicar por el factor y devuelve esa.",
+    "generador_agotado": "Convierte `grads` en lista al empezar, `grads = list(grads)`, y "
+                         "recorre esa lista las veces que quieras.",
+    "nones_perdidos": "Construye el resultado recorriendo `grads` entero: "
+                      "`[None if g is None else g * factor for g in grads]`.",
+    "none_cambiado": "`[None if g is None else g * factor for g in grads]` deja cada None en su "
+                     "sitio.",
+    "sin_recortar": "Multiplica cada tensor por `min(1, max_norm / (norma + 1e-6))` antes de "
+                    "devolverlo.",
 }

@@ -1,25 +1,26 @@
 """Chapter 3 hidden tests: fresh random shapes and values per student, vs the reference.
 
 Each exercise's contract is a ``Space``: every student's cases meet each of its edges
-(accum = 1, micro-batches of one row, a float32 model, a nested model, a frozen
-parameter, stale gradients or none, an optimizer that already has state, a model in
-train, eval or mixed mode, fewer micro-batches than accum) and see every other degree of
-freedom vary."""
+(micro-batches of unequal and of equal sizes, a single one, a sample of its own; accum = 1,
+fewer micro-batches than accum, stale gradients or none, an optimizer that already has
+state, a model in train, eval or mixed mode; gradients in a list, a tuple or a generator,
+None among them or nothing but None, a 0-dim tensor, a norm below max_norm, an infinite
+max_norm, a tiny norm) and see every other degree of freedom vary."""
 
 import copy
+import math
 
 import torch
 
 from autograder.chapters.ch03.student import (
-    ACCUMULATE_GRADIENTS,
-    CLIPPED_STEP,
+    CLIP_BY_GLOBAL_NORM,
+    MICRO_BATCH_WEIGHTS,
     TRAIN_WITH_ACCUMULATION,
-    _copiar_grads,
-    espiar_pasos,
-    gradientes_del_lote_completo,
+    gradientes_por_micro_lote,
     modo_de,
     oraculo_de_ciclos,
-    recorte_a_mano,
+    oraculo_de_recorte,
+    recortes_equivocados,
 )
 from autograder.hidden.reference import load_reference
 from autograder.hidden.runner import HiddenExercise, case_seed, checker, hidden_table, integer
@@ -55,62 +56,57 @@ def _layers(generator):
     return integer(generator, 1, 5), integer(generator, 2, 6), integer(generator, 2, 4)
 
 
-# ---------------------------------------------------------------- accumulate_gradients
-def _accumulation_shapes(generator):
-    """Four batches: accum = 1; accum = 2; accum ≥ 3 with micro-batches of m ∉ {1, accum}
-    rows, N, D and K all different (strided micro-batches, a division by m and a forgotten
-    division all show); micro-batches of one row. Losses, dtypes, nested models, a frozen
-    parameter and stale gradients spread over the four."""
-    losses = _spread(generator, ("mse", "ce", "huber"), 4)
-    dtypes = _spread(generator, ("float64", "float32"), 4)
-    nested, frozen, stale = (_spread(generator, (True, False), 4) for _ in range(3))
-    both = frozen.index(True)  # a frozen parameter that arrives with a .grad of its own
-    stale[both] = True
-    if all(stale):
-        stale[(both + 1) % 4] = False
-    modes = _spread(generator, MODES, 4)
-    cases = []
-    for i in range(4):
-        D, H, K = _layers(generator)
-        if i == 0:
-            accum, m = 1, integer(generator, 1, 4)
-        elif i == 1:
-            accum, m = 2, _choose(generator, (1, 3, 4))
-        elif i == 2:
-            accum = integer(generator, 3, 5)
-            m = _choose(generator, [v for v in (2, 3, 4) if v != accum])
-            D = _choose(generator, [v for v in (1, 2, 3, 4, 5) if v != m * accum])
-            K = _choose(generator, [v for v in (2, 3, 4) if v != D])
+# ---------------------------------------------------------------- micro_batch_weights
+def _weight_shapes(generator):
+    """Four calls, two per reduction: for each, micro-batches of unequal sizes (one of them
+    of a single sample, so that sizes 1 and > 1 meet), then one more that is either equal
+    sizes (where 1/k is right for "mean") or a single micro-batch. The unequal ones come
+    first (they name a mistake best) and no two calls have as many micro-batches (a
+    result that only depends on how many is not taken for a constant one)."""
+    counts = torch.randperm(5, generator=generator)[:3].add(2).tolist()  # distinct, 2..6
+    lone = _spread(generator, ("equal", "single"), 2)
+    unequal, other = [], []
+    for reduction, kind, k in zip(("mean", "sum"), lone, counts):
+        sizes = [integer(generator, 1, 9) for _ in range(k)]
+        sizes[integer(generator, 0, k - 1)] = 1
+        while len(set(sizes)) < 2:
+            sizes[integer(generator, 0, k - 1)] = integer(generator, 2, 9)
+        unequal.append(((reduction, tuple(sizes)), case_seed(generator)))
+        if kind == "equal":
+            sizes = [integer(generator, 2, 8)] * counts[2]
         else:
-            accum, m = integer(generator, 2, 5), 1
-        shape = (losses[i], m, accum, D, H, K, dtypes[i], nested[i], frozen[i], stale[i],
-                 modes[i])
-        cases.append((shape, case_seed(generator)))
-    return cases
+            sizes = [integer(generator, 1, 12)]
+        other.append(((reduction, tuple(sizes)), case_seed(generator)))
+    if integer(generator, 0, 1):
+        unequal.reverse()
+    return unequal + other
 
 
-def _expected_accumulation(model, loss_fn, x, y, accum):
-    expected = gradientes_del_lote_completo(model, loss_fn, x, y, accum)
-    copied = copy.deepcopy(model)
-    loss = reference.accumulate_gradients(copied, loss_fn, x, y, accum)
-    return dict(expected, gradientes=_copiar_grads(list(copied.parameters())),
-                perdida=torch.tensor(loss, dtype=torch.float64))
+def _expected_weights(sizes, reduction):
+    gradients, full = gradientes_por_micro_lote(sizes, reduction)
+    weights = reference.micro_batch_weights(list(sizes), reduction)
+    return {"pesos": torch.tensor(weights, dtype=torch.float64), "gradientes": gradients,
+            "gradiente": full}
+
+
+WEIGHTS_SPACE = Space(
+    dimensions=(
+        Dimension("sizes.len", lambda i: len(i["sizes"]), must_include=(1,)),
+        Dimension("sizes.distintos", lambda i: len(set(i["sizes"])) > 1,
+                  must_include=(True, False)),
+        Dimension("sizes.con_uno", lambda i: 1 in i["sizes"], must_include=(True, False)),
+        Dimension("sizes.N", lambda i: sum(i["sizes"])),
+        Dimension("reduction", lambda i: i["reduction"], must_include=("mean", "sum")),
+    ),
+    fixed={})
 
 
 def _nested(model):
     return any(isinstance(m, torch.nn.Sequential) for m in model.children())
 
 
-def _frozen(model):
-    return any(not p.requires_grad for p in model.parameters())
-
-
 def _stale(model):
     return any(p.grad is not None for p in model.parameters())
-
-
-def _rows(inputs):
-    return inputs["x"].shape[0] // inputs["accum"]
 
 
 MODES = ("train", "eval", "mixto")
@@ -121,36 +117,6 @@ COMMON_FIXED = {
 }
 
 MODE = Dimension("model.modo", lambda i: modo_de(i["model"]), must_include=MODES)
-
-ACCUMULATION_SPACE = Space(
-    dimensions=(
-        Dimension("accum", lambda i: i["accum"], must_include=(1, 2)),
-        Dimension("x.filas_por_micro_lote", _rows, must_include=(1,)),
-        Dimension("x.shape[1]", lambda i: i["x"].shape[1]),
-        Dimension("x.dtype", lambda i: str(i["x"].dtype),
-                  must_include=("torch.float32", "torch.float64")),
-        Dimension("y.dtype", lambda i: str(i["y"].dtype)),
-        Dimension("x.N≠D≠K", lambda i: len({i["x"].shape[0], i["x"].shape[1],
-                                            i["model"][-1].out_features}) == 3,
-                  must_include=(True,), varies=False),
-        Dimension("x.salteados_distinguibles", lambda i: i["accum"] > 1 and _rows(i) > 1
-                  and _rows(i) != i["accum"], must_include=(True,), varies=False),
-        Dimension("loss_fn", lambda i: type(i["loss_fn"]).__name__,
-                  must_include=("MSELoss", "CrossEntropyLoss", "HuberLoss")),
-        Dimension("model.anidado", lambda i: _nested(i["model"]), must_include=(True, False)),
-        Dimension("model.congelado", lambda i: _frozen(i["model"]), must_include=(True, False)),
-        Dimension("model.congelado_con_grad", lambda i: any(
-            not p.requires_grad and p.grad is not None for p in i["model"].parameters()),
-                  must_include=(True, False)),
-        Dimension("model.grad_previo", lambda i: _stale(i["model"]),
-                  must_include=(True, False)),
-        Dimension("model.H", lambda i: i["model"][-1].in_features),
-        MODE,
-    ),
-    fixed=dict(COMMON_FIXED, **{
-        "x.requires_grad": "x e y son datos (sin requires_grad); se comprueba que quedan "
-                           "intactos, .grad incluido"}))
-
 
 # ---------------------------------------------------------------- train_with_accumulation
 def _cycle_shapes(generator):
@@ -222,90 +188,104 @@ CYCLES_SPACE = Space(
     fixed=dict(COMMON_FIXED, **{
         "batches.iguales": "micro-lotes del mismo tamaño (lo dice el contrato: la media de un "
                            "ciclo es la media de sus pérdidas)",
-        "dtype": "float64: un paso de entrenamiento no depende del dtype (accumulate_gradients "
-                 "ya sortea float32); así los pasos se comparan sin holgura de redondeo"}))
+        "dtype": "float64: el bucle no hace nada que dependa del dtype; así los pasos se "
+                 "comparan sin holgura de redondeo"}))
 
 
-# ---------------------------------------------------------------- clipped_step
-def _clipping_shapes(generator):
-    """Four steps: two that clip (max_norm below the gradient norm) and one that does not,
-    plus one more of either; optimizers with and without state, stale gradients or none,
-    nested models and a frozen parameter spread over the four; a batch of one row."""
-    ratios = [0.3, 3.0, 0.6, _choose(generator, (0.1, 0.45, 1.7))]
-    optimizers, used = zip(*_optimizers(generator, 4))
-    losses = _spread(generator, ("mse", "ce", "huber"), 4)
-    stale, nested, frozen = (_spread(generator, (True, False), 4) for _ in range(3))
-    rates = _spread(generator, (1, 2, 4), 4)
-    sizes = _spread(generator, (1, integer(generator, 2, 5), integer(generator, 6, 9)), 4)
-    modes = _spread(generator, MODES, 4)
+# ---------------------------------------------------------------- clip_by_global_norm
+def _tensor_shapes(generator):
+    """2 to 5 shapes: matrices, vectors, a 0-dim tensor now and then; the first has two
+    elements or more (the L1 norm, the sum of the norms and the L2 norm all differ)."""
+    options = [(integer(generator, 1, 4), integer(generator, 1, 4)), (integer(generator, 1, 6),),
+               (), (integer(generator, 1, 3), integer(generator, 1, 3), 2)]
+    first = (integer(generator, 2, 4), integer(generator, 1, 4))
+    return (first, *(_choose(generator, options) for _ in range(integer(generator, 1, 4))))
+
+
+def _global_clip_shapes(generator):
+    """Six calls, the first one clipping hard (to a tenth of the norm or less: some tensor's
+    own norm and some element pass max_norm, so that clipping per tensor or by value
+    show there, first): then one more that clips, one whose norm is below max_norm, one with
+    max_norm = inf, one with a tiny norm (where the 1e-6 of the factor shows) that clips,
+    and one with nothing but None; lists, tuples and generators; float32 and float64; a
+    None in the first, none in the second, now and then in the others; a 0-dim tensor."""
+    # "inf" as a string: the shapes travel to the student's kernel as their repr
+    ratios = [_choose(generator, (0.05, 0.1)), 0.7, _choose(generator, (1.5, 3.0)), "inf",
+              0.5, 2.0]
+    scales = [1.0, _choose(generator, (0.1, 10.0)), 1.0, 1.0, 1e-4, 1.0]
+    containers = _spread(generator, ("list", "tuple", "generador"), 6)
+    dtypes = _spread(generator, ("float32", "float64"), 6)
     cases = []
-    for i in range(4):
-        lr = (0.01 if optimizers[i] == "adam" else 0.05) * rates[i]
-        shape = (losses[i], sizes[i], *_layers(generator),
-                 ratios[i], optimizers[i], lr, used[i], stale[i], nested[i], frozen[i],
-                 modes[i])
+    for i in range(6):
+        shapes = _tensor_shapes(generator)
+        if i == 0:
+            shapes = (*shapes, ())
+            nones = (integer(generator, 0, len(shapes) - 2),)
+        elif i == 1:
+            nones = ()
+        elif i == 5:
+            nones = tuple(range(len(shapes)))  # nothing but None: norm 0, nothing to clip
+        else:
+            nones = tuple(j for j in range(len(shapes)) if integer(generator, 0, 3) == 0)
+            if len(nones) == len(shapes):
+                nones = nones[1:]
+        shape = (shapes, nones, "float64" if i == 4 else dtypes[i], containers[i], ratios[i],
+                 scales[i])
         cases.append((shape, case_seed(generator)))
-    return cases
+    order = torch.randperm(5, generator=generator).add(1).tolist()
+    return [cases[0]] + [cases[i] for i in order]
 
 
-def _expected_clipping(model, loss_fn, optimizer, x, y, max_norm):
-    expected = recorte_a_mano(model, loss_fn, optimizer, x, y, max_norm)
-    copied, copied_optimizer = copy.deepcopy((model, optimizer))
-    steps, _, hook = espiar_pasos(copied_optimizer, list(copied.parameters()))
-    norm = reference.clipped_step(copied, loss_fn, copied_optimizer, x, y, max_norm)
-    hook.remove()
-    return dict(expected, norma=torch.tensor(float(norm), dtype=torch.float64),
-                gradientes=steps[0])
+def _expected_global_clip(grads, max_norm, tensores):
+    expected = recortes_equivocados(tensores, max_norm)
+    clipped, norm = reference.clip_by_global_norm([t for t in tensores], max_norm)
+    return dict(expected, gradientes=[None if g is None else g.detach().clone()
+                                      for g in clipped], norma=float(norm), max_norm=max_norm)
 
 
-def _clips(inputs):
-    return recorte_a_mano(*inputs.values())["norma"].item() > inputs["max_norm"]
+def _norm_of(inputs):
+    return oraculo_de_recorte(*inputs.values())["norma"]
 
 
-CLIPPING_SPACE = Space(
+GLOBAL_CLIP_SPACE = Space(
     dimensions=(
-        Dimension("max_norm", lambda i: round(i["max_norm"], 9)),
-        Dimension("max_norm.recorta", _clips, must_include=(True, False)),
-        Dimension("x.filas", lambda i: i["x"].shape[0], must_include=(1,)),
-        Dimension("x.shape[1]", lambda i: i["x"].shape[1]),
-        Dimension("loss_fn", lambda i: type(i["loss_fn"]).__name__),
-        Dimension("y.dtype", lambda i: str(i["y"].dtype)),
-        Dimension("optimizer.tipo", lambda i: _optimizer_kind(i["optimizer"]),
-                  must_include=("SGD", "SGD+momento", "Adam")),
-        Dimension("optimizer.lr", lambda i: i["optimizer"].param_groups[0]["lr"]),
-        Dimension("optimizer.con_estado", lambda i: bool(i["optimizer"].state),
+        Dimension("grads.contenedor", lambda i: type(i["grads"]).__name__,
+                  must_include=("list", "tuple", "generator")),
+        Dimension("grads.len", lambda i: len(i["tensores"])),
+        Dimension("grads.con_none", lambda i: None in i["tensores"], must_include=(True, False)),
+        Dimension("grads.solo_none", lambda i: all(t is None for t in i["tensores"]),
                   must_include=(True, False)),
-        Dimension("model.grad_previo", lambda i: _stale(i["model"]),
+        Dimension("grads.dim0", lambda i: any(t is not None and t.dim() == 0
+                                              for t in i["tensores"]),
+                  must_include=(True,), varies=False),
+        Dimension("grads.dtype", lambda i: next((str(t.dtype) for t in i["tensores"]
+                                                 if t is not None), "ninguno"),
+                  must_include=("torch.float32", "torch.float64")),
+        Dimension("grads.norma_pequena", lambda i: 0 < _norm_of(i) < 1e-2,
                   must_include=(True, False)),
-        Dimension("model.anidado", lambda i: _nested(i["model"]), must_include=(True, False)),
-        Dimension("model.congelado", lambda i: _frozen(i["model"]), must_include=(True, False)),
-        MODE,
+        Dimension("max_norm.recorta", lambda i: _norm_of(i) > i["max_norm"],
+                  must_include=(True, False)),
+        Dimension("max_norm.inf", lambda i: math.isinf(i["max_norm"]),
+                  must_include=(True, False)),
     ),
-    fixed=dict(COMMON_FIXED, **{
-        "optimizer.parametros": "el optimizador se creó sobre los parámetros entrenables del "
-                                "modelo: recortar los del modelo o los del optimizador es lo "
-                                "mismo",
-        "x.requires_grad": "x e y son datos (sin requires_grad); se comprueba que quedan "
-                           "intactos",
-        "dtype": "float64: un paso de entrenamiento no depende del dtype (accumulate_gradients "
-                 "ya sortea float32); así los pasos se comparan sin holgura de redondeo"}))
+    fixed={})
 
 
 HIDDEN = hidden_table(
-    HiddenExercise(ACCUMULATE_GRADIENTS, _accumulation_shapes, _expected_accumulation,
-                   ACCUMULATION_SPACE, difficulty=2),
+    HiddenExercise(MICRO_BATCH_WEIGHTS, _weight_shapes, _expected_weights, WEIGHTS_SPACE,
+                   difficulty=2),
     HiddenExercise(TRAIN_WITH_ACCUMULATION, _cycle_shapes, _expected_cycles, CYCLES_SPACE,
                    difficulty=3),
-    HiddenExercise(CLIPPED_STEP, _clipping_shapes, _expected_clipping, CLIPPING_SPACE,
-                   difficulty=3),
+    HiddenExercise(CLIP_BY_GLOBAL_NORM, _global_clip_shapes, _expected_global_clip,
+                   GLOBAL_CLIP_SPACE, difficulty=3),
 )
 check = checker(HIDDEN)  # what the graded cells of the instructor notebook call
 
 # Mutants of the solution cells that compute what the contract asks, by id (see
 # autograder/mutation.py), each with the reason.
 EQUIVALENT_MUTANTS = {
-    "clipped_step": {
-        "L29:11 sin .item()": "el contrato admite la norma como float o como tensor de "
+    "clip_by_global_norm": {
+        "L23:12 sin .item()": "el contrato admite la norma como float o como tensor de "
                               "dimensión 0 sin grafo (lo que devuelve clip_grad_norm_)",
     },
 }

@@ -1,9 +1,11 @@
 """Chapter 3: how each exercise is built, observed and scored, and its public checks.
 
 Injected into the chapter 3 student notebook by the build; the hidden tests use the
-same exercises on other inputs against the reference. The public oracles compute the
-full-batch gradients with autograd and apply clipping by its formula, never with the
-reference's loop, so reading this code does not give the answers away.
+same exercises on other inputs against the reference. The public oracles never use a
+formula for the answer: the micro-batch weights are found by least squares among the
+micro-batches' gradients, the full-batch gradients come from autograd, and clipping is
+``torch.nn.utils.clip_grad_norm_`` itself, run on made-up parameters; reading this code
+does not give the answers away.
 
 What a call may change is observed, not assumed: ``estado`` before and after every call
 (grad mode, values, ``requires_grad`` and ``.grad`` of everything passed in, every
@@ -14,6 +16,7 @@ the optimizer on the gradients each step saw.
 """
 
 import copy
+import math
 
 import torch
 
@@ -23,11 +26,13 @@ from autograder.student.compare import (
     cambios,
     caso_en_proceso,
     comprobar,
+    comprobar_casos,
     ejercicios,
     estado,
     exigir,
     fallar,
     observar_llamada,
+    sanear,
 )
 from autograder.student.diagnosis import (
     INVERSOS,
@@ -38,8 +43,8 @@ from autograder.student.diagnosis import (
 )
 from autograder.student.messages import registrar
 
-__all__ = ["comprobar_accumulate_gradients", "comprobar_train_with_accumulation",
-           "comprobar_clipped_step"]
+__all__ = ["comprobar_micro_batch_weights", "comprobar_train_with_accumulation",
+           "comprobar_clip_by_global_norm"]
 
 # id -> (title, Spanish explanation, Spanish hint, English explanation)
 MENSAJES = {
@@ -57,46 +62,6 @@ MENSAJES = {
         "¿Cuántas veces pones los gradientes a cero por paso del optimizador? Si lo haces en "
         "cada micro-lote, ¿qué queda de los anteriores?",
         "`{nombre}` holds only the last micro-batch: gradients were zeroed inside the loop."),
-    "grad_borrado_al_final": (
-        "Gradientes borrados al terminar",
-        "Tus `backward()` llegaron a los parámetros, pero al terminar su `.grad` está vacío "
-        "(None o ceros): los borraste después de acumularlos.",
-        "El resultado de esta función es justo lo que queda en `.grad`: ¿en qué momento lo "
-        "pones a cero?",
-        "Backward reached the parameters, but their .grad was cleared before returning."),
-    "micro_lotes_incorrectos": (
-        "Micro-lotes incorrectos",
-        "El modelo recibió {llamadas} lote(s), de {tamanos} filas; se esperaban {accum} "
-        "micro-lotes de {tamano} filas.",
-        "¿Cuántas filas pasan por el modelo en cada pase hacia adelante? Cada micro-lote es uno "
-        "de los `accum` trozos iguales del lote, y el lote entero nunca pasa de una vez.",
-        "The model ran {llamadas} times on {tamanos} rows; expected {accum} calls on {tamano}."),
-    "micro_lotes_no_consecutivos": (
-        "Micro-lotes de filas salteadas",
-        "El modelo recibió {accum} micro-lotes del tamaño correcto, pero no son trozos "
-        "consecutivos de `x`: el micro-lote {indice} no son las filas {desde} a {hasta}.",
-        "¿Qué filas forman cada micro-lote? Tienen que ser filas seguidas, en orden, no filas "
-        "salteadas.",
-        "Micro-batch {indice} is not rows {desde}..{hasta} of x: rows were not consecutive."),
-    "dividido_por_filas": (
-        "Dividido por el tamaño del micro-lote",
-        "`{nombre}` es {razon:.3g} × el valor correcto: dividiste la pérdida de cada "
-        "micro-lote por su número de filas y no por el número de micro-lotes.",
-        "`loss_fn` ya promedia sobre las filas. ¿Por qué número tienes que dividir para "
-        "promediar también los micro-lotes?",
-        "`{nombre}` is {razon:.3g} × the expected value: divided by the micro-batch size."),
-    "perdida_sumada_sin_dividir": (
-        "Pérdida devuelta sin dividir",
-        "`{nombre}` es {razon:.3g} × el valor correcto: sumaste las pérdidas de los "
-        "micro-lotes sin dividirlas por `accum`.",
-        "¿La pérdida que devuelves es la del lote entero? Compara su escala con la de un solo "
-        "micro-lote.",
-        "`{nombre}` is accum × the expected value: the undivided losses were summed."),
-    "perdida_del_ultimo_micro_lote": (
-        "Pérdida de un solo micro-lote",
-        "`{nombre}` es la pérdida del último micro-lote, no la del lote entero.",
-        "¿Qué pérdida devuelves: la del último micro-lote o la de todos?",
-        "`{nombre}` is the loss of the last micro-batch only."),
     "ciclo_final_olvidado": (
         "Ciclo final olvidado",
         "Los últimos {resto} micro-lotes no llegaron a ningún paso del optimizador: {lotes} "
@@ -155,58 +120,113 @@ MENSAJES = {
         "¿Qué hay en `.grad` cuando llamas a `step()`? Revisa dónde pones los gradientes a "
         "cero.",
         "optimizer.step() saw no gradients: they were cleared between backward and step."),
-    "recorte_fuera_de_sitio": (
-        "Recorte fuera de sitio",
-        "`optimizer.step()` usó los gradientes sin recortar: el recorte llegó tarde (después "
-        "de `step`), demasiado pronto (antes de `backward`, cuando aún no había gradientes) "
-        "o no llegó.",
-        "¿Qué gradientes recortas? El recorte tiene que actuar sobre los gradientes de este "
-        "paso y antes de que el optimizador los use.",
-        "optimizer.step() used unclipped gradients: clipping ran after step or before backward."),
+    # micro_batch_weights
+    "longitud_pesos": (
+        "Número de pesos",
+        "Devolviste {longitud} pesos; se esperaba uno por micro-lote: {longitud_esperada}.",
+        "¿Cuántos elementos tiene `sizes`? Devuelve un peso por cada uno, en el mismo orden.",
+        "{longitud} weights were returned; one per micro-batch ({longitud_esperada}) was "
+        "expected."),
+    "pesos_a_escala": (
+        "Pesos a otra escala",
+        "Tus pesos son {razon:.4g} × los correctos: el gradiente acumulado es {razon:.4g} "
+        "veces el de la pérdida media del lote entero (N = {total} muestras).",
+        "La suma de los gradientes debe dar el de la **media** sobre las N muestras del lote "
+        "entero: ¿entre cuántas muestras queda repartida, al final, la pérdida que acumulas?",
+        "The weights are {razon:.4g} × the right ones: the accumulated gradient is off by that "
+        "factor."),
+    "pesos_sin_tamano": (
+        "Pesos que no miran el tamaño",
+        "Frente a los correctos, tus pesos van en proporción inversa al tamaño de cada "
+        "micro-lote ({tamanos} muestras): tratas igual una pérdida promediada sobre pocas "
+        "muestras que una promediada sobre muchas.",
+        "Con `reduction=\"mean\"`, la pérdida de cada micro-lote es ya una media sobre sus "
+        "muestras. En la media del lote entero, ¿cuentan lo mismo un micro-lote de 2 muestras "
+        "y uno de 8?",
+        "Relative to the right ones, the weights ignore each micro-batch's size ({tamanos})."),
+    "tamano_contado_dos_veces": (
+        "Tamaño contado dos veces",
+        "Frente a los correctos, tus pesos crecen en proporción al tamaño de cada micro-lote "
+        "({tamanos} muestras): ese tamaño ya estaba dentro de su pérdida, y lo contaste otra "
+        "vez.",
+        "Con `reduction=\"sum\"`, ¿la pérdida de un micro-lote grande no pesa ya más que la de "
+        "uno pequeño? Piensa qué parte del trabajo hace ya la reducción.",
+        "Relative to the right ones, the weights grow with each micro-batch's size "
+        "({tamanos}): the size was counted twice."),
+    # clip_by_global_norm
     "recorte_por_parametro": (
-        "Recorte parámetro a parámetro",
-        "Recortaste la norma de cada parámetro por separado; `clip_grad_norm_` mide la norma "
-        "conjunta de todos los gradientes y los escala a todos por el mismo factor.",
-        "¿Cuántas veces llamas a `clip_grad_norm_`? La norma que se recorta es la de todos los "
-        "gradientes juntos.",
-        "Each parameter was clipped on its own; the total norm of all gradients was expected."),
+        "Recorte tensor a tensor",
+        "Recortaste cada gradiente con su propia norma; se pide una sola norma, la de todos "
+        "los gradientes juntos, y el mismo factor para todos.",
+        "¿Cuántas normas calculas para decidir el recorte? ¿Y cuántos factores de escala "
+        "aplicas?",
+        "Each tensor was clipped by its own norm; one total norm and one factor were expected."),
     "recorte_por_valor": (
         "Recorte por valor",
-        "Recortaste cada componente a [−max_norm, max_norm] (`clip_grad_value_`); se pedía "
-        "recortar la norma global.",
+        "Recortaste cada componente a [−max_norm, max_norm] (lo que hace "
+        "`clip_grad_value_`); se pedía recortar la norma global.",
         "¿Tu recorte conserva la dirección del gradiente? Recortar elemento a elemento no lo "
         "hace.",
         "Gradients were clipped by value; clipping by the total norm was expected."),
     "recorte_siempre": (
         "Reescalado aunque no haga falta",
-        "La norma del gradiente ya era menor que `max_norm` y aun así lo reescalaste hasta "
-        "`max_norm`: recortar solo puede encoger el gradiente, nunca agrandarlo.",
-        "Si la norma no pasa de `max_norm`, ¿qué debe pasarle al gradiente?",
+        "La norma de los gradientes ya no pasaba de `max_norm` y aun así los reescalaste "
+        "hasta `max_norm`: recortar solo puede encoger los gradientes, nunca agrandarlos.",
+        "Si la norma no pasa de `max_norm`, ¿qué debe pasarles a los gradientes?",
         "Gradients were rescaled up to max_norm although their norm was already below it."),
-    "recorte_a_otra_norma": (
-        "Recorte a otra norma",
-        "Los gradientes se recortaron a norma {vista:.4g}, no a `max_norm` = {max_norm:.4g}.",
-        "¿De dónde sale tu umbral de recorte? La función lo recibe como argumento.",
-        "Gradients were clipped to norm {vista:.4g}, not to max_norm = {max_norm:.4g}."),
     "norma_l1": (
         "Norma L1",
-        "`{nombre}` usa la norma L1 (suma de valores absolutos); `clip_grad_norm_` usa la "
-        "euclídea (L2) de todos los gradientes juntos.",
-        "¿Qué norma calculas? Se pide la norma L2 de todos los gradientes juntos, como la mide "
-        "`clip_grad_norm_`.",
+        "`{nombre}` usa la norma L1 (suma de valores absolutos); se pide la euclídea (L2) de "
+        "todos los gradientes juntos.",
+        "¿Qué norma calculas? Se pide la L2 de todos los gradientes juntos, como si fueran un "
+        "único vector.",
         "`{nombre}` uses the L1 norm; the total L2 norm was expected."),
-    "devuelve_la_perdida": (
-        "Devuelve la pérdida",
-        "`{nombre}` es el valor de la pérdida, no la norma del gradiente.",
-        "¿Qué devuelve la función: la pérdida o la norma? Relee el enunciado.",
-        "`{nombre}` is the loss, not the gradient norm."),
+    "norma_suma_de_normas": (
+        "Suma de normas",
+        "`{nombre}` usa la suma de las normas de cada tensor; la norma de todos juntos no es "
+        "esa suma (es menor en cuanto dos tensores no son nulos).",
+        "Piensa en todos los gradientes como un único vector: ¿cómo se calcula su longitud a "
+        "partir de los elementos, o de las normas de cada trozo?",
+        "`{nombre}` adds up the tensors' norms; the norm of all of them together was "
+        "expected."),
+    "sin_epsilon": (
+        "Factor sin el 1e-6",
+        "Tu factor de recorte es `max_norm / norma`, sin el `1e-6` del denominador: con "
+        "normas pequeñas, como la de este caso, la diferencia se nota.",
+        "Relee el factor que pide el enunciado, con todos sus términos.",
+        "The clipping factor lacks the 1e-6 in the denominator."),
     "norma_tras_recorte": (
         "Norma después del recorte",
         "Devolviste {valor:.4g}, la norma después de recortar (igual a `max_norm`); se pedía "
         "la de antes.",
-        "¿Mides la norma antes o después de recortar? Se pide la de antes (mira qué devuelve "
-        "`clip_grad_norm_`).",
+        "¿Mides la norma antes o después de recortar? Se pide la de antes: es la que sirve "
+        "para registrar los picos.",
         "The returned norm ({valor:.4g}) is the post-clipping one; the pre-clip norm was asked."),
+    "generador_agotado": (
+        "Generador recorrido dos veces",
+        "`grads` llegó como generador y tu resultado es el de una segunda pasada que no vio "
+        "nada: un generador se agota al recorrerlo la primera vez.",
+        "Un generador solo se puede recorrer una vez. ¿Cuántas veces recorres `grads`?",
+        "grads was a generator, and a second pass over it saw nothing."),
+    "nones_perdidos": (
+        "Los None desaparecieron",
+        "Devolviste {longitud} gradientes; `grads` tenía {longitud_esperada}, {nones} de ellos "
+        "None: la lista perdió los None y ya no se corresponde, posición a posición, con "
+        "`grads`.",
+        "¿Qué haces con un elemento que es None? Debe seguir ahí, en su sitio, en lo que "
+        "devuelves.",
+        "The None entries were dropped: the result no longer lines up with grads."),
+    "none_cambiado": (
+        "None en el sitio equivocado",
+        "El elemento {indice} de la lista devuelta debería ser {esperado}.",
+        "Un None de `grads` sigue siendo None en el resultado, y un tensor sigue siendo un "
+        "tensor: ¿qué devuelves en cada posición?",
+        "Item {indice} of the returned list should be {esperado}."),
+    "sin_recortar": (
+        "Sin recortar",
+        "La norma pasaba de `max_norm` y devolviste los gradientes sin recortar.",
+        "¿Comparas la norma con `max_norm` y aplicas el factor a lo que devuelves?",
+        "The norm exceeded max_norm and the gradients came back unclipped."),
 }
 registrar(MENSAJES)
 
@@ -492,152 +512,146 @@ def repetidor(modelo, optimizador):
     return repetir
 
 
-# ---------------------------------------------------------- exercise 1: accumulate_gradients
-def construir_acumulacion(generador, forma):
-    """model, loss_fn, x, y, accum for ``forma`` = (tipo, m, accum, D, H, K[, dtype,
-    anidada, congelada, viejos, modo]): N = m·accum rows.
+# ---------------------------------------------------------- exercise 1: micro_batch_weights
+def construir_pesos(generador, forma):
+    """sizes, reduction for ``forma`` = (reduction, tamaños): ``sizes`` as a list."""
+    reduction, tamanos = forma
+    return {"sizes": list(tamanos), "reduction": reduction}
 
-    ``viejos`` (default True): the parameters arrive with stale gradients in ``.grad``, as
-    after an earlier step."""
-    tipo, m, accum, D, H, K = forma[:6]
-    dtype, anidada, congelada, viejos, modo = _resto(
-        forma[6:], ("float64", False, False, True, "train"))
-    dtype = getattr(torch, dtype)
-    modelo = red_pequena(generador, D, H, K, dtype, anidada, congelada, modo)
-    x, y, loss_fn = datos(generador, tipo, m * accum, D, K, dtype)
-    if viejos:
-        gradientes_viejos(generador, modelo, congelados=True)
-    return {"model": modelo, "loss_fn": loss_fn, "x": x, "y": y, "accum": accum}
+
+def observar_pesos(micro_batch_weights, entradas):
+    """The returned weights (plain data) and ``sizes`` before and after the call."""
+    antes = list(entradas["sizes"])
+    observacion = observar_llamada(micro_batch_weights, entradas["sizes"],
+                                   entradas["reduction"])
+    observacion.update(sizes_antes=antes, sizes_despues=sanear(entradas["sizes"]))
+    return observacion
+
+
+def contexto_pesos(forma):
+    return {"reduction": forma[0], "tamanos": list(forma[1])}
+
+
+def gradientes_por_micro_lote(sizes, reduction):
+    """A small classifier and N = sum(sizes) random samples (not secret: they only make the
+    weights visible): each micro-batch's gradient with ``reduction``, flattened, and the
+    gradient of the mean loss over the whole batch."""
+    generador = torch.Generator().manual_seed(1000 + sum((i + 1) * n for i, n in
+                                                         enumerate(sizes)))
+    N = sum(sizes)
+    x = torch.randn(N, 4, generator=generador, dtype=torch.float64)
+    y = torch.randint(0, 3, (N,), generator=generador)
+    W = torch.randn(3, 4, generator=generador, dtype=torch.float64)
+    b = torch.randn(3, generator=generador, dtype=torch.float64)
+
+    def gradiente(xs, ys, red):
+        hojas = (W.clone().requires_grad_(), b.clone().requires_grad_())
+        with torch.enable_grad():
+            perdida = torch.nn.functional.cross_entropy(xs @ hojas[0].T + hojas[1], ys,
+                                                        reduction=red)
+            return torch.cat([g.flatten() for g in torch.autograd.grad(perdida, hojas)])
+
+    trozos = zip(x.split(list(sizes)), y.split(list(sizes)))
+    return [gradiente(xs, ys, reduction) for xs, ys in trozos], gradiente(x, y, "mean")
+
+
+def pesos_que_reproducen_el_lote(sizes, reduction):
+    """The public oracle: the weights are not computed by a formula but found by least
+    squares, as the combination of the micro-batches' gradients that gives the full
+    batch's (the gradients are linearly independent: the combination is unique)."""
+    gradientes, completo = gradientes_por_micro_lote(sizes, reduction)
+    A = torch.stack(gradientes, dim=1)
+    pesos = torch.linalg.lstsq(A, completo.unsqueeze(1)).solution.squeeze(1)
+    return {"pesos": pesos, "gradientes": gradientes, "gradiente": completo}
+
+
+def _pesos_devueltos(caso):
+    """The student's weights as a float64 tensor, or a diagnosis of the result's type."""
+    resultado, k = caso.resultado, len(caso.datos["tamanos"])
+    if type(resultado) not in (list, tuple):
+        fallar("tipo", nombre="el resultado", esperado="una lista de floats",
+               tipo=resultado.get("__objeto__", "dict") if type(resultado) is dict
+               else "tensor" if isinstance(resultado, torch.Tensor)
+               else type(resultado).__name__)
+    for valor in resultado:
+        if type(valor) not in (int, float):
+            fallar("tipo", nombre="cada peso", esperado="un float de Python",
+                   tipo="tensor" if isinstance(valor, torch.Tensor) else type(valor).__name__)
+    if len(resultado) != k:
+        fallar("longitud_pesos", longitud=len(resultado), longitud_esperada=k)
+    return torch.tensor([float(v) for v in resultado], dtype=torch.float64)
+
+
+def _proporcionales(a, b):
+    """a = c·b for one c (b without zeros)."""
+    c = (a / b)
+    return bool(torch.allclose(c, c[0].expand_as(c), rtol=1e-6, atol=0))
+
+
+def _juzgar_pesos(caso, reduction):
+    if caso.datos["reduction"] != reduction:
+        return  # this case is the other part's
+    pesos = _pesos_devueltos(caso)
+    esperado = caso.datos["esperado"]
+    acumulado = sum(w * g for w, g in zip(pesos, esperado["gradientes"]))
+    if cerca(acumulado, esperado["gradiente"]) and cerca(pesos, esperado["pesos"]):
+        return
+    tamanos = torch.tensor(caso.datos["tamanos"], dtype=torch.float64)
+    correctos = esperado["pesos"]
+    if bool((pesos != 0).all()):
+        if _proporcionales(pesos, correctos):
+            razon = (pesos[0] / correctos[0]).item()
+            fallar("pesos_a_escala", razon=razon, total=int(tamanos.sum().item()))
+        if len(set(caso.datos["tamanos"])) > 1:
+            if _proporcionales(pesos * tamanos, correctos):
+                fallar("pesos_sin_tamano", tamanos=str(caso.datos["tamanos"]))
+            if _proporcionales(pesos, correctos * tamanos):
+                fallar("tamano_contado_dos_veces", tamanos=str(caso.datos["tamanos"]))
+    comparar("el gradiente acumulado con tus pesos", acumulado, esperado["gradiente"])
+
+
+def _pesos_con_media(caso):
+    _juzgar_pesos(caso, "mean")
+
+
+def _pesos_con_suma(caso):
+    _juzgar_pesos(caso, "sum")
+
+
+def _sin_efectos_pesos(caso):
+    _pesos_devueltos(caso)
+    if caso.datos["sizes_despues"] != caso.datos["sizes_antes"]:
+        fallar("efecto_secundario", que="`sizes`")
+
+
+MICRO_BATCH_WEIGHTS = Ejercicio(
+    funcion="micro_batch_weights",
+    partes=[
+        Parte('reduction="mean": con tus pesos, la acumulación da el gradiente del lote entero',
+              1.0, _pesos_con_media),
+        Parte('reduction="sum": con tus pesos, la acumulación da el gradiente del lote entero',
+              0.75, _pesos_con_suma),
+        Parte("una lista de float, uno por micro-lote; no cambia sizes", 0.25,
+              _sin_efectos_pesos, requisito=True),
+    ],
+    construir=construir_pesos, observar=observar_pesos, contexto=contexto_pesos)
+
+
+def comprobar_micro_batch_weights(micro_batch_weights):
+    """Comprobación pública: micro-lotes de 4, 4 y 2 muestras con ``reduction="mean"`` y de 3 y
+    5 con ``reduction="sum"``; los pesos correctos se buscan por mínimos cuadrados entre los
+    gradientes de cada micro-lote, sin fórmula."""
+    casos = [caso_en_proceso(MICRO_BATCH_WEIGHTS, micro_batch_weights, 5, forma,
+                             pesos_que_reproducen_el_lote)
+             for forma in (("mean", (4, 4, 2)), ("sum", (3, 5)))]
+    comprobar_casos(MICRO_BATCH_WEIGHTS.partes, casos,
+                    "Con tus pesos, la acumulación reproduce el gradiente del lote entero "
+                    "(en estos ejemplos).")
 
 
 def _resto(valores, por_defecto):
     """The optional tail of a shape: given values, then the defaults of the missing ones."""
     return (*valores, *por_defecto[len(valores):])
-
-
-def observar_acumulacion(accumulate_gradients, entradas):
-    """Returned loss and its type, each parameter's .grad afterwards, the rows the model
-    received in each call, how many gradients reached the parameters, and ``estado``
-    before and after."""
-    modelo = entradas["model"]
-    parametros = list(modelo.parameters())
-    vistas, llegadas = [], []
-    ganchos = [modelo.register_forward_pre_hook(lambda modulo, args: vistas.append(
-        args[0].detach().clone() if args and isinstance(args[0], torch.Tensor) else None))]
-    ganchos += [p.register_post_accumulate_grad_hook(lambda p: llegadas.append(1))
-                for p in parametros if p.requires_grad]
-    antes = estado_de(entradas)
-    try:
-        observacion, crudo = _llamar_guardando(accumulate_gradients, entradas)
-    finally:
-        for gancho in ganchos:
-            gancho.remove()
-    observacion.update(tipo_resultado=tipo_registrado(crudo), vistas=vistas,
-                       llegadas=len(llegadas), gradientes=_copiar_grads(parametros),
-                       estado_antes=antes, estado_despues=estado_de(entradas))
-    return observacion
-
-
-def contexto_acumulacion(forma):
-    m, accum = forma[1], forma[2]
-    factores = {"sin_dividir_por_accum": accum}
-    if m not in (1, accum):  # dividing by m instead of accum: a factor accum / m
-        factores["dividido_por_filas"] = accum / m
-    return {"accum": accum, "tamano": m, "factores": factores}
-
-
-def _gradientes_acumulados(caso):
-    obtenidos, esperado = caso.datos["gradientes"], caso.datos["esperado"]
-    if _todos_cerca(obtenidos, esperado["gradientes"]):
-        return
-    if len(caso.datos["vistas"]) < caso.datos["accum"]:
-        _micro_lotes(caso)  # micro-batches the model never saw: their gradients are missing
-    if _vacios(obtenidos):
-        if caso.datos["llegadas"]:
-            fallar("grad_borrado_al_final")
-        fallar("none_sin_backward", nombre=".grad")
-    if not _vacios(esperado["previos"]) and _todos_cerca(
-            obtenidos, _mas(esperado["gradientes"], esperado["previos"])):
-        fallar("grad_previo_sin_borrar", nombre=".grad")
-    if caso.datos["accum"] > 1 and _todos_cerca(obtenidos, esperado["ultimo"]):
-        fallar("zero_grad_en_cada_micro_lote", nombre=".grad")
-    comparar_gradientes("", obtenidos, esperado["gradientes"], caso.datos["factores"])
-
-
-def _perdida_del_lote(caso):
-    valor = _numero(caso, "la pérdida devuelta")
-    esperado = caso.datos["esperado"]
-    accum = caso.datos["accum"]
-    if cerca(valor, esperado["perdida"]):
-        return
-    if len(caso.datos["vistas"]) < accum:
-        _micro_lotes(caso)  # micro-batches the model never saw: their losses are missing
-    if accum > 1 and cerca(valor, esperado["perdida"] * accum):
-        fallar("perdida_sumada_sin_dividir", nombre="la pérdida devuelta", razon=accum)
-    if accum > 1 and cerca(valor, esperado["ultima_perdida"]) and not cerca(
-            esperado["ultima_perdida"], esperado["perdida"]):
-        fallar("perdida_del_ultimo_micro_lote", nombre="la pérdida devuelta")
-    comparar("la pérdida devuelta", valor, esperado["perdida"], caso.datos["factores"])
-
-
-def _micro_lotes(caso):
-    vistas, bloques = caso.datos["vistas"], caso.datos["esperado"]["bloques"]
-    accum, tamano = caso.datos["accum"], caso.datos["tamano"]
-    tamanos = [-1 if v is None or v.dim() == 0 else int(v.shape[0]) for v in vistas]
-    if tamanos != [tamano] * accum:
-        fallar("micro_lotes_incorrectos", llamadas=len(tamanos), tamanos=str(tamanos),
-               accum=accum, tamano=tamano)
-    for i, (vista, bloque) in enumerate(zip(vistas, bloques)):
-        if vista.shape != bloque.shape or not torch.equal(vista.to(bloque.dtype), bloque):
-            fallar("micro_lotes_no_consecutivos", accum=accum, indice=i + 1,
-                   desde=i * tamano, hasta=(i + 1) * tamano - 1)
-
-
-def _sin_efectos_acumulacion(caso):
-    permitidos = [n for n in caso.datos["estado_antes"]
-                  if n.startswith("model.") and n.endswith(".grad")]
-    verificar_sin_efectos(caso, permitidos)
-
-
-ACCUMULATE_GRADIENTS = Ejercicio(
-    funcion="accumulate_gradients",
-    partes=[
-        Parte("gradientes del lote completo en .grad", 1.5, _gradientes_acumulados),
-        Parte("devuelve la pérdida del lote completo (un float)", 0.5, _perdida_del_lote),
-        Parte("accum pases hacia adelante, uno por trozo consecutivo de N/accum filas", 0.5,
-              _micro_lotes),
-        Parte("no cambia nada más que .grad (x, y, parámetros, loss_fn, modos, autograd)",
-              0.5, _sin_efectos_acumulacion, requisito=True),
-    ],
-    construir=construir_acumulacion, observar=observar_acumulacion,
-    contexto=contexto_acumulacion)
-
-
-def gradientes_del_lote_completo(model, loss_fn, x, y, accum):
-    """The public oracle: one gradient over the whole batch (what accumulation must equal),
-    the micro-batches the model must see, and two classic wrong answers."""
-    parametros = list(model.parameters())
-    m = x.shape[0] // accum
-    bloques = [x[i * m:(i + 1) * m] for i in range(accum)]
-    medio = gradiente_medio(model, loss_fn)
-    ultimo = medio(parametros, [(bloques[-1], y[-m:])])
-    with torch.no_grad():
-        perdida = loss_fn(model(x), y).double()
-        ultima_perdida = loss_fn(model(bloques[-1]), y[-m:]).double()
-    return {"gradientes": medio(parametros, [(x, y)]), "perdida": perdida,
-            "previos": _copiar_grads(parametros), "bloques": [b.clone() for b in bloques],
-            "ultimo": [None if g is None else g / accum for g in ultimo],
-            "ultima_perdida": ultima_perdida}
-
-
-def comprobar_accumulate_gradients(accumulate_gradients):
-    """Comprobación pública: los gradientes acumulados frente a un solo gradiente sobre el lote
-    entero; el modelo llega con gradientes viejos y su primera capa en modo evaluación."""
-    caso = caso_en_proceso(ACCUMULATE_GRADIENTS, accumulate_gradients, 1,
-                           ("mse", 2, 4, 3, 5, 2, "float64", False, False, True, "mixto"),
-                           gradientes_del_lote_completo)
-    comprobar(ACCUMULATE_GRADIENTS.partes, caso,
-              "Tus gradientes acumulados son los del lote completo (en este ejemplo).")
 
 
 # ------------------------------------------------------- exercise 2: train_with_accumulation
@@ -892,190 +906,227 @@ def comprobar_train_with_accumulation(train_with_accumulation):
               "aunque `.grad` traiga restos.")
 
 
-# ---------------------------------------------------------------- exercise 3: clipped_step
+# ---------------------------------------------------------- exercise 3: clip_by_global_norm
+CONTENEDORES = ("list", "tuple", "generador")
+
+
 def construir_recorte(generador, forma):
-    """model, loss_fn, optimizer, x, y, max_norm for ``forma`` = (tipo, N, D, H, K,
-    razon[, optim, lr, usado, viejos, anidada, congelada, modo]): max_norm is ``razon`` times
-    this batch's gradient norm (< 1: clipping happens).
-
-    Defaults: plain SGD with lr 0.1, the parameters arrive with stale gradients in
-    ``.grad`` (as after an earlier step), a flat model with every parameter trainable."""
-    tipo, N, D, H, K, razon = forma[:6]
-    optim, lr, usado, viejos, anidada, congelada, modo = _resto(
-        forma[6:], ("sgd", TASA, False, True, False, False, "train"))
-    modelo = red_pequena(generador, D, H, K, anidada=anidada, congelada=congelada,
-                         modo=modo)
-    x, y, loss_fn = datos(generador, tipo, N, D, K)
-    opt = optimizador(generador, modelo, optim, lr, usado)
-    entrenables = [p for p in modelo.parameters() if p.requires_grad]
-    with torch.enable_grad():
-        gradientes = torch.autograd.grad(loss_fn(modelo(x), y), entrenables)
-    norma = torch.linalg.vector_norm(torch.cat([g.flatten() for g in gradientes])).item()
-    if viejos:
-        gradientes_viejos(generador, modelo)
-    return {"model": modelo, "loss_fn": loss_fn, "optimizer": opt, "x": x, "y": y,
-            "max_norm": razon * norma}
+    """grads, max_norm for ``forma`` = (formas, nones, dtype, contenedor, razon, escala): one
+    random tensor per shape in ``formas`` (times ``escala``), None at the indices in
+    ``nones``, handed over as a list, a tuple or a generator; max_norm is ``razon`` times
+    their total norm (< 1: clipping happens; "inf", a string so that shapes keep a plain
+    repr: never). ``tensores``, the list
+    behind ``grads``, is for the observer and the oracles, never passed to the student."""
+    formas, nones, dtype, contenedor, razon, escala = forma
+    dtype = getattr(torch, dtype)
+    tensores = [None if i in nones else
+                (escala * torch.randn(f, generator=generador, dtype=torch.float64)).to(dtype)
+                for i, f in enumerate(formas)]
+    vivos = [t.double().flatten() for t in tensores if t is not None]
+    norma = torch.linalg.vector_norm(torch.cat(vivos)).item() if vivos else 1.0
+    grads = (list(tensores) if contenedor == "list" else tuple(tensores)
+             if contenedor == "tuple" else (t for t in tensores))
+    return {"grads": grads, "max_norm": float(razon) * norma, "tensores": tensores}
 
 
-def observar_recorte(clipped_step, entradas):
-    """Returned norm and its type, the gradients and parameters at each step, the
-    parameters afterwards, and ``estado`` before and after."""
-    parametros = list(entradas["model"].parameters())
-    antes = estado_de(entradas)
-    pasos, valores, gancho = espiar_pasos(entradas["optimizer"], parametros)
-    recortes, utils = [], torch.nn.utils
-    original = utils.clip_grad_norm_
-
-    def recorte(parameters, max_norm, *args, **kwargs):
-        norma = original(parameters, max_norm, *args, **kwargs)
-        recortes.append({"pasos_antes": len(pasos), "max_norm": float(max_norm),
-                         "norma": float(norma)})
-        return norma
-
-    utils.clip_grad_norm_ = recorte
-    try:
-        observacion, crudo = _llamar_guardando(clipped_step, entradas)
-    finally:
-        utils.clip_grad_norm_ = original
-        gancho.remove()
-    observacion.update(pasos=pasos, valores=valores, tipo_resultado=tipo_registrado(crudo),
-                       recortes=recortes, finales=_copiar(parametros), estado_antes=antes,
-                       estado_despues=estado_de(entradas))
+def observar_recorte(clip_by_global_norm, entradas):
+    """The returned (list, norm) as plain data, and the input tensors before and after."""
+    tensores = entradas["tensores"]
+    antes = _copiar(tensores)
+    observacion = observar_llamada(clip_by_global_norm, entradas["grads"],
+                                   entradas["max_norm"])
+    observacion.update(antes=antes, despues=_copiar(tensores),
+                       contenedor=type(entradas["grads"]).__name__)
     return observacion
 
 
+def oraculo_de_recorte(grads, max_norm, tensores):
+    """The public oracle: ``torch.nn.utils.clip_grad_norm_`` itself, run on parameters made
+    up for the occasion that hold copies of the gradients in ``.grad``; and the classic
+    mistakes, to name them when a result matches one."""
+    parametros = []
+    for t in tensores:
+        p = torch.zeros(() if t is None else t.shape, dtype=torch.float64 if t is None
+                        else t.dtype, requires_grad=True)
+        p.grad = None if t is None else t.clone()
+        parametros.append(p)
+    with torch.no_grad():
+        norma = torch.nn.utils.clip_grad_norm_(parametros, max_norm)
+    recortados = [None if p.grad is None else p.grad for p in parametros]
+    return dict(recortes_equivocados(tensores, max_norm), gradientes=recortados,
+                norma=float(norma), max_norm=max_norm)
+
+
 def _norma(gradientes):
-    vivos = [g.flatten() for g in gradientes if g is not None]
+    vivos = [g.double().flatten() for g in gradientes if g is not None]
     return torch.linalg.vector_norm(torch.cat(vivos)).item() if vivos else 0.0
 
 
-def _gradientes_recortados(caso):
-    pasos, esperado = caso.datos["pasos"], caso.datos["esperado"]
-    if not pasos:
-        fallar("sin_step")
-    if len(pasos) != 1:
-        fallar("pasos_del_optimizador", veces=len(pasos), esperados=1)
-    obtenidos, correctos = pasos[0], esperado["gradientes"]
-    if _todos_cerca(obtenidos, correctos):
+def recortes_equivocados(tensores, max_norm):
+    """Classic mistakes: each tensor clipped by its own norm, clipping by value, rescaling
+    even below max_norm, the L1 norm, the sum of the tensors' norms, no 1e-6."""
+    vivos = [g for g in tensores if g is not None]
+    norma = _norma(tensores)
+    l1 = sum(g.double().abs().sum().item() for g in vivos)
+    suma = sum(torch.linalg.vector_norm(g.double()).item() for g in vivos)
+
+    def escalar(factor):
+        return [None if g is None else g * factor for g in tensores]
+
+    def propio(g):
+        return g * min(1.0, max_norm / (torch.linalg.vector_norm(g.double()).item() + 1e-6))
+
+    return {"recorte_por_parametro": [None if g is None else propio(g) for g in tensores],
+            "recorte_por_valor": [None if g is None else g.clamp(-max_norm, max_norm)
+                                  for g in tensores],
+            "recorte_siempre": (escalar(max_norm / (norma + 1e-6))
+                                if norma and math.isfinite(max_norm) else None),
+            "norma_l1": escalar(min(1.0, max_norm / (l1 + 1e-6))),
+            "norma_suma_de_normas": escalar(min(1.0, max_norm / (suma + 1e-6))),
+            "sin_epsilon": escalar(min(1.0, max_norm / norma)) if norma else None,
+            "valores": {"norma_l1": l1, "norma_suma_de_normas": suma}}
+
+
+def _resultado_de_recorte(caso):
+    """(list of tensors or None, norm as a float64 tensor), or a diagnosis of its type."""
+    resultado = caso.resultado
+    if type(resultado) not in (list, tuple) or len(resultado) != 2:
+        fallar("tipo", nombre="el resultado", esperado="una tupla (gradientes, norma)",
+               tipo=resultado.get("__objeto__", "dict") if type(resultado) is dict
+               else "tensor" if isinstance(resultado, torch.Tensor)
+               else type(resultado).__name__)
+    gradientes, norma = resultado
+    if isinstance(norma, torch.Tensor):
+        if norma.numel() != 1 or norma.dim() != 0:
+            fallar("tipo", nombre="la norma devuelta",
+                   esperado="un float (o un tensor de dimensión 0)",
+                   tipo=f"tensor de forma {tuple(norma.shape)}")
+        norma = norma.double().reshape(())
+    elif type(norma) in (int, float):
+        norma = torch.tensor(float(norma), dtype=torch.float64)
+    else:
+        fallar("tipo", nombre="la norma devuelta", esperado="un float de Python",
+               tipo=type(norma).__name__)
+    return gradientes, norma
+
+
+def _generador_agotado(caso, gradientes, norma):
+    """``grads`` came as a generator, and the result shows a second pass that saw nothing."""
+    esperado = caso.datos["esperado"]
+    if caso.datos["contenedor"] != "generator" or not esperado["gradientes"]:
         return
-    if _vacios(obtenidos):
-        fallar("paso_sin_gradientes")
-    recortado = esperado["norma"].item() > esperado["max_norm"]
-    # what clip_grad_norm_ calls were seen (none when clipped by hand or by another name)
-    recortes = caso.datos.get("recortes") or []
-    if any(abs(r["max_norm"] / esperado["max_norm"] - 1) > 1e-6 for r in recortes):
-        otra = next(r["max_norm"] for r in recortes
-                    if abs(r["max_norm"] / esperado["max_norm"] - 1) > 1e-6)
-        fallar("recorte_a_otra_norma", vista=otra, max_norm=esperado["max_norm"])
-    if recortado and _todos_cerca(obtenidos, esperado["sin_recortar"]):
-        fallar("recorte_fuera_de_sitio")
-    if _todos_cerca(obtenidos, esperado["sin_borrar"]):
-        fallar("grad_previo_sin_borrar", nombre="el gradiente que vio `step()`")
-    for alternativa in ("recorte_por_parametro", "recorte_por_valor", "recorte_siempre",
-                        "norma_l1"):
-        if _todos_cerca(obtenidos, esperado.get(alternativa)):
-            fallar(alternativa, nombre="el recorte")
-    # proportional to the unclipped gradients, but scaled to another norm
-    vista = _norma(obtenidos)
-    if vista < _norma(esperado["sin_recortar"]) * (1 - 1e-6) and _todos_cerca(
-            obtenidos, [None if g is None else g * vista / esperado["norma"].item()
-                        for g in esperado["sin_recortar"]]):
-        fallar("recorte_a_otra_norma", vista=vista, max_norm=esperado["max_norm"])
-    comparar_gradientes(" al llamar a step()", obtenidos, correctos)
+    if (type(gradientes) in (list, tuple) and len(gradientes) == 0) or (
+            norma is not None and norma.item() == 0.0 and esperado["norma"] > 0):
+        fallar("generador_agotado")
 
 
 def _norma_devuelta(caso):
-    valor = _numero(caso, "la norma devuelta", aceptar_tensor=True)
+    gradientes, valor = _resultado_de_recorte(caso)
     esperado = caso.datos["esperado"]
-    if cerca(valor, esperado["norma"], rtol=1e-5):
+    correcta = torch.tensor(esperado["norma"], dtype=torch.float64)
+    if cerca(valor, correcta, rtol=1e-5, atol=1e-12):
         return
-    recortado = esperado["norma"].item() > esperado["max_norm"]
-    # clip_grad_norm_ scales by max_norm / (norm + 1e-6): the norm after clipping is
-    # max_norm to about 1e-6 / norm, relative (more than 1e-6 for a norm below 1).
-    if recortado and abs(valor.item() - esperado["max_norm"]) <= 1e-4 * esperado["max_norm"]:
+    _generador_agotado(caso, gradientes, valor)
+    recortado = esperado["norma"] > esperado["max_norm"]
+    despues = torch.tensor(_norma(esperado["gradientes"]), dtype=torch.float64)
+    if recortado and cerca(valor, despues, rtol=1e-5):
         fallar("norma_tras_recorte", valor=valor.item())
-    for diagnostico in ("norma_l1", "devuelve_la_perdida"):
-        otro = torch.tensor(esperado[diagnostico + "_valor"], dtype=torch.float64)
-        if cerca(valor, otro) and not cerca(otro, esperado["norma"]):
+    for diagnostico, otro in esperado["valores"].items():
+        otro = torch.tensor(otro, dtype=torch.float64)
+        if cerca(valor, otro) and not cerca(otro, correcta):
             fallar(diagnostico, nombre="la norma devuelta")
-    comparar("la norma devuelta", valor, esperado["norma"], rtol=1e-5)
+    comparar("la norma devuelta", valor, correcta, rtol=1e-5)
 
 
-def _un_paso_del_optimizador(caso):
-    datos = caso.datos
-    if not datos["pasos"]:
-        fallar("sin_step")
-    if not _todos_cerca(datos["finales"], datos["esperado"]["repetir"](datos["pasos"])):
-        fallar("parametros_fuera_del_optimizador")
-    permitidos = [n for n in datos["estado_antes"] if n.startswith("model.")
-                  and not n.endswith((".training", ".requires_grad"))] + ["optimizer.state"]
-    verificar_sin_efectos(caso, permitidos)
+def _gradientes_recortados(caso):
+    gradientes, norma = _resultado_de_recorte(caso)
+    esperado = caso.datos["esperado"]
+    correctos = esperado["gradientes"]
+    if type(gradientes) not in (list, tuple):
+        fallar("tipo", nombre="los gradientes recortados", esperado="una lista",
+               tipo=gradientes.get("__objeto__", "dict") if type(gradientes) is dict
+               else "tensor" if isinstance(gradientes, torch.Tensor)
+               else type(gradientes).__name__)
+    _generador_agotado(caso, gradientes, norma)
+    if len(gradientes) != len(correctos):
+        nones = sum(g is None for g in correctos)
+        if nones and len(gradientes) == len(correctos) - nones:
+            fallar("nones_perdidos", longitud=len(gradientes), longitud_esperada=len(correctos),
+                   nones=nones)
+        fallar("longitud", nombre="los gradientes recortados", longitud=len(gradientes),
+               longitud_esperada=len(correctos))
+    if _todos_cerca(gradientes, correctos):
+        return
+    for i, (g, c) in enumerate(zip(gradientes, correctos)):
+        if (g is None) != (c is None):
+            fallar("none_cambiado", indice=i, esperado="None" if c is None else "un tensor")
+    for alternativa in ("recorte_por_parametro", "recorte_por_valor", "recorte_siempre",
+                        "norma_l1", "norma_suma_de_normas", "sin_epsilon"):
+        otra = esperado.get(alternativa)
+        if otra is not None and not _todos_cerca(otra, correctos) and not _todos_cerca(
+                otra, caso.datos["antes"]) and _todos_cerca(gradientes, otra):
+            fallar(alternativa, nombre="el recorte")
+    recortado = esperado["norma"] > esperado["max_norm"]
+    if recortado and _todos_cerca(gradientes, caso.datos["antes"]):
+        fallar("sin_recortar")
+    if not recortado and _agrandados(gradientes, caso.datos["antes"]):
+        fallar("recorte_siempre")
+    comparar_gradientes_recortados(gradientes, correctos)
 
 
-CLIPPED_STEP = Ejercicio(
-    funcion="clipped_step",
+def _agrandados(obtenidos, originales):
+    """Every tensor came back scaled up (or to inf / nan) though nothing was to be clipped."""
+    pares = [(o, a) for o, a in zip(obtenidos, originales) if a is not None and a.any()]
+    if not pares or any(type(o) is not torch.Tensor or o.shape != a.shape for o, a in pares):
+        return False
+    if any(not torch.isfinite(o).all() for o, _ in pares):
+        return True
+    razon = _norma([o for o, _ in pares]) / _norma([a for _, a in pares])
+    return razon > 1 + 1e-4 and _todos_cerca([o for o, _ in pares],
+                                             [a * razon for _, a in pares])
+
+
+def comparar_gradientes_recortados(obtenidos, esperados):
+    for i, (obtenido, esperado) in enumerate(zip(obtenidos, esperados)):
+        if esperado is not None:
+            comparar(f"el gradiente recortado {i}", obtenido, esperado)
+
+
+def _entradas_intactas(caso):
+    _resultado_de_recorte(caso)
+    for i, (a, d) in enumerate(zip(caso.datos["antes"], caso.datos["despues"])):
+        if a is not None and not torch.equal(a, d):
+            fallar("modificada", nombre=f"grads[{i}]")
+
+
+CLIP_BY_GLOBAL_NORM = Ejercicio(
+    funcion="clip_by_global_norm",
     partes=[
-        Parte("optimizer.step() ve los gradientes recortados", 1.5, _gradientes_recortados),
-        Parte("devuelve la norma de antes del recorte", 1.0, _norma_devuelta),
-        Parte("un paso del optimizador con esos gradientes; nada más cambia", 0.5,
-              _un_paso_del_optimizador),
+        Parte("devuelve la norma total: la L2 de todos los gradientes juntos, antes del "
+              "recorte", 1.0, _norma_devuelta),
+        Parte("gradientes recortados: un mismo factor para todos, solo si la norma pasa de "
+              "max_norm; los None en su sitio", 1.5, _gradientes_recortados),
+        Parte("no modifica los tensores que recibe", 0.5, _entradas_intactas, requisito=True),
     ],
     construir=construir_recorte, observar=observar_recorte)
 
 
-def recortar(gradientes, max_norm):
-    """``clip_grad_norm_``'s formula: every gradient times min(1, max_norm / (norm + 1e-6))."""
-    norma = _norma(gradientes)
-    return [None if g is None else g * min(1.0, max_norm / (norma + 1e-6)) for g in gradientes]
-
-
-def recortes_equivocados(sin_recortar, max_norm, previos):
-    """Classic clipping-step mistakes, to name them when a result matches one.
-
-    ``previos``: the stale ``.grad`` the parameters arrived with."""
-    norma = _norma(sin_recortar)
-    l1 = sum(g.abs().sum().item() for g in sin_recortar if g is not None)
-    return {"recorte_por_parametro": [None if g is None else
-                                      g * min(1.0, max_norm / (g.norm().item() + 1e-6))
-                                      for g in sin_recortar],
-            "recorte_por_valor": [None if g is None else g.clamp(-max_norm, max_norm)
-                                  for g in sin_recortar],
-            "recorte_siempre": [None if g is None else g * max_norm / norma
-                                for g in sin_recortar],
-            "norma_l1": [None if g is None else g * min(1.0, max_norm / (l1 + 1e-6))
-                         for g in sin_recortar],
-            "norma_l1_valor": l1,
-            "sin_borrar": None if _vacios(previos) else recortar(_mas(previos, sin_recortar),
-                                                                 max_norm)}
-
-
-def recorte_a_mano(model, loss_fn, optimizer, x, y, max_norm):
-    """The public oracle: autograd gradients and the clipping formula."""
-    parametros = list(model.parameters())
-    sin_recortar = gradiente_medio(model, loss_fn)(parametros, [(x, y)])
-    with torch.no_grad():
-        perdida = loss_fn(model(x), y).item()
-    return {"norma": torch.tensor(_norma(sin_recortar), dtype=torch.float64),
-            "max_norm": max_norm, "gradientes": recortar(sin_recortar, max_norm),
-            "sin_recortar": sin_recortar, "devuelve_la_perdida_valor": perdida,
-            **recortes_equivocados(sin_recortar, max_norm, _copiar_grads(parametros)),
-            "repetir": repetidor(model, optimizer)}
-
-
-def comprobar_clipped_step(clipped_step):
-    """Comprobación pública: un paso de SGD con recorte en una red pequeña (en modo evaluación),
-    y después uno en el que la norma del gradiente ya es menor que ``max_norm`` (nada que
-    recortar)."""
-    caso = caso_en_proceso(CLIPPED_STEP, clipped_step, 3,
-                           ("mse", 8, 3, 5, 2, 0.25, "sgd", TASA, False, True, False, False,
-                            "eval"), recorte_a_mano)
-    comprobar(CLIPPED_STEP.partes, caso,
-              "Recortas después de backward y antes de step, y devuelves la norma previa.")
-    caso = caso_en_proceso(CLIPPED_STEP, clipped_step, 4, ("ce", 6, 4, 3, 3, 3.0),
-                           recorte_a_mano)
-    comprobar(CLIPPED_STEP.partes, caso,
-              "Y si la norma ya es menor que max_norm, el gradiente se queda como está.")
+def comprobar_clip_by_global_norm(clip_by_global_norm):
+    """Comprobación pública frente a ``torch.nn.utils.clip_grad_norm_``: una lista de tres
+    gradientes pequeños y un None que hay que recortar, y después un generador de gradientes
+    cuya norma ya es menor que ``max_norm`` (nada que recortar)."""
+    caso = caso_en_proceso(CLIP_BY_GLOBAL_NORM, clip_by_global_norm, 6,
+                           (((3, 2), (3,), (), (2, 2)), (1,), "float64", "list", 0.25, 1e-3),
+                           oraculo_de_recorte)
+    comprobar(CLIP_BY_GLOBAL_NORM.partes, caso,
+              "Una norma para todos los gradientes juntos y un solo factor de recorte.")
+    caso = caso_en_proceso(CLIP_BY_GLOBAL_NORM, clip_by_global_norm, 7,
+                           (((4,), (2, 3)), (), "float32", "generador", 3.0, 1.0),
+                           oraculo_de_recorte)
+    comprobar(CLIP_BY_GLOBAL_NORM.partes, caso,
+              "Y si la norma ya es menor que max_norm, los gradientes se quedan como están "
+              "(también cuando llegan en un generador).")
 
 
 # In notebook order.
-EJERCICIOS = ejercicios(ACCUMULATE_GRADIENTS, TRAIN_WITH_ACCUMULATION, CLIPPED_STEP)
+EJERCICIOS = ejercicios(MICRO_BATCH_WEIGHTS, TRAIN_WITH_ACCUMULATION, CLIP_BY_GLOBAL_NORM)

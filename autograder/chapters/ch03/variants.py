@@ -1,13 +1,15 @@
 """Chapter 3 variants: valid alternatives and realistic mistakes, each with its label."""
 
+import math
+from fractions import Fraction
+
 import torch
 
 from autograder.chapters.ch03.student import (
     ciclos_con_lotes_unidos,
-    construir_acumulacion,
     construir_ciclos,
     construir_recorte,
-    recorte_a_mano,
+    oraculo_de_recorte,
 )
 from autograder.corpus import CORRECT, Registry
 from autograder.submissions import SampleStudent
@@ -15,213 +17,109 @@ from autograder.submissions import SampleStudent
 registry = Registry()
 variant = registry.variant
 
-AC = "accumulate_gradients"
+MB = "micro_batch_weights"
 PC = "train_with_accumulation"
-CS = "clipped_step"
+CG = "clip_by_global_norm"
 
 
-# ---------------------------------------------------------------- accumulate_gradients
-@variant(AC, CORRECT)
-def accumulate_gradients_split_and_set_to_none(model, loss_fn, x, y, accum):
-    for p in model.parameters():
-        p.grad = None
-    size = x.shape[0] // accum
-    total = 0.0
-    for xb, yb in zip(torch.split(x, size), torch.split(y, size)):
-        loss = loss_fn(model(xb), yb) * (1.0 / accum)
-        loss.backward()
-        total += loss.item()
-    return total
+# ---------------------------------------------------------------- micro_batch_weights
+@variant(MB, CORRECT)
+def micro_batch_weights_with_fractions(sizes, reduction):
+    total = sum(sizes)
+    return [float(Fraction(n if reduction == "mean" else 1, total)) for n in sizes]
 
 
-@variant(AC, CORRECT)
-def accumulate_gradients_divides_the_gradients_afterwards(model, loss_fn, x, y, accum):
-    # Valid too: sum the undivided micro-batch gradients, then divide .grad once.
-    model.zero_grad(set_to_none=False)
-    size = x.shape[0] // accum
-    losses = []
-    for i in range(accum):
-        loss = loss_fn(model(x[i * size:(i + 1) * size]), y[i * size:(i + 1) * size])
-        loss.backward()
-        losses.append(loss.item())
-    with torch.no_grad():
-        for p in model.parameters():
-            if p.grad is not None:  # a frozen parameter has none
-                p.grad /= accum
-    return sum(losses) / accum
+@variant(MB, CORRECT)
+def micro_batch_weights_with_a_tensor(sizes, reduction):
+    # Valid too: the share of each micro-batch in the samples, divided by its size for a sum.
+    counts = torch.tensor(list(sizes), dtype=torch.float64)
+    shares = counts / counts.sum()
+    return (shares if reduction == "mean" else shares / counts).tolist()
 
 
-def _accumulate(model, loss_fn, x, y, accum, divisor=None, zero_first=True, zero_each=False,
-                grad_divisor=1):
-    """The reference loop with one knob per classic mistake."""
-    if zero_first:
-        model.zero_grad()
-    total = 0.0
-    for xb, yb in zip(x.chunk(accum), y.chunk(accum)):
-        if zero_each:
-            model.zero_grad()
-        loss = loss_fn(model(xb), yb) / (accum if divisor is None else divisor)
-        loss.backward()
-        total += loss.item()
-    for p in model.parameters():
-        if p.grad is not None:
-            p.grad /= grad_divisor
-    return total
+@variant(MB, CORRECT)
+def micro_batch_weights_loop(sizes, reduction):
+    weights = []
+    for n in sizes:
+        mean_of_sum = 1.0 / sum(sizes)  # the weight of one sample in the full batch's mean
+        weights.append(mean_of_sum * n if reduction == "mean" else mean_of_sum)
+    return weights
 
 
-@variant(AC, "sin_dividir_por_accum")
-def accumulate_gradients_without_dividing(model, loss_fn, x, y, accum):
-    return _accumulate(model, loss_fn, x, y, accum, divisor=1)
+@variant(MB, "pesos_sin_tamano")
+def micro_batch_weights_one_over_k(sizes, reduction):
+    # the equal-size rule, dividing by the number of micro-batches
+    k = len(sizes)
+    return [1 / k if reduction == "mean" else 1 / sum(sizes) for _ in sizes]
 
 
-@variant(AC, "dividido_de_mas_por_accum")
-def accumulate_gradients_divides_loss_and_gradients(model, loss_fn, x, y, accum):
-    return _accumulate(model, loss_fn, x, y, accum, grad_divisor=accum)
+@variant(MB, "pesos_sin_tamano")
+def micro_batch_weights_one_over_k_always(sizes, reduction):
+    return [1 / len(sizes)] * len(sizes)
 
 
-@variant(AC, "grad_previo_sin_borrar")
-def accumulate_gradients_without_zero_grad(model, loss_fn, x, y, accum):
-    return _accumulate(model, loss_fn, x, y, accum, zero_first=False)
+@variant(MB, "tamano_contado_dos_veces")
+def micro_batch_weights_share_for_both(sizes, reduction):
+    # n_i / N whatever the reduction: a summed loss is weighted by its size once more
+    return [n / sum(sizes) for n in sizes]
 
 
-@variant(AC, "zero_grad_en_cada_micro_lote")
-def accumulate_gradients_zeroes_every_micro_batch(model, loss_fn, x, y, accum):
-    return _accumulate(model, loss_fn, x, y, accum, zero_each=True)
+@variant(MB, "pesos_a_escala")
+def micro_batch_weights_sum_left_alone(sizes, reduction):
+    # summed losses added as they are: the gradient of the full batch's sum, N times too big
+    return [n / sum(sizes) for n in sizes] if reduction == "mean" else [1.0] * len(sizes)
 
 
-@variant(AC, "micro_lotes_incorrectos")
-def accumulate_gradients_whole_batch_at_once(model, loss_fn, x, y, accum):
-    # Right gradients, but the point of accumulating (never the whole batch at once) is lost.
-    model.zero_grad()
-    loss = loss_fn(model(x), y)
-    loss.backward()
-    return loss.item()
+@variant(MB, "pesos_a_escala")
+def micro_batch_weights_sum_over_k(sizes, reduction):
+    if reduction == "mean":
+        return [n / sum(sizes) for n in sizes]
+    return [1 / len(sizes)] * len(sizes)
 
 
-@variant(AC, "micro_lotes_incorrectos")
-def accumulate_gradients_chunks_of_size_accum(model, loss_fn, x, y, accum):
-    # Confuses the number of micro-batches with their size: N/accum chunks of accum rows.
-    model.zero_grad()
-    n_chunks = x.shape[0] // accum
-    total = 0.0
-    for xb, yb in zip(x.split(accum), y.split(accum)):
-        loss = loss_fn(model(xb), yb) / n_chunks
-        loss.backward()
-        total += loss.item()
-    return total
+@variant(MB, "pesos_a_escala")
+def micro_batch_weights_mean_times_size(sizes, reduction):
+    # undoing each mean (times n_i) but never dividing by N
+    return [float(n) for n in sizes] if reduction == "mean" else [1 / sum(sizes)] * len(sizes)
 
 
-@variant(AC, "grafo_vivo")
-def accumulate_gradients_returns_the_loss_tensor(model, loss_fn, x, y, accum):
-    model.zero_grad()
-    total = 0
-    for xb, yb in zip(x.chunk(accum), y.chunk(accum)):
-        loss = loss_fn(model(xb), yb) / accum
-        loss.backward()
-        total = total + loss  # keeps every micro-batch's graph alive
-    return total
+@variant(MB, "pesos_sin_tamano")
+def micro_batch_weights_sum_made_a_mean_then_averaged(sizes, reduction):
+    # each sum turned into its micro-batch's mean, then the means averaged
+    k = len(sizes)
+    if reduction == "mean":
+        return [n / sum(sizes) for n in sizes]
+    return [1 / (n * k) for n in sizes]
 
 
-@variant(AC, "micro_lotes_no_consecutivos")
-def accumulate_gradients_strided_rows(model, loss_fn, x, y, accum):
-    # Same sizes and the same sum, but each call gets every accum-th row, not a block.
-    model.zero_grad()
-    total = 0.0
-    for i in range(accum):
-        loss = loss_fn(model(x[i::accum]), y[i::accum]) / accum
-        loss.backward()
-        total += loss.item()
-    return total
+@variant(MB, "pesos_sin_tamano")
+def micro_batch_weights_reductions_swapped(sizes, reduction):
+    total = sum(sizes)
+    return [1 / total if reduction == "mean" else n / total for n in sizes]
 
 
-@variant(AC, "grad_borrado_al_final")
-def accumulate_gradients_zero_grad_at_the_end(model, loss_fn, x, y, accum):
-    total = _accumulate(model, loss_fn, x, y, accum)
-    model.zero_grad()  # "leave things clean": the result was in .grad
-    return total
+@variant(MB, "efecto_secundario")
+def micro_batch_weights_in_the_callers_list(sizes, reduction):
+    total = sum(sizes)
+    for i, n in enumerate(sizes):
+        sizes[i] = n / total if reduction == "mean" else 1 / total
+    return sizes
 
 
-@variant(AC, "perdida_sumada_sin_dividir")
-def accumulate_gradients_returns_the_undivided_sum(model, loss_fn, x, y, accum):
-    model.zero_grad()
-    total = 0.0
-    for xb, yb in zip(x.chunk(accum), y.chunk(accum)):
-        loss = loss_fn(model(xb), yb)
-        (loss / accum).backward()
-        total += loss.item()  # the undivided loss
-    return total
+@variant(MB, "tipo")
+def micro_batch_weights_as_a_tensor(sizes, reduction):
+    counts = torch.tensor(list(sizes), dtype=torch.float64)
+    return counts / counts.sum() if reduction == "mean" else torch.ones_like(counts) / counts.sum()
 
 
-@variant(AC, "perdida_del_ultimo_micro_lote")
-def accumulate_gradients_returns_the_last_loss(model, loss_fn, x, y, accum):
-    model.zero_grad()
-    for xb, yb in zip(x.chunk(accum), y.chunk(accum)):
-        loss = loss_fn(model(xb), yb)
-        (loss / accum).backward()
-    return loss.item()
-
-
-@variant(AC, "dividido_por_filas")
-def accumulate_gradients_divides_by_the_micro_batch_size(model, loss_fn, x, y, accum):
-    model.zero_grad()
-    m = x.shape[0] // accum
-    total = 0.0
-    for xb, yb in zip(x.split(m), y.split(m)):
-        loss = loss_fn(model(xb), yb)
-        (loss / m).backward()  # m rows, not accum micro-batches
-        total += loss.item()
-    return total / accum
-
-
-@variant(AC, "efecto_secundario")
-def accumulate_gradients_sums_with_the_callers_loss(model, loss_fn, x, y, accum):
-    # Switches the caller's loss to a sum and divides by N by hand; never switches it back.
-    loss_fn.reduction = "sum"
-    model.zero_grad()
-    total = 0.0
-    for xb, yb in zip(x.chunk(accum), y.chunk(accum)):
-        loss = loss_fn(model(xb), yb) / y.numel()  # a sum over every element of y
-        loss.backward()
-        total += loss.item()
-    return total
-
-
-@variant(AC, "efecto_secundario")
-def accumulate_gradients_sets_training_mode(model, loss_fn, x, y, accum):
-    # Puts the model in training mode "to be safe"; the caller's eval mode is lost.
-    model.train()
-    model.zero_grad()
-    total = 0.0
-    for xb, yb in zip(x.chunk(accum), y.chunk(accum)):
-        loss = loss_fn(model(xb), yb) / accum
-        loss.backward()
-        total += loss.item()
-    return total
-
-
-@variant(AC, "micro_lotes_incorrectos")
-def accumulate_gradients_skips_the_last_micro_batch(model, loss_fn, x, y, accum):
-    # Off by one: range(accum - 1) never reaches the last micro-batch (nor any, if accum = 1).
-    model.zero_grad()
-    m = x.shape[0] // accum
-    total = 0.0
-    for i in range(accum - 1):
-        loss = loss_fn(model(x[i * m:(i + 1) * m]), y[i * m:(i + 1) * m]) / accum
-        loss.backward()
-        total += loss.item()
-    return total
-
-
-@variant(AC, "sin_implementar")
-def accumulate_gradients_stub(model, loss_fn, x, y, accum):
+@variant(MB, "sin_implementar")
+def micro_batch_weights_stub(sizes, reduction):
     raise NotImplementedError()
 
 
-@variant(AC, "resultado_fijo")
-def accumulate_gradients_hardcoded(model, loss_fn, x, y, accum):
-    # The loss of the public check's example, whatever the input.
-    example = construir_acumulacion(torch.Generator().manual_seed(1), ("mse", 2, 4, 3, 5, 2))
-    return example["loss_fn"](example["model"](example["x"]), example["y"]).item()
+@variant(MB, "resultado_fijo")
+def micro_batch_weights_hardcoded(sizes, reduction):
+    return [0.4, 0.4, 0.2]
 
 
 # ---------------------------------------------------------------- train_with_accumulation
@@ -484,186 +382,159 @@ def train_with_accumulation_hardcoded(model, loss_fn, optimizer, batches, accum)
     return ciclos_con_lotes_unidos(*example.values())["perdidas"].tolist()
 
 
-# ---------------------------------------------------------------- clipped_step
-@variant(CS, CORRECT)
-def clipped_step_by_hand(model, loss_fn, optimizer, x, y, max_norm):
-    model.zero_grad()
-    loss_fn(model(x), y).backward()
-    grads = [p.grad for p in model.parameters() if p.grad is not None]  # frozen: None
-    total = torch.linalg.vector_norm(torch.stack([torch.linalg.vector_norm(g) for g in grads]))
+# ---------------------------------------------------------------- clip_by_global_norm
+@variant(CG, CORRECT)
+def clip_by_global_norm_flattened(grads, max_norm):
+    grads = list(grads)
+    present = [g for g in grads if g is not None]
+    total = torch.cat([g.flatten() for g in present]).norm() if present else torch.tensor(0.0)
     scale = torch.clamp(max_norm / (total + 1e-6), max=1.0)
-    with torch.no_grad():
-        for g in grads:
-            g.mul_(scale)
-    optimizer.step()
-    return float(total)
+    return [None if g is None else g * scale.to(g.dtype) for g in grads], float(total)
 
 
-@variant(CS, CORRECT)
-def clipped_step_returns_the_tensor(model, loss_fn, optimizer, x, y, max_norm):
-    loss = loss_fn(model(x), y)
-    optimizer.zero_grad(set_to_none=True)
-    loss.backward()
-    params = list(model.parameters())
-    norm = torch.nn.utils.clip_grad_norm_(params, max_norm=max_norm)
-    optimizer.step()
-    optimizer.zero_grad()  # clearing afterwards is fine as well
-    return norm  # a 0-dim tensor is accepted
+@variant(CG, CORRECT)
+def clip_by_global_norm_with_torch_on_made_up_parameters(grads, max_norm):
+    # Valid too: hand the gradients to clip_grad_norm_ in the .grad of throw-away tensors.
+    holders = []
+    for g in grads:
+        holder = torch.zeros(() if g is None else g.shape, requires_grad=True,
+                             dtype=torch.float32 if g is None else g.dtype)
+        holder.grad = None if g is None else g.clone()
+        holders.append(holder)
+    norm = torch.nn.utils.clip_grad_norm_(holders, max_norm)
+    return [h.grad for h in holders], norm
 
 
-def _clipped(model, loss_fn, optimizer, x, y, max_norm, where="between"):
-    optimizer.zero_grad()
-    loss = loss_fn(model(x), y)
-    loss.backward()
-    if where == "between":
-        norm = torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm)
-    optimizer.step()
-    if where == "after_step":
-        norm = torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm)
-    return norm.item()
+@variant(CG, CORRECT)
+def clip_by_global_norm_only_when_above(grads, max_norm):
+    grads = list(grads)
+    squares = sum(float(g.pow(2).sum()) for g in grads if g is not None)
+    total = math.sqrt(squares)
+    if total <= max_norm:
+        return [None if g is None else g.clone() for g in grads], total
+    scale = max_norm / (total + 1e-6)
+    return [None if g is None else g * scale for g in grads], total
 
 
-@variant(CS, "recorte_fuera_de_sitio")
-def clipped_step_clips_after_step(model, loss_fn, optimizer, x, y, max_norm):
-    return _clipped(model, loss_fn, optimizer, x, y, max_norm, where="after_step")
+def _clip(grads, max_norm, norm="l2", per_tensor=False, always=False, eps=1e-6,
+          in_place=False, keep_none=True, return_after=False):
+    """The reference with one knob per classic mistake."""
+    grads = list(grads)
+    present = [g for g in grads if g is not None]
+
+    def measure(tensors):
+        if norm == "l1":
+            return sum(float(g.abs().sum()) for g in tensors)
+        if norm == "sum":
+            return sum(float(g.norm()) for g in tensors)
+        return math.sqrt(sum(float(g.pow(2).sum()) for g in tensors))
+
+    total = measure(present)
+
+    def factor(n):
+        scale = max_norm / (n + eps) if n + eps else 1.0
+        return scale if always else min(1.0, scale)
+
+    out = []
+    for g in grads:
+        if g is None:
+            if keep_none:
+                out.append(None)
+            continue
+        scale = factor(float(g.norm())) if per_tensor else factor(total)
+        out.append(g.mul_(scale) if in_place else g * scale)
+    return out, measure([g for g in out if g is not None]) if return_after else total
 
 
-@variant(CS, "recorte_fuera_de_sitio")
-def clipped_step_clips_before_backward(model, loss_fn, optimizer, x, y, max_norm):
-    optimizer.zero_grad()
-    norm = torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm)  # no gradients yet
-    loss_fn(model(x), y).backward()
-    optimizer.step()
-    return norm.item()  # always 0.0: not a typed-in answer, the clip came too early
+@variant(CG, "recorte_por_parametro")
+def clip_by_global_norm_per_tensor(grads, max_norm):
+    return _clip(grads, max_norm, per_tensor=True)
 
 
-@variant(CS, "efecto_secundario")
-def clipped_step_sets_training_mode(model, loss_fn, optimizer, x, y, max_norm):
-    # A training step "should" run in training mode: switches it and never switches back.
-    model.train()
-    optimizer.zero_grad()
-    loss_fn(model(x), y).backward()
-    norm = torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm)
-    optimizer.step()
-    return norm.item()
+@variant(CG, "recorte_por_valor")
+def clip_by_global_norm_by_value(grads, max_norm):
+    grads = list(grads)
+    total = math.sqrt(sum(float(g.pow(2).sum()) for g in grads if g is not None))
+    return [None if g is None else g.clamp(-max_norm, max_norm) for g in grads], total
 
 
-@variant(CS, "norma_l1")
-def clipped_step_with_the_l1_norm(model, loss_fn, optimizer, x, y, max_norm):
-    # Clips by hand, measuring the gradients with the L1 norm instead of the L2 one.
-    optimizer.zero_grad()
-    loss_fn(model(x), y).backward()
-    grads = [p.grad for p in model.parameters() if p.grad is not None]
-    norm = sum(g.abs().sum() for g in grads).item()
-    with torch.no_grad():
-        for g in grads:
-            g.mul_(min(1.0, max_norm / (norm + 1e-6)))
-    optimizer.step()
-    return norm
+@variant(CG, "recorte_siempre")
+def clip_by_global_norm_always(grads, max_norm):
+    return _clip(grads, max_norm, always=True)
 
 
-@variant(CS, "grad_previo_sin_borrar")
-def clipped_step_without_zero_grad(model, loss_fn, optimizer, x, y, max_norm):
-    loss_fn(model(x), y).backward()  # adds to whatever .grad held from the previous step
-    norm = torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm)
-    optimizer.step()
-    return norm.item()
+@variant(CG, "norma_l1")
+def clip_by_global_norm_l1(grads, max_norm):
+    return _clip(grads, max_norm, norm="l1")
 
 
-@variant(CS, "recorte_por_parametro")
-def clipped_step_per_parameter(model, loss_fn, optimizer, x, y, max_norm):
-    optimizer.zero_grad()
-    loss_fn(model(x), y).backward()
-    norms = [torch.nn.utils.clip_grad_norm_(p, max_norm) for p in model.parameters()]
-    optimizer.step()
-    return torch.stack(norms).norm().item()
+@variant(CG, "norma_suma_de_normas")
+def clip_by_global_norm_adds_the_norms(grads, max_norm):
+    return _clip(grads, max_norm, norm="sum")
 
 
-@variant(CS, "recorte_por_valor")
-def clipped_step_by_value(model, loss_fn, optimizer, x, y, max_norm):
-    optimizer.zero_grad()
-    loss_fn(model(x), y).backward()
-    norm = torch.linalg.vector_norm(torch.cat([p.grad.flatten() for p in model.parameters()
-                                               if p.grad is not None]))
-    torch.nn.utils.clip_grad_value_(model.parameters(), max_norm)
-    optimizer.step()
-    return norm.item()
+@variant(CG, "sin_epsilon")
+def clip_by_global_norm_without_eps(grads, max_norm):
+    return _clip(grads, max_norm, eps=0.0)
 
 
-@variant(CS, "norma_tras_recorte")
-def clipped_step_returns_the_clipped_norm(model, loss_fn, optimizer, x, y, max_norm):
-    optimizer.zero_grad()
-    loss_fn(model(x), y).backward()
-    torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm)
-    optimizer.step()
-    grads = [p.grad.flatten() for p in model.parameters() if p.grad is not None]
-    return torch.linalg.vector_norm(torch.cat(grads)).item()  # measured after clipping
+@variant(CG, "norma_tras_recorte")
+def clip_by_global_norm_returns_the_clipped_norm(grads, max_norm):
+    return _clip(grads, max_norm, return_after=True)
 
 
-@variant(CS, "recorte_a_otra_norma")
-def clipped_step_with_the_chapters_max_norm(model, loss_fn, optimizer, x, y, max_norm):
-    optimizer.zero_grad()
-    loss_fn(model(x), y).backward()
-    norm = torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)  # the demo's value
-    optimizer.step()
-    return norm.item()
+@variant(CG, "modificada")
+def clip_by_global_norm_in_place(grads, max_norm):
+    return _clip(grads, max_norm, in_place=True)
 
 
-@variant(CS, "recorte_siempre")
-def clipped_step_always_rescales(model, loss_fn, optimizer, x, y, max_norm):
-    optimizer.zero_grad()
-    loss_fn(model(x), y).backward()
-    grads = [p.grad for p in model.parameters() if p.grad is not None]
-    norm = torch.sqrt(sum((g ** 2).sum() for g in grads))
-    with torch.no_grad():
-        for g in grads:
-            g.mul_(max_norm / norm)  # also scales small gradients up
-    optimizer.step()
-    return norm.item()
+@variant(CG, "nones_perdidos")
+def clip_by_global_norm_drops_none(grads, max_norm):
+    return _clip(grads, max_norm, keep_none=False)
 
 
-@variant(CS, "paso_sin_gradientes")
-def clipped_step_zero_grad_before_step(model, loss_fn, optimizer, x, y, max_norm):
-    loss_fn(model(x), y).backward()
-    norm = torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm)
-    optimizer.zero_grad()  # between backward and step
-    optimizer.step()
-    return norm.item()
+@variant(CG, "generador_agotado")
+def clip_by_global_norm_two_passes(grads, max_norm):
+    total = math.sqrt(sum(float(g.pow(2).sum()) for g in grads if g is not None))
+    scale = min(1.0, max_norm / (total + 1e-6))
+    return [None if g is None else g * scale for g in grads], total
 
 
-@variant(CS, "devuelve_la_perdida")
-def clipped_step_returns_the_loss(model, loss_fn, optimizer, x, y, max_norm):
-    optimizer.zero_grad()
-    loss = loss_fn(model(x), y)
-    loss.backward()
-    torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm)
-    optimizer.step()
-    return loss.item()
+@variant(CG, "excepcion")
+def clip_by_global_norm_assumes_no_none(grads, max_norm):
+    grads = list(grads)
+    total = torch.cat([g.flatten() for g in grads]).norm().item()
+    scale = min(1.0, max_norm / (total + 1e-6))
+    return [g * scale for g in grads], total
 
 
-@variant(CS, "pasos_del_optimizador")
-def clipped_step_steps_twice(model, loss_fn, optimizer, x, y, max_norm):
-    optimizer.zero_grad()
-    loss_fn(model(x), y).backward()
-    optimizer.step()
-    norm = torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm)
-    optimizer.step()
-    return norm.item()
+@variant(CG, "sin_recortar")
+def clip_by_global_norm_forgets_to_scale(grads, max_norm):
+    grads = list(grads)
+    total = math.sqrt(sum(float(g.pow(2).sum()) for g in grads if g is not None))
+    return [None if g is None else g.clone() for g in grads], total
 
 
-@variant(CS, "sin_implementar")
-def clipped_step_stub(model, loss_fn, optimizer, x, y, max_norm):
+@variant(CG, "tipo")
+def clip_by_global_norm_returns_only_the_list(grads, max_norm):
+    return _clip(grads, max_norm)[0]
+
+
+@variant(CG, "sin_implementar")
+def clip_by_global_norm_stub(grads, max_norm):
     raise NotImplementedError()
 
 
-@variant(CS, "resultado_fijo")
-def clipped_step_hardcoded(model, loss_fn, optimizer, x, y, max_norm):
-    example = construir_recorte(torch.Generator().manual_seed(3), ("mse", 8, 3, 5, 2, 0.25))
-    return recorte_a_mano(*example.values())["norma"].item()
+@variant(CG, "resultado_fijo")
+def clip_by_global_norm_hardcoded(grads, max_norm):
+    example = construir_recorte(torch.Generator().manual_seed(6),
+                                (((3, 2), (3,), (), (2, 2)), (1,), "float64", "list", 0.25, 1e-3))
+    expected = oraculo_de_recorte(*example.values())
+    return expected["gradientes"], expected["norma"]
 
 
 # ---------------------------------------------------------------- the sample class
-FORGETS_THE_PARTIAL_CYCLE = '''\
+FORGETS_THE_PARTIAL_CYCLE = '''\\
 def train_with_accumulation(model, loss_fn, optimizer, batches, accum):
     losses, running = [], 0.0
     optimizer.zero_grad()
@@ -679,21 +550,26 @@ def train_with_accumulation(model, loss_fn, optimizer, batches, accum):
     return losses
 '''
 
-CLIPS_AFTER_THE_STEP = '''def clipped_step(model, loss_fn, optimizer, x, y, max_norm):
-    optimizer.zero_grad()
-    loss = loss_fn(model(x), y)
-    loss.backward()
-    optimizer.step()
-    # recorto después del paso: step() ya usó los gradientes sin recortar
-    norm = torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm)
-    return norm.item()
+CLIPS_EACH_TENSOR = '''def clip_by_global_norm(grads, max_norm):
+    grads = list(grads)
+    norms = [torch.linalg.vector_norm(g) for g in grads if g is not None]
+    total = torch.linalg.vector_norm(torch.stack(norms)).item() if norms else 0.0
+    clipped = []
+    for g in grads:
+        if g is None:
+            clipped.append(None)
+        else:
+            # cada tensor con su propia norma
+            scale = min(1.0, max_norm / (torch.linalg.vector_norm(g).item() + 1e-6))
+            clipped.append(g * scale)
+    return clipped, total
 '''
 
 SAMPLE_STUDENTS = [
     SampleStudent("lucia", "acumula bien pero olvida el ciclo final incompleto",
                   {"train_with_accumulation": FORGETS_THE_PARTIAL_CYCLE},
                   partial={"train_with_accumulation_test": 2.25}),
-    SampleStudent("mateo", "recorta los gradientes después de optimizer.step()",
-                  {"clipped_step": CLIPS_AFTER_THE_STEP},
-                  partial={"clipped_step_test": 1.5}),
+    SampleStudent("mateo", "recorta cada gradiente con su propia norma",
+                  {"clip_by_global_norm": CLIPS_EACH_TENSOR},
+                  partial={"clip_by_global_norm_test": 1.5}),
 ]
