@@ -19,6 +19,16 @@ from autograder.hidden.space import Dimension, Space
 
 reference = load_reference("ch06")  # the solution cells of solutions/06_*.py
 
+EQUIVALENT_MUTANTS = {
+    "diagnose_amp_log": {
+        "L34:47 1→2": "comparing records two steps apart around a scale change is another sound "
+                      "rule: over two clean steps the real loss and norm still barely move, a "
+                      "scaled one still changes by the scale's factor",
+        "L38:19 Lt→LtE": "< or <= between two logarithms that are never equal on a simulated "
+                         "log (a tie has probability zero)",
+    },
+}
+
 
 def _log_cases(generator):
     """Two cases of three logs of each label (each label's logs over three slices of the

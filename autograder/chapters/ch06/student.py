@@ -228,8 +228,10 @@ def _tramo(generador, bajo, alto, tramo):
     return _uniforme(generador, bajo + (alto - bajo) * k / n, bajo + (alto - bajo) * (k + 1) / n)
 
 
-def _simular(generador, etiqueta, tramo_magnitud, tramo_escala):
-    """One attempt at a log of ``etiqueta``: a list of {"loss", "scale", "grad_norm"}."""
+def _simular(generador, etiqueta, tramo_magnitud, tramo_escala, tardio):
+    """One attempt at a log of ``etiqueta``: a list of {"loss", "scale", "grad_norm"}.
+    ``tardio``: the one overflow is the second-to-last step's (the scale then starts far
+    enough below the largest one that does not overflow, and the gradients only shrink)."""
     pasos = integer_de(generador, 40, 70)
     dim = 6
     curvatura = [10 ** _uniforme(generador, -0.5, 0.5) for _ in range(dim)]
@@ -250,6 +252,8 @@ def _simular(generador, etiqueta, tramo_magnitud, tramo_escala):
     # a bad batch (its gradients overflow whatever the scale): at least one, early enough
     picos = (torch.rand(pasos, generator=generador) < 0.04).tolist()
     picos[integer_de(generador, 2, pasos * 2 // 3)] = True
+    if tardio:
+        picos = [paso == pasos - 2 for paso in range(pasos)]
     limpios, registro = 0, []
     for paso in range(pasos):
         if any(not math.isfinite(w) for w in peso):
@@ -285,13 +289,14 @@ def _simular(generador, etiqueta, tramo_magnitud, tramo_escala):
 
 
 def _separable(registro, etiqueta):
-    """The log shows its class's signature: an overflow with a step after it (not the
-    last one, and two steps before the end for a step taken anyway) and, where the scale
-    moves, a growth between two clean steps and a backoff."""
+    """The log shows its class's signature: an overflow with a step after it (two steps
+    before the end but for a new scaler every step) and, where the scale moves, a growth
+    between two clean steps and a backoff."""
     normas = [r["grad_norm"] for r in registro]
     escalas = [r["scale"] for r in registro]
     desbordes = [t for t, n in enumerate(normas) if not math.isfinite(n)]
-    if not desbordes or desbordes[0] > len(registro) - 3:
+    if not desbordes or desbordes[0] > len(registro) - (2 if etiqueta == "new_scaler_each_step"
+                                                          else 3):
         return False
     if etiqueta in ("new_scaler_each_step", "optimizer_step"):
         return True
@@ -300,11 +305,12 @@ def _separable(registro, etiqueta):
     return crece and any(b < a for a, b in zip(escalas, escalas[1:]))
 
 
-def simular_registro(generador, etiqueta, tramo_magnitud=(0, 1), tramo_escala=(0, 1)):
+def simular_registro(generador, etiqueta, tramo_magnitud=(0, 1), tramo_escala=(0, 1),
+                     tardio=False):
     """A training log of ``etiqueta`` (one of ETIQUETAS) that shows its signature; its
     magnitude and its initial scale from the given slices of their ranges."""
     while True:
-        registro = _simular(generador, etiqueta, tramo_magnitud, tramo_escala)
+        registro = _simular(generador, etiqueta, tramo_magnitud, tramo_escala, tardio)
         if _separable(registro, etiqueta):
             return registro
 
@@ -329,8 +335,10 @@ def construir_registros(generador, forma):
     registros = []
     for etiqueta in etiquetas:
         magnitud, escala = tramos[etiqueta].pop()
+        # a new scaler every step whose one overflow is the second-to-last step, in every case
+        tardio = etiqueta == "new_scaler_each_step" and escala == 0
         registros.append(simular_registro(generador, etiqueta, (magnitud, copias),
-                                          (escala, copias)))
+                                          (escala, copias), tardio))
     return {"registros": registros}
 
 
