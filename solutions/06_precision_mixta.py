@@ -42,6 +42,8 @@
 # - usar `GradScaler`: `scale`, `unscale_` antes de recortar, `step` (que salta los pasos
 #   con inf) y `update` (que ajusta la escala), también con acumulación de gradientes, y
 #   guardar su estado para reanudar;
+# - reconocer en el registro de un entrenamiento (pérdida, escala y norma del gradiente) los
+#   errores típicos del bucle con `GradScaler`;
 # - por qué un modelo convertido entero a bf16 pierde las actualizaciones pequeñas;
 # - medir velocidad y memoria, y elegir el dtype según el hardware.
 #
@@ -254,37 +256,28 @@ print(f"CPU con instrucciones bf16: {native_bf16('cpu')} · instrucciones que us
 print("firma: torch.cuda.is_bf16_supported" + str(inspect.signature(torch.cuda.is_bf16_supported)))
 
 # %% [markdown]
-# ## Ejercicio 1 · Elegir el dtype de autocast (2 puntos)
-#
-# Escribe la regla de esta sección como una función. Recibe el tipo de dispositivo
-# (`"cpu"` o `"cuda"`) y si tiene bf16 nativo; devuelve el dtype para `torch.autocast` y si
-# hace falta un `GradScaler`. Donde hay bf16 nativo (GPU o CPU), usa bf16. Donde no lo hay,
-# en GPU usa fp16 (los núcleos tensoriales de la T4); en CPU, quédate en fp32 (sin
-# autocast). Las pruebas ocultas miran las cuatro combinaciones.
+# La regla, escrita como una función: recibe el tipo de dispositivo y si tiene bf16 nativo, y
+# devuelve el dtype para `torch.autocast` y si hace falta un `GradScaler`. Donde hay bf16
+# nativo (GPU o CPU), bf16 sin escalador; en una GPU sin él, fp16 (los núcleos tensoriales
+# de la T4) con escalador; en una CPU sin él, fp32, es decir, sin autocast. Solo fp16
+# necesita el escalador: es el único de los tres con poco rango.
 
-# %% exercise="pick_amp_dtype"
-def pick_amp_dtype(device_type, bf16_supported):
-    """El dtype de autocast para un dispositivo, y si hace falta un GradScaler.
-
-    Recibe ``device_type``, el texto "cpu" o "cuda", y ``bf16_supported``, un bool: si ese
-    hardware hace bf16 de forma nativa (no emulada). Responde por los argumentos, sin mirar
-    el hardware de la máquina en la que corre.
-
-    Devuelve la tupla ``(dtype, use_scaler)``. ``dtype`` es un ``torch.dtype`` (no un
-    texto): torch.bfloat16 donde hay bf16 nativo (CPU o GPU), torch.float16 en una GPU sin
-    él y torch.float32 (es decir, sin autocast) en una CPU sin él. ``use_scaler`` es un
-    bool: True solo con float16, el único de los tres que necesita escalar la pérdida.
-    """
-    ### BEGIN SOLUTION
-    if bf16_supported:
+# %%
+def pick_amp_dtype(device_type, bf16_native):
+    """El dtype de autocast para ``device_type`` ("cpu" o "cuda") y si hace falta un
+    GradScaler, según si ese hardware tiene bf16 nativo."""
+    if bf16_native:
         return torch.bfloat16, False
     if device_type == "cuda":
         return torch.float16, True
     return torch.float32, False
-    ### END SOLUTION
 
 
-# %% test="pick_amp_dtype"
+for machine, bf16_native in (("cuda", False), ("cuda", True), ("cpu", True), ("cpu", False)):
+    dtype, use_scaler = pick_amp_dtype(machine, bf16_native)
+    print(f"{machine:>4} · bf16 nativo {bf16_native!s:>5} → {str(dtype):>14} · "
+          f"GradScaler: {use_scaler}")
+print("esta máquina:", pick_amp_dtype(DEVICE, NATIVE_BF16))
 
 
 # %% [markdown]
@@ -493,6 +486,103 @@ else:
     print("Sin GradScaler para CPU en esta versión de PyTorch: demo saltada.")
 
 # %% [markdown]
+# ## Ejercicio 1 · Diagnosticar un registro de entrenamiento (2,5 puntos)
+#
+# Cuando un entrenamiento con fp16 va mal, lo primero que tienes es su registro (*log*): lo
+# que el bucle imprimió en cada paso. Aquí cada registro es una lista de diccionarios, uno
+# por paso, con tres números:
+#
+# - `"loss"`: la pérdida que el bucle registró con `.item()`;
+# - `"scale"`: la escala con la que se hizo el paso, `scaler.get_scale()` leída antes de
+#   `scaler.step`, como en la demo de esta sección;
+# - `"grad_norm"`: lo que devolvió `clip_grad_norm_` (puede ser `inf` o `nan`).
+#
+# Cada registro sale de un bucle fp16 con `GradScaler` (factores por defecto, ×2 y ×0,5, y un
+# `growth_interval` corto) que entrena un problema con ruido; en todos hay al menos un paso
+# cuyos gradientes desbordan. Ese bucle es correcto, o tiene **uno** de estos cuatro errores:
+#
+# - `"clip_before_unscale"`: llama a `clip_grad_norm_` sin haber llamado antes a
+#   `scaler.unscale_` (el escalador desescala después, dentro de `scaler.step`);
+# - `"new_scaler_each_step"`: crea el `GradScaler` dentro del bucle, uno nuevo en cada paso
+#   (con la misma configuración), y hace con él todo lo demás bien;
+# - `"optimizer_step"`: llama a `unscale_` y a `update()`, pero da el paso con
+#   `optimizer.step()` en vez de `scaler.step(optimizer)`;
+# - `"scaled_loss"`: entrena bien, pero registra la pérdida escalada,
+#   `scaler.scale(loss).item()`, en vez de `loss.item()`.
+#
+# Escribe `diagnose_amp_log(log)`: devuelve `"ok"` o el nombre del error. Qué huella deja
+# cada uno en el registro no te lo decimos: sale de lo que hacen `scale`, `unscale_`,
+# `step` y `update`, que acabas de ver. Para mirarlo, `registros_de_ejemplo()` devuelve los
+# diez registros de la comprobación pública con su etiqueta (dos de cada una).
+#
+# Los problemas simulados tienen magnitudes muy distintas (la pérdida y la norma van de
+# diezmilésimas a millones) y la escala empieza lejos o cerca de la mayor que no
+# desborda: ningún umbral sobre un valor suelto separa las etiquetas. Busca relaciones entre
+# los tres números, paso a paso. Las pruebas ocultas usan treinta registros nuevos, seis de
+# cada etiqueta.
+
+# %% tags=["demo"]
+examples = registros_de_ejemplo()
+label, log = examples[0]
+print(f"{len(examples)} registros de ejemplo · el primero es {label!r} y tiene {len(log)} pasos:")
+for step, record in enumerate(log[:6]):
+    print(f"paso {step}: {record}")
+
+# %% exercise="diagnose_amp_log"
+def diagnose_amp_log(log):
+    """El error de un bucle de precisión mixta (fp16 con GradScaler), leído en su registro.
+
+    Recibe ``log``, una lista de diccionarios, uno por paso del optimizador, con las claves
+    ``"loss"`` (la pérdida registrada), ``"scale"`` (la escala con la que se hizo el paso,
+    leída antes de ``scaler.step``) y ``"grad_norm"`` (lo que devolvió ``clip_grad_norm_``),
+    todos floats de Python; pueden ser ``inf`` o ``nan``. El bucle usa un GradScaler con
+    ``growth_factor=2``, ``backoff_factor=0.5`` y un ``growth_interval`` corto, y cada
+    registro tiene al menos un paso cuyos gradientes desbordan.
+
+    Devuelve un texto, uno de:
+
+    - ``"ok"``: el bucle es correcto;
+    - ``"clip_before_unscale"``: recorta con ``clip_grad_norm_`` antes de ``scaler.unscale_``;
+    - ``"new_scaler_each_step"``: crea un GradScaler nuevo (con la misma configuración) en
+      cada paso;
+    - ``"optimizer_step"``: da el paso con ``optimizer.step()`` en vez de
+      ``scaler.step(optimizer)``;
+    - ``"scaled_loss"``: registra ``scaler.scale(loss).item()`` en vez de ``loss.item()``.
+
+    Cada registro tiene a lo sumo uno de esos errores. No modifica ``log``.
+    """
+    ### BEGIN SOLUTION
+    losses = [record["loss"] for record in log]
+    scales = [record["scale"] for record in log]
+    norms = [record["grad_norm"] for record in log]
+    # a step taken with inf in the gradients leaves the weights inf/nan: so is every loss after
+    if not all(math.isfinite(loss) for loss in losses):
+        return "optimizer_step"
+    # a scaler that lasts the whole training halves its scale after every step with inf
+    for step in range(len(log) - 1):
+        if not math.isfinite(norms[step]) and scales[step + 1] >= scales[step]:
+            return "new_scaler_each_step"
+    # between two clean steps where the scale changes, a scaled quantity changes by the same
+    # factor; a real one barely moves
+    changes = [(a, b) for a, b in zip(log, log[1:]) if a["scale"] != b["scale"]
+               and math.isfinite(a["grad_norm"]) and math.isfinite(b["grad_norm"])]
+
+    def follows_scale(key):
+        return all(abs(math.log(b[key] / a[key]) - math.log(b["scale"] / a["scale"]))
+                   < abs(math.log(b[key] / a[key])) for a, b in changes)
+
+    if follows_scale("grad_norm"):
+        return "clip_before_unscale"
+    if follows_scale("loss"):
+        return "scaled_loss"
+    return "ok"
+    ### END SOLUTION
+
+
+# %% test="diagnose_amp_log"
+
+
+# %% [markdown]
 # ## Ejercicio 2 · La traza de la escala (3 puntos)
 #
 # Reproduce la regla de `scaler.update()` sin PyTorch. Recibes una lista `found_inf` (un
@@ -593,7 +683,7 @@ for step in range(30):
 #   antes, en el mismo ciclo, falla. Lo mide la celda siguiente.
 
 # %% tags=["demo"]
-def accumulated_grad(micro_batches, scaler, dtype, accum):
+def accumulated_gradient(micro_batches, scaler, dtype, accum):
     """El gradiente del peso tras un ciclo de ``accum`` micro-lotes, ya sin escala."""
     torch.manual_seed(4)
     model = nn.Linear(8, 1)
@@ -610,13 +700,13 @@ def accumulated_grad(micro_batches, scaler, dtype, accum):
 g = torch.Generator().manual_seed(5)
 batches = [(torch.randn(4, 8, generator=g), torch.randn(4, 1, generator=g)) for _ in range(3)]
 scaled_dtype = torch.float16 if FP16_ON_CPU else torch.bfloat16
-unscaled = accumulated_grad(batches, None, torch.bfloat16, accum=3)
+without_scaler = accumulated_gradient(batches, None, torch.bfloat16, accum=3)
 if SCALER_ON_CPU:
-    scaled = accumulated_grad(batches, torch.amp.GradScaler("cpu", init_scale=2.0**10),
-                              scaled_dtype, accum=3)
+    with_scaler = accumulated_gradient(batches, torch.amp.GradScaler("cpu", init_scale=2.0**10),
+                                       scaled_dtype, accum=3)
     print("norma del gradiente acumulado · bf16 sin escalador:",
-          f"{unscaled.norm():.4f} · {scaled_dtype} con escalador tras unscale_: "
-          f"{scaled.norm():.4f}")
+          f"{without_scaler.norm():.4f} · {scaled_dtype} con escalador tras unscale_: "
+          f"{with_scaler.norm():.4f}")
 
     torch.manual_seed(4)
     model = nn.Linear(8, 1)
@@ -668,7 +758,7 @@ else:
 # ## Ejercicio 3 · Precisión mixta con acumulación de gradientes (4 puntos)
 #
 # Entrena sobre una lista de micro-lotes con autocast, acumulando `accum` micro-lotes por
-# paso del optimizador. Sirve para los dos casos del ejercicio 1: float16 con `scaler` (un
+# paso del optimizador. Sirve para los dos casos de la sección 2: float16 con `scaler` (un
 # `GradScaler`) y bfloat16 con `scaler=None`. Lo que tiene que cumplirse:
 #
 # - cada paso del optimizador usa el gradiente medio de **su** ciclo, con el último ciclo

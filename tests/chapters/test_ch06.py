@@ -2,6 +2,8 @@
 cases), what the public examples hold, and the mistakes they name (the shared contract is
 in test_contract.py; the CUDA case is in test_gpu.py)."""
 
+import math
+
 import pytest
 import torch
 
@@ -45,21 +47,71 @@ def growth_steps(flags, interval):
 
 
 # ---------------------------------------------------------------- the contract as a space
-@pytest.mark.parametrize("name", ["pick_amp_dtype", "simulate_loss_scale",
+@pytest.mark.parametrize("name", ["diagnose_amp_log", "simulate_loss_scale",
                                   "amp_accumulation_steps"])
 def test_every_student_draws_the_whole_contract(name):
     assert coverage(hidden.HIDDEN[name], getattr(reference, name)) == []
 
 
-# ---------------------------------------------------------------- pick_amp_dtype
-def test_the_machine_table_is_shuffled_per_student_then_rotated():
-    orders = set()
+# ---------------------------------------------------------------- diagnose_amp_log
+def simulated(seeds, copies=3):
+    """(label it was simulated with, log) over ``seeds`` cases of ``copies`` logs per label."""
+    pairs = []
+    for seed in seeds:
+        shape = (copies,)
+        labels = public.clases_sorteadas(torch.Generator().manual_seed(seed), shape)
+        pairs += list(zip(labels, build("diagnose_amp_log", shape, seed)["registros"]))
+    return pairs
+
+
+def test_every_log_gets_the_label_it_was_simulated_with_by_every_correct_rule():
+    # the classes are separable: the reference and the correct variants (other rules) agree
+    # with the simulation on thousands of fresh logs
+    rules = [reference.diagnose_amp_log] + [
+        v.function for v in corpus.registry.variants
+        if v.exercise == "diagnose_amp_log" and v.expected == corpus.CORRECT]
+    assert len(rules) >= 3
+    for label, log in simulated(range(100)):
+        for rule in rules:
+            assert rule(log) == label, (rule.__name__, label)
+
+
+def test_no_threshold_on_a_single_value_separates_the_labels():
+    pairs = simulated(range(40))
+
+    def span(label, key):
+        values = [r[key] for lab, log in pairs if lab == label for r in log
+                  if math.isfinite(r[key]) and math.isfinite(r["grad_norm"])]
+        return min(values), max(values)
+
+    for key, scaled in (("grad_norm", "clip_before_unscale"), ("loss", "scaled_loss")):
+        low, high = span("ok", key)
+        scaled_low, scaled_high = span(scaled, key)
+        assert scaled_low < high and low < scaled_high, key
+
+
+def test_every_student_gets_two_fresh_cases_of_three_logs_per_label():
+    seen = set()
     for student in STUDENTS:
-        (first, _), (second, _) = plan("pick_amp_dtype", hidden.HIDDEN, student, SECRET)
-        assert sorted(first) == [0, 1, 2, 3]  # every machine once
-        assert second == first[1:] + first[:1]
-        orders.add(first)
-    assert len(orders) > 1
+        cases = plan("diagnose_amp_log", hidden.HIDDEN, student, SECRET)
+        assert [shape for shape, _ in cases] == [(3,), (3,)]
+        for shape, seed in cases:
+            labels = public.clases_sorteadas(torch.Generator().manual_seed(seed), shape)
+            assert sorted(labels) == sorted(public.ETIQUETAS * 3)
+            seen.add(seed)
+    assert public.EJEMPLO_REGISTROS[0] not in seen
+
+
+def test_the_examples_are_the_public_check_logs_with_their_labels():
+    examples = public.registros_de_ejemplo()
+    assert sorted(label for label, _ in examples) == sorted(public.ETIQUETAS * 2)
+    assert all(reference.diagnose_amp_log(log) == label for label, log in examples)
+
+
+def test_the_statement_does_not_give_the_signatures():
+    doc = reference.diagnose_amp_log.__doc__
+    for hint in ("mitad", "mismo factor", "nan en la pérdida", "proporcional"):
+        assert hint not in doc
 
 
 # ---------------------------------------------------------------- simulate_loss_scale
@@ -215,8 +267,9 @@ def test_the_statement_states_the_goal_not_the_call_order():
 
 # ---------------------------------------------------------------- mistakes and their names
 @pytest.mark.parametrize("name,diagnosis", [
-    ("pick_amp_dtype_always_bf16_on_gpu", "amp_bf16_sin_soporte"),
-    ("pick_amp_dtype_fp16_fallback_everywhere", "amp_fp16_en_cpu"),
+    ("diagnose_amp_log_every_inf_is_a_bug", "amp_registro_falsa_alarma"),
+    ("diagnose_amp_log_swapped", "amp_registro_recorte"),
+    ("diagnose_amp_log_only_the_norm", "amp_registro_perdida_escalada"),
     ("simulate_loss_scale_only_skips", "amp_escala_sin_reducir"),
     ("simulate_loss_scale_counter_not_reset_after_growth", "amp_crecimiento_tardio"),
     ("amp_accumulation_steps_clips_scaled_gradients", "clip_antes_de_unscale"),

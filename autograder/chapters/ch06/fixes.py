@@ -2,14 +2,27 @@
 (see ``autograder/hidden/fixes.py``; never injected into the notebook)."""
 
 ARREGLOS = {
-    "amp_bf16_sin_soporte": "Sin bf16 nativo: en GPU usa float16 con GradScaler; en CPU quédate "
-                            "en float32.",
-    "amp_fp16_en_cpu": "En CPU usa bfloat16 si tiene bf16 nativo; si no, float32.",
-    "amp_desaprovecha_16_bits": "Con bf16 nativo usa bfloat16; en una GPU sin bf16 (T4), "
-                                "float16 con GradScaler.",
-    "amp_fp16_sin_escalador": "Con float16 usa siempre `torch.amp.GradScaler`.",
-    "amp_escalador_innecesario": "Usa GradScaler solo con float16; con bfloat16 o float32, "
-                                 "ninguno.",
+    "amp_registro_etiqueta": "Devuelve uno de los cinco textos del docstring: `\"ok\"`, "
+                             "`\"clip_before_unscale\"`, `\"new_scaler_each_step\"`, "
+                             "`\"optimizer_step\"` o `\"scaled_loss\"`.",
+    "amp_registro_falsa_alarma": "En un bucle sano, tras cada paso con norma inf o nan la "
+                                 "escala baja a la mitad, y entre dos pasos limpios la pérdida "
+                                 "y la norma no cambian con la escala: no marques esos pasos "
+                                 "como error.",
+    "amp_registro_recorte": "Sin `unscale_`, la norma registrada es escala × norma real: entre "
+                            "dos pasos limpios en los que la escala cambia, `grad_norm` cambia "
+                            "por el mismo factor (`b['grad_norm'] / a['grad_norm'] ≈ "
+                            "b['scale'] / a['scale']`).",
+    "amp_registro_escalador_nuevo": "Con un escalador nuevo en cada paso, la escala no baja tras "
+                                    "un paso con norma no finita: busca un `t` con "
+                                    "`not math.isfinite(log[t]['grad_norm'])` y "
+                                    "`log[t + 1]['scale'] >= log[t]['scale']`.",
+    "amp_registro_paso_directo": "Con `optimizer.step()`, el primer paso con inf vuelve inf o "
+                                 "nan los pesos, y todas las pérdidas siguientes dejan de ser "
+                                 "finitas: `not all(math.isfinite(r['loss']) for r in log)`.",
+    "amp_registro_perdida_escalada": "La pérdida escalada es escala × pérdida: entre dos pasos "
+                                     "limpios en los que la escala cambia, `loss` cambia por el "
+                                     "mismo factor que `scale`.",
     "amp_escala_sin_reducir": "Con un inf: `escala *= backoff_factor` y el contador de pasos "
                               "limpios vuelve a 0.",
     "amp_crecimiento_prematuro": "Cuenta los pasos limpios seguidos: el contador vuelve a 0 con "
@@ -18,8 +31,6 @@ ARREGLOS = {
                               "`limpios = 0`.",
     "amp_otro_factor": "Usa `growth_factor` al crecer y `backoff_factor` al reducir, los "
                        "argumentos de la función.",
-    "amp_desaprovecha_bf16": "Mira primero si el dispositivo tiene bf16 nativo: si lo tiene, "
-                             "bfloat16 sin GradScaler.",
     "amp_sin_autocast": "Envuelve el pase hacia adelante y la pérdida en "
                         "`with torch.autocast(device_type=device, dtype=dtype):`.",
     "amp_step_sin_scaler": "Llama a `scaler.step(optimizer)` en vez de `optimizer.step()`.",

@@ -7,7 +7,8 @@ import torch
 
 from autograder.chapters.ch06.student import (
     AMP_ACCUMULATION_STEPS,
-    PICK_AMP_DTYPE,
+    DIAGNOSE_AMP_LOG,
+    ETIQUETAS,
     RESTOS,
     SIMULATE_LOSS_SCALE,
     ciclos_de,
@@ -18,16 +19,25 @@ from autograder.hidden.space import Dimension, Space
 
 reference = load_reference("ch06")  # the solution cells of solutions/06_*.py
 
+EQUIVALENT_MUTANTS = {
+    "diagnose_amp_log": {
+        "L34:47 1→2": "comparing records two steps apart around a scale change is another sound "
+                      "rule: over two clean steps the real loss and norm still barely move, a "
+                      "scaled one still changes by the scale's factor",
+        "L38:19 Lt→LtE": "< or <= between two logarithms that are never equal on a simulated "
+                         "log (a tie has probability zero)",
+    },
+}
 
-def _device_table(generator):
-    """The four machines in a per-student order, then the same table rotated by one row
-    (a rotated answer list equals the original only if every row got the same answer)."""
-    order = tuple(torch.randperm(4, generator=generator).tolist())
-    return [(order, case_seed(generator)), (order[1:] + order[:1], case_seed(generator))]
+
+def _log_cases(generator):
+    """Two cases of three logs of each label (each label's logs over three slices of the
+    magnitude's range and of the initial scale's), freshly simulated from their seeds."""
+    return [((3,), case_seed(generator)) for _ in range(2)]
 
 
-def _expected_choices(rows):
-    return [reference.pick_amp_dtype(device, bf16) for device, bf16 in rows]
+def _expected_labels(logs):
+    return [reference.diagnose_amp_log([dict(r) for r in log]) for log in logs]
 
 
 def _scale_shapes(generator):
@@ -126,13 +136,16 @@ def _expected_steps(*inputs):
                                            dict(zip(STEP_ARGUMENTS, inputs)))
 
 
-PICK_SPACE = Space(dimensions=(
-    # the rows' order changes between a student's cases, and every machine is asked
-    Dimension("device_type", lambda i: tuple(d for d, _ in i["filas"])),
-    Dimension("bf16_supported", lambda i: tuple(b for _, b in i["filas"])),
-    Dimension("bf16_supported.with device_type", lambda i: frozenset(i["filas"]),
-              must_include=(frozenset({("cpu", False), ("cpu", True), ("cuda", False),
-                                       ("cuda", True)}),), varies=False),
+def _labels(inputs):
+    """The labels the reference gives a case's logs (the simulated ones: a test checks it)."""
+    return frozenset(_expected_labels(inputs["registros"]))
+
+
+LOG_SPACE = Space(dimensions=(
+    Dimension("log", lambda i: tuple(len(log) for log in i["registros"])),
+    Dimension("log.labels", _labels, must_include=(frozenset(ETIQUETAS),), varies=False),
+    Dimension("log.order", lambda i: tuple(_expected_labels(i["registros"]))),
+    Dimension("log.initial scale", lambda i: tuple(log[0]["scale"] for log in i["registros"])),
 ))
 
 
@@ -216,8 +229,8 @@ STEP_SPACE = Space(
 
 
 HIDDEN = hidden_table(
-    HiddenExercise(PICK_AMP_DTYPE, _device_table, _expected_choices, space=PICK_SPACE,
-                   difficulty=1),
+    HiddenExercise(DIAGNOSE_AMP_LOG, _log_cases, _expected_labels, space=LOG_SPACE,
+                   difficulty=2),
     HiddenExercise(SIMULATE_LOSS_SCALE, _scale_shapes, _expected_scales, space=SCALE_SPACE,
                    difficulty=2),
     HiddenExercise(AMP_ACCUMULATION_STEPS, _step_shapes, _expected_steps, space=STEP_SPACE,

@@ -1,8 +1,8 @@
 """Chapter 6: how each exercise is built, observed and scored, and its public checks.
 
 Injected into the chapter 6 student notebook by the build; the hidden tests use the
-same exercises on other inputs against the reference. The public oracles are plain
-facts about the hardware (exercise 1), PyTorch's own ``GradScaler`` (exercise 2) and
+same exercises on other inputs against the reference. The public oracles are the label
+each log was simulated with (exercise 1), PyTorch's own ``GradScaler`` (exercise 2) and
 a step computed another way, with ``torch.autograd.grad`` and a hand-written clip and
 SGD update (exercise 3); never the reference.
 """
@@ -27,43 +27,55 @@ from autograder.student.compare import (
 from autograder.student.diagnosis import diagnosticar_tensor
 from autograder.student.messages import registrar
 
-__all__ = ["comprobar_pick_amp_dtype", "comprobar_simulate_loss_scale",
-           "comprobar_amp_accumulation_steps"]
+__all__ = ["comprobar_diagnose_amp_log", "comprobar_simulate_loss_scale",
+           "comprobar_amp_accumulation_steps", "registros_de_ejemplo"]
 # The helper cell's runtime report also says which runtime to pick (autograder/inject.py).
 INFO_ENTORNO = {"consejo_gpu": True}
 
 # id -> (title, Spanish explanation, Spanish hint, English explanation)
 MENSAJES = {
-    "amp_bf16_sin_soporte": (
-        "bfloat16 sin soporte nativo",
-        "Elegiste bfloat16 en un dispositivo ({dispositivo}) que no lo tiene en hardware.",
-        "Este dispositivo no tiene bf16 nativo (una T4, por ejemplo), así que bf16 se emula y "
-        "va lento. ¿Qué precisión aprovecha de verdad este dispositivo?",
-        "bfloat16 was chosen on a device ({dispositivo}) without native bf16 support."),
-    "amp_fp16_en_cpu": (
-        "float16 en CPU",
-        "Elegiste float16 para la CPU.",
-        "En CPU, autocast está pensado para bfloat16. ¿Tiene este CPU bf16 nativo? Si no, "
-        "¿compensa bajar de float32?",
-        "float16 was chosen for the CPU."),
-    "amp_desaprovecha_16_bits": (
-        "Sin precisión mixta donde sí conviene",
-        "Elegiste float32 en {dispositivo}, que tiene {disponible} en hardware.",
-        "¿Qué precisión de 16 bits acelera este dispositivo? Mira si tiene bf16 nativo y, si "
-        "no, qué tienen sus núcleos tensoriales.",
-        "float32 was chosen on {dispositivo}, which supports {disponible} natively."),
-    "amp_fp16_sin_escalador": (
-        "float16 sin GradScaler",
-        "Elegiste float16 sin escalado de la pérdida.",
-        "float16 tiene poco rango: los gradientes pequeños se vuelven 0. ¿Qué herramienta lo "
-        "evita?",
-        "float16 was chosen without loss scaling (GradScaler)."),
-    "amp_escalador_innecesario": (
-        "GradScaler innecesario",
-        "Pediste GradScaler con {dtype}, que no lo necesita.",
-        "¿Para qué existe el escalado de la pérdida? Piensa en el rango de cada dtype: bfloat16 "
-        "tiene el de float32.",
-        "A GradScaler was requested with {dtype}, which does not need one."),
+    "amp_registro_etiqueta": (
+        "Etiqueta desconocida",
+        "Para el registro {indice} devolviste {respuesta}; las etiquetas son {etiquetas}.",
+        "El docstring enumera las cinco etiquetas: devuelve exactamente uno de esos textos.",
+        "For log {indice} the answer was {respuesta}, not one of {etiquetas}."),
+    "amp_registro_falsa_alarma": (
+        "Falsa alarma en un entrenamiento sano",
+        "El registro {indice} es de un bucle correcto y tu diagnóstico fue {respuesta!r}.",
+        "Un bucle correcto también tiene pasos con inf: el escalador los salta y baja la "
+        "escala, y la sube tras varios pasos limpios. ¿Lo que te hizo sospechar se explica "
+        "con ese comportamiento normal?",
+        "Log {indice} comes from a correct loop and was diagnosed as {respuesta!r}."),
+    "amp_registro_recorte": (
+        "No viste el recorte antes de unscale_",
+        "El registro {indice} es de un bucle que recorta antes de `scaler.unscale_` y tu "
+        "diagnóstico fue {respuesta!r}.",
+        "Sin `unscale_`, ¿qué gradientes mide `clip_grad_norm_`, y con qué factor salen "
+        "multiplicados? Mira qué le pasa a `grad_norm` en los pasos en que cambia la escala.",
+        "Log {indice} clips before scaler.unscale_ and was diagnosed as {respuesta!r}."),
+    "amp_registro_escalador_nuevo": (
+        "No viste el GradScaler nuevo en cada paso",
+        "El registro {indice} es de un bucle que crea un `GradScaler` nuevo en cada paso y tu "
+        "diagnóstico fue {respuesta!r}.",
+        "Un escalador nuevo no recuerda nada de los pasos anteriores. ¿Qué hace la escala de "
+        "un escalador que dura todo el entrenamiento después de un paso con inf? Busca un paso "
+        "cuya norma no es finita y mira la escala del paso siguiente.",
+        "Log {indice} creates a new GradScaler every step and was diagnosed as "
+        "{respuesta!r}."),
+    "amp_registro_paso_directo": (
+        "No viste el optimizer.step() directo",
+        "El registro {indice} es de un bucle que llama a `optimizer.step()` en vez de "
+        "`scaler.step(optimizer)` y tu diagnóstico fue {respuesta!r}.",
+        "Sin `scaler.step`, nadie salta el paso con inf: ¿qué les pasa a los pesos, y desde "
+        "ese paso, a la pérdida y a la escala?",
+        "Log {indice} calls optimizer.step() directly and was diagnosed as {respuesta!r}."),
+    "amp_registro_perdida_escalada": (
+        "No viste la pérdida escalada",
+        "El registro {indice} es de un bucle que registra la pérdida escalada y tu "
+        "diagnóstico fue {respuesta!r}.",
+        "Si lo registrado es la pérdida escalada, ¿de qué depende además del entrenamiento? "
+        "Compara la pérdida justo antes y justo después de un cambio de escala.",
+        "Log {indice} logs the scaled loss and was diagnosed as {respuesta!r}."),
     "amp_escala_sin_reducir": (
         "La escala no baja tras un inf",
         "En el paso {paso}, con inf/NaN en los gradientes, la escala pasó de {antes:g} a "
@@ -91,12 +103,6 @@ MENSAJES = {
         "¿De dónde salen los factores que usas? La función los recibe como argumentos; no son "
         "necesariamente los de GradScaler por defecto.",
         "At step {paso} the scale changed by {factor:g}, while {nombre} is {valor:g}."),
-    "amp_desaprovecha_bf16": (
-        "float16 donde hay bfloat16 nativo",
-        "Elegiste float16 en {dispositivo}, que tiene bfloat16 nativo.",
-        "Con bf16 nativo, bfloat16 va tan rápido como float16 y tiene el rango de float32. ¿Qué "
-        "miras antes: el dispositivo o el soporte de bf16?",
-        "float16 was chosen on {dispositivo}, which has native bfloat16."),
     "amp_sin_autocast": (
         "Sin autocast",
         "El modelo corrió en {dtype_visto}, no en {dtype_pedido}: el pase hacia adelante no está "
@@ -200,113 +206,219 @@ def _nombre_tipo(objeto):
     return objeto.get("__objeto__", "dict") if isinstance(objeto, dict) else type(objeto).__name__
 
 
-# ---------------------------------------------------------------- exercise 1: pick_amp_dtype
-# A case is a whole table of machines, one call per row: a policy that is wrong on some rows
-# still answers differently on a reordered table, while a hard-coded answer does not.
-DISPOSITIVOS = ("cpu", "cuda")
+# ---------------------------------------------------------------- exercise 1: diagnose_amp_log
+# A case is a list of training logs, one call per log. Each log is simulated step by step:
+# a noisy quadratic problem trained in float16 with a GradScaler (the scale backs off on an
+# overflow, grows after growth_interval clean steps), with one of the chapter's bugs or none.
+# The signature of each bug follows from the mechanics, never from a threshold: the problem's
+# magnitude spans eight decades and the scale starts far from or near the largest one that
+# does not overflow, so no absolute value tells the classes apart.
+DISPOSITIVOS = ("cpu", "cuda")  # the device types autocast is watched on
+ETIQUETAS = ("ok", "clip_before_unscale", "new_scaler_each_step", "optimizer_step", "scaled_loss")
+FP16_MAX = 65504.0
 
 
-def fila(codigo):
-    """Row code 0..3 -> (device_type, bf16_supported): 0 cpu, 1 cpu+bf16, 2 cuda, 3 cuda+bf16."""
-    return DISPOSITIVOS[codigo // 2], bool(codigo % 2)
+def _uniforme(generador, bajo, alto):
+    return bajo + (alto - bajo) * torch.rand(1, generator=generador).item()
 
 
-def construir_eleccion(generador, forma):
-    """The machines (device_type, bf16_supported) of ``forma``, a tuple of row codes."""
-    return {"filas": [fila(codigo) for codigo in forma]}
+def _tramo(generador, bajo, alto, tramo):
+    """A uniform draw in the ``tramo = (k, n)``-th of n equal slices of [bajo, alto]."""
+    k, n = tramo
+    return _uniforme(generador, bajo + (alto - bajo) * k / n, bajo + (alto - bajo) * (k + 1) / n)
 
 
-def observar_eleccion(pick_amp_dtype, entradas):
-    def elegir(dispositivo, bf16):
-        resultado = pick_amp_dtype(dispositivo, bf16)
-        if type(resultado) in (tuple, list):
-            # a string is kept apart from a dtype's name: "bfloat16" is not torch.bfloat16
-            return [{"texto": v} if isinstance(v, str) else nombre_dtype(v) for v in resultado]
-        return nombre_dtype(resultado)
+def _simular(generador, etiqueta, tramo_magnitud, tramo_escala, tardio):
+    """One attempt at a log of ``etiqueta``: a list of {"loss", "scale", "grad_norm"}.
+    ``tardio``: the one overflow is the second-to-last step's (the scale then starts far
+    enough below the largest one that does not overflow, and the gradients only shrink)."""
+    pasos = integer_de(generador, 40, 70)
+    dim = 6
+    curvatura = [10 ** _uniforme(generador, -0.5, 0.5) for _ in range(dim)]
+    magnitud = 10 ** _tramo(generador, -3.0, 5.0, tramo_magnitud)
+    # some logs start near the optimum (the loss plateaus early), others far from it
+    inicio = 10 ** _uniforme(generador, -1.0, 0.5)
+    peso = [inicio * v for v in torch.randn(dim, generator=generador).tolist()]
+    suelo = magnitud * _uniforme(generador, 0.05, 0.5)
+    lr = _uniforme(generador, 0.01, 0.04) / (magnitud * max(curvatura))
+    gradiente_0 = max(abs(magnitud * a * w) for a, w in zip(curvatura, peso))
+    max_norm = _uniforme(generador, 0.3, 3.0) * magnitud * math.sqrt(
+        sum((a * w) ** 2 for a, w in zip(curvatura, peso)))
+    # GradScaler's rule (defaults 2 and 0.5), an interval short enough to see it grow, and an
+    # init_scale from 2^14 below to 2^2 above the largest one that does not overflow
+    intervalo = integer_de(generador, 3, 10)
+    desfase = _tramo(generador, -14.0, 2.0, tramo_escala)
+    escala = 2.0 ** round(math.log2(FP16_MAX / gradiente_0) + desfase)
+    # a bad batch (its gradients overflow whatever the scale): at least one, early enough
+    picos = (torch.rand(pasos, generator=generador) < 0.04).tolist()
+    picos[integer_de(generador, 2, pasos * 2 // 3)] = True
+    if tardio:
+        picos = [paso == pasos - 2 for paso in range(pasos)]
+    limpios, registro = 0, []
+    for paso in range(pasos):
+        if any(not math.isfinite(w) for w in peso):
+            perdida = math.nan
+            gradiente = [math.nan] * dim
+        else:
+            cuadratica = 0.5 * magnitud * sum(a * w * w for a, w in zip(curvatura, peso))
+            perdida = (cuadratica + suelo) * (1 + 0.02 * torch.randn(1, generator=generador).item())
+            ruido = torch.randn(dim, generator=generador).tolist()
+            gradiente = [magnitud * a * w * (1 + 0.03 * r)
+                         for a, w, r in zip(curvatura, peso, ruido)]
+        norma = math.sqrt(sum(g * g for g in gradiente))
+        desborda = (picos[paso] or not math.isfinite(norma)
+                    or escala * max(abs(g) for g in gradiente) > FP16_MAX)
+        if desborda:  # inf in the backward; inf - inf is nan further on
+            norma = (math.inf, math.nan)[integer_de(generador, 1)]
+        vista = escala * norma if etiqueta == "clip_before_unscale" else norma
+        registro.append({"loss": escala * perdida if etiqueta == "scaled_loss" else perdida,
+                         "scale": escala, "grad_norm": vista})
+        if not desborda:
+            recorte = min(1.0, max_norm / (vista + 1e-6))
+            peso = [w - lr * g * recorte for w, g in zip(peso, gradiente)]
+        elif etiqueta == "optimizer_step":  # the step is taken anyway: the weights are lost
+            peso = [math.nan] * dim
+        if etiqueta != "new_scaler_each_step":  # a new scaler: the same init_scale every step
+            if desborda:
+                escala, limpios = escala * 0.5, 0
+            else:
+                limpios += 1
+                if limpios == intervalo:
+                    escala, limpios = escala * 2.0, 0
+    return registro
 
+
+def _separable(registro, etiqueta):
+    """The log shows its class's signature: an overflow with a step after it (two steps
+    before the end but for a new scaler every step) and, where the scale moves, a growth
+    between two clean steps and a backoff."""
+    normas = [r["grad_norm"] for r in registro]
+    escalas = [r["scale"] for r in registro]
+    desbordes = [t for t, n in enumerate(normas) if not math.isfinite(n)]
+    if not desbordes or desbordes[0] > len(registro) - (2 if etiqueta == "new_scaler_each_step"
+                                                          else 3):
+        return False
+    if etiqueta in ("new_scaler_each_step", "optimizer_step"):
+        return True
+    crece = any(b > a and math.isfinite(m) and math.isfinite(n)
+                for a, b, m, n in zip(escalas, escalas[1:], normas, normas[1:]))
+    return crece and any(b < a for a, b in zip(escalas, escalas[1:]))
+
+
+def simular_registro(generador, etiqueta, tramo_magnitud=(0, 1), tramo_escala=(0, 1),
+                     tardio=False):
+    """A training log of ``etiqueta`` (one of ETIQUETAS) that shows its signature; its
+    magnitude and its initial scale from the given slices of their ranges."""
+    while True:
+        registro = _simular(generador, etiqueta, tramo_magnitud, tramo_escala, tardio)
+        if _separable(registro, etiqueta):
+            return registro
+
+
+def clases_sorteadas(generador, forma):
+    """The labels of a case's logs, in a per-seed order: each of ETIQUETAS ``forma[0]``
+    times."""
+    copias = forma[0]
+    orden = torch.randperm(len(ETIQUETAS) * copias, generator=generador).tolist()
+    return [ETIQUETAS[i % len(ETIQUETAS)] for i in orden]
+
+
+def construir_registros(generador, forma):
+    """The logs of ``forma`` = (copies of each label,)."""
+    copias = forma[0]
+    etiquetas = clases_sorteadas(generador, forma)
+    # each label's copies cover every slice of the magnitude's range and of the initial
+    # scale's, in a per-seed pairing: no absolute value separates the labels
+    tramos = {e: list(zip(torch.randperm(copias, generator=generador).tolist(),
+                          torch.randperm(copias, generator=generador).tolist()))
+              for e in ETIQUETAS}
+    registros = []
+    for etiqueta in etiquetas:
+        magnitud, escala = tramos[etiqueta].pop()
+        # a new scaler every step whose one overflow is the second-to-last step, in every case
+        tardio = etiqueta == "new_scaler_each_step" and escala == 0
+        registros.append(simular_registro(generador, etiqueta, (magnitud, copias),
+                                          (escala, copias), tardio))
+    return {"registros": registros}
+
+
+def observar_registros(diagnose_amp_log, entradas):
     respuestas = []
-    for dispositivo, bf16 in entradas["filas"]:
-        observacion = observar_llamada(elegir, dispositivo, bf16)
+    for registro in entradas["registros"]:
+        copia = [dict(r) for r in registro]  # each call gets its own log
+        observacion = observar_llamada(diagnose_amp_log, copia)
         if observacion["error"] is not None:
             return observacion
         respuestas.append(observacion["resultado"])
     return {"resultado": respuestas, "error": None}
 
 
-def contexto_eleccion(forma):
-    return {"filas": [fila(codigo) for codigo in forma]}
+# The diagnosis when a log of each label gets another answer.
+NO_VISTO = {"ok": "amp_registro_falsa_alarma", "clip_before_unscale": "amp_registro_recorte",
+            "new_scaler_each_step": "amp_registro_escalador_nuevo",
+            "optimizer_step": "amp_registro_paso_directo",
+            "scaled_loss": "amp_registro_perdida_escalada"}
 
 
-def _verificar_fila(resultado, esperado, dispositivo, bf16):
-    if type(resultado) not in (tuple, list) or len(resultado) != 2:
-        fallar("tipo", nombre="el resultado", esperado="una tupla (dtype, use_scaler)",
-               tipo=_nombre_tipo(resultado))
-    dtype, escalador = resultado
-    if dtype not in ("float32", "float16", "bfloat16"):
-        tipo = f"el texto {dtype['texto']!r}" if isinstance(dtype, dict) else str(dtype)
-        fallar("tipo", nombre="el dtype", esperado="torch.float32, torch.float16 o "
-               "torch.bfloat16 (un `torch.dtype`, no un texto)", tipo=tipo)
-    if type(escalador) is not bool:
-        fallar("tipo", nombre="use_scaler", esperado="un bool", tipo=_nombre_tipo(escalador))
-    esperado_dtype = nombre_dtype(esperado[0])
-    if dtype != esperado_dtype:
-        if dtype == "bfloat16":
-            fallar("amp_bf16_sin_soporte", dispositivo=dispositivo)
-        if dtype == "float16" and dispositivo == "cpu":
-            fallar("amp_fp16_en_cpu")
-        if dtype == "float16" and bf16:
-            fallar("amp_desaprovecha_bf16", dispositivo=dispositivo)
-        if dtype == "float32":
-            fallar("amp_desaprovecha_16_bits", dispositivo=dispositivo,
-                   disponible="bfloat16" if bf16 else "float16")
-        fallar("dtype", nombre="el dtype", dtype=dtype, dtype_esperado=esperado_dtype)
-    if escalador != bool(esperado[1]):
-        fallar("amp_fp16_sin_escalador" if dtype == "float16" else "amp_escalador_innecesario",
-               dtype=dtype)
-
-
-def _verificar_eleccion(caso, aplica):
+def _verificar_registros(caso, etiqueta):
     respuestas = caso.resultado
-    filas = caso.datos["filas"]
-    if type(respuestas) is not list or len(respuestas) != len(filas):
-        fallar("tipo", nombre="el resultado", esperado="una tupla (dtype, use_scaler)",
-               tipo=_nombre_tipo(respuestas))
-    for (dispositivo, bf16), resultado, esperado in zip(filas, respuestas,
-                                                        caso.datos["esperado"]):
-        if aplica(dispositivo, bf16):
-            _verificar_fila(resultado, esperado, dispositivo, bf16)
+    esperadas = caso.datos["esperado"]
+    if type(respuestas) is not list or len(respuestas) != len(esperadas):
+        fallar("tipo", nombre="el resultado", esperado="un texto", tipo=_nombre_tipo(respuestas))
+    for indice, (respuesta, esperada) in enumerate(zip(respuestas, esperadas)):
+        if esperada != etiqueta:
+            continue
+        if respuesta not in ETIQUETAS:
+            fallar("amp_registro_etiqueta", indice=indice, respuesta=repr(respuesta),
+                   etiquetas=", ".join(repr(e) for e in ETIQUETAS))
+        if respuesta != esperada:
+            fallar(NO_VISTO[etiqueta], indice=indice, respuesta=respuesta)
 
 
-PICK_AMP_DTYPE = Ejercicio(
-    funcion="pick_amp_dtype",
+def _parte_registro(nombre, etiqueta, puntos):
+    return Parte(nombre, puntos, lambda caso: _verificar_registros(caso, etiqueta))
+
+
+DIAGNOSE_AMP_LOG = Ejercicio(
+    funcion="diagnose_amp_log",
     partes=[
-        Parte("GPU sin bf16 nativo (T4): float16 con GradScaler", 0.75,
-              lambda caso: _verificar_eleccion(caso, lambda d, bf16: d == "cuda" and not bf16)),
-        Parte("con bf16 nativo (GPU moderna o CPU): bfloat16 sin GradScaler", 0.75,
-              lambda caso: _verificar_eleccion(caso, lambda d, bf16: bf16)),
-        Parte("CPU sin bf16 nativo: float32, sin GradScaler", 0.5,
-              lambda caso: _verificar_eleccion(caso, lambda d, bf16: d == "cpu" and not bf16)),
+        # first: a rule that sees a bug everywhere is named as a false alarm (answering 'ok'
+        # to everything earns nothing: the same answer to every log is a constant result)
+        _parte_registro("sin falsas alarmas en los entrenamientos sanos ('ok')", "ok", 0.5),
+        _parte_registro("recorte antes de unscale_ ('clip_before_unscale')",
+                        "clip_before_unscale", 0.5),
+        _parte_registro("un GradScaler nuevo en cada paso ('new_scaler_each_step')",
+                        "new_scaler_each_step", 0.5),
+        _parte_registro("optimizer.step() sin el escalador ('optimizer_step')",
+                        "optimizer_step", 0.5),
+        _parte_registro("pérdida escalada en el registro ('scaled_loss')", "scaled_loss", 0.5),
     ],
-    construir=construir_eleccion, observar=observar_eleccion, contexto=contexto_eleccion)
+    construir=construir_registros, observar=observar_registros)
 
 
-def hechos_del_hardware(filas):
-    """The public oracle, from the facts the notebook measures: native bf16 wherever the
-    hardware has it, a T4's fp16 tensor cores on a GPU without it, emulated 16-bit being
-    slower than fp32 on a CPU; and only a short-range format needs loss scaling."""
-    respuestas = []
-    for dispositivo, bf16 in filas:
-        dtype = (torch.bfloat16 if bf16 else torch.float16 if dispositivo == "cuda"
-                 else torch.float32)
-        respuestas.append((dtype, torch.finfo(dtype).max < 1e6))
-    return respuestas
+# The public example's (seed, shape): two logs of each label.
+EJEMPLO_REGISTROS = (3, (2,))
 
 
-def comprobar_pick_amp_dtype(pick_amp_dtype):
-    """Comprobación pública: las cuatro máquinas (CPU o GPU, con o sin bf16 nativo)."""
-    caso = caso_en_proceso(PICK_AMP_DTYPE, pick_amp_dtype, 0, (2, 1, 3, 0), hechos_del_hardware)
-    comprobar_casos(PICK_AMP_DTYPE.partes, [caso],
-                    "Eliges bien el dtype y el escalador en las cuatro máquinas.")
+def registros_de_ejemplo():
+    """Los registros de la comprobación pública, cada uno con su etiqueta: una lista de
+    tuplas ``(etiqueta, registro)``, dos por etiqueta. Sirven para mirar cómo es cada
+    error en un registro; las pruebas ocultas usan registros nuevos."""
+    semilla, forma = EJEMPLO_REGISTROS
+    registros = construir_registros(torch.Generator().manual_seed(semilla), forma)["registros"]
+    etiquetas = clases_sorteadas(torch.Generator().manual_seed(semilla), forma)
+    return list(zip(etiquetas, registros))
+
+
+def comprobar_diagnose_amp_log(diagnose_amp_log):
+    """Comprobación pública: diez registros simulados, dos de cada etiqueta."""
+    semilla, forma = EJEMPLO_REGISTROS
+    caso = caso_en_proceso(
+        DIAGNOSE_AMP_LOG, diagnose_amp_log, semilla, forma,
+        # the oracle: the label each log was simulated with
+        lambda registros: clases_sorteadas(torch.Generator().manual_seed(semilla), forma))
+    comprobar_casos(DIAGNOSE_AMP_LOG.partes, [caso],
+                    "Diagnosticas bien los diez registros del ejemplo.")
 
 
 # ---------------------------------------------------------------- exercise 2: simulate_loss_scale
@@ -980,4 +1092,4 @@ def comprobar_amp_accumulation_steps(amp_accumulation_steps):
 
 
 # In notebook order.
-EJERCICIOS = ejercicios(PICK_AMP_DTYPE, SIMULATE_LOSS_SCALE, AMP_ACCUMULATION_STEPS)
+EJERCICIOS = ejercicios(DIAGNOSE_AMP_LOG, SIMULATE_LOSS_SCALE, AMP_ACCUMULATION_STEPS)

@@ -1,5 +1,7 @@
 """Chapter 6 variants: valid alternatives and realistic mistakes, each with its label."""
 
+import math
+
 import torch
 import torch.nn as nn
 
@@ -15,73 +17,140 @@ from autograder.submissions import SampleStudent
 registry = Registry()
 variant = registry.variant
 
-PD = "pick_amp_dtype"
+DL = "diagnose_amp_log"
 SL = "simulate_loss_scale"
 TS = "amp_accumulation_steps"
 
 
-# ---------------------------------------------------------------- pick_amp_dtype
-@variant(PD, CORRECT)
-def pick_amp_dtype_table(device_type, bf16_supported):
-    table = {("cuda", True): (torch.bfloat16, False), ("cuda", False): (torch.float16, True),
-             ("cpu", True): (torch.bfloat16, False), ("cpu", False): (torch.float32, False)}
-    return table[(device_type, bool(bf16_supported))]
+# ---------------------------------------------------------------- diagnose_amp_log
+def _finite_norm(record):
+    return math.isfinite(record["grad_norm"])
 
 
-@variant(PD, CORRECT)
-def pick_amp_dtype_by_device_first(device_type, bf16_supported):
-    if device_type == "cpu":
-        dtype = torch.bfloat16 if bf16_supported else torch.float32
-    else:
-        dtype = torch.bfloat16 if bf16_supported else torch.float16
-    return dtype, dtype == torch.float16
+def _proportional_to_scale(log, key):
+    """Between the clean steps around each scale change (the last clean one before), the
+    quantity changes by the scale's factor, within a factor of 1.4."""
+    last, hits = None, []
+    for record in log:
+        if not _finite_norm(record):
+            continue
+        if last is not None and record["scale"] != last["scale"]:
+            ratio = (record[key] / last[key]) / (record["scale"] / last["scale"])
+            hits.append(abs(math.log(ratio)) < 0.35)
+        last = record
+    return bool(hits) and all(hits)
 
 
-@variant(PD, "amp_bf16_sin_soporte")
-def pick_amp_dtype_always_bf16_on_gpu(device_type, bf16_supported):
-    if device_type == "cuda":
-        return torch.bfloat16, False  # "bf16 is the default on GPUs": not on a T4
-    return (torch.bfloat16 if bf16_supported else torch.float32), False
+@variant(DL, CORRECT)
+def diagnose_amp_log_ratios(log):
+    if any(not math.isfinite(record["loss"]) for record in log):
+        return "optimizer_step"
+    for a, b in zip(log, log[1:]):
+        if not _finite_norm(a) and b["scale"] == a["scale"]:
+            return "new_scaler_each_step"
+    if _proportional_to_scale(log, "grad_norm"):
+        return "clip_before_unscale"
+    if _proportional_to_scale(log, "loss"):
+        return "scaled_loss"
+    return "ok"
 
 
-@variant(PD, "amp_fp16_sin_escalador")
-def pick_amp_dtype_fp16_without_scaler(device_type, bf16_supported):
-    if bf16_supported:
-        return torch.bfloat16, False
-    return (torch.float16 if device_type == "cuda" else torch.float32), False
+def _roughness(values):
+    return sum(abs(math.log(b / a)) for a, b in zip(values, values[1:]))
 
 
-@variant(PD, "amp_escalador_innecesario")
-def pick_amp_dtype_scaler_always_on_gpu(device_type, bf16_supported):
-    if bf16_supported:
-        return torch.bfloat16, device_type == "cuda"  # a scaler "because it is a GPU"
-    if device_type == "cuda":
-        return torch.float16, True
-    return torch.float32, False
+@variant(DL, CORRECT)
+def diagnose_amp_log_smoothness(log):
+    """Another rule: a scaled quantity is smoother once divided by the scale; a frozen scale
+    (with the overflows every log has) is a scaler that starts over every step; a corrupted
+    step, a scale that halves on every step after it."""
+    scales = [record["scale"] for record in log]
+    if len(set(scales)) == 1:
+        return "new_scaler_each_step"
+    if all(b < a for a, b in zip(scales[-3:], scales[-2:])) and any(
+            math.isnan(record["loss"]) for record in log):
+        return "optimizer_step"
+    clean = [record for record in log if _finite_norm(record)]
+    for key, label in (("grad_norm", "clip_before_unscale"), ("loss", "scaled_loss")):
+        values = [record[key] for record in clean]
+        if _roughness([v / r["scale"] for v, r in zip(values, clean)]) < _roughness(values):
+            return label
+    return "ok"
 
 
-@variant(PD, "amp_fp16_en_cpu")
-def pick_amp_dtype_fp16_fallback_everywhere(device_type, bf16_supported):
-    if bf16_supported:
-        return torch.bfloat16, False
-    return torch.float16, True
+@variant(DL, "amp_registro_falsa_alarma")
+def diagnose_amp_log_every_inf_is_a_bug(log):
+    # an overflow is taken for the weights going inf, but a healthy scaler overflows too
+    if any(not _finite_norm(record) for record in log):
+        return "optimizer_step"
+    return "ok"
 
 
-@variant(PD, "amp_desaprovecha_bf16")
-def pick_amp_dtype_fp16_on_every_gpu(device_type, bf16_supported):
-    if device_type == "cuda":
-        return torch.float16, True  # "GPUs train in fp16", even with native bf16
-    return (torch.bfloat16 if bf16_supported else torch.float32), False
+@variant(DL, "amp_registro_falsa_alarma")
+def diagnose_amp_log_thresholds(log):
+    # "a norm or a loss in the thousands must carry the scale": it depends on the problem
+    if any(not math.isfinite(record["loss"]) for record in log):
+        return "optimizer_step"
+    if len({record["scale"] for record in log}) == 1:
+        return "new_scaler_each_step"
+    if max(record["grad_norm"] for record in log if _finite_norm(record)) > 1000:
+        return "clip_before_unscale"
+    if max(record["loss"] for record in log) > 1000:
+        return "scaled_loss"
+    return "ok"
 
 
-@variant(PD, "sin_implementar")
-def pick_amp_dtype_stub(device_type, bf16_supported):
+@variant(DL, "amp_registro_falsa_alarma")
+def diagnose_amp_log_scale_read_after_update(log):
+    # as if "scale" were read after update(): the backoff is looked for in the same record
+    if any(not math.isfinite(record["loss"]) for record in log):
+        return "optimizer_step"
+    for a, b in zip(log, log[1:]):
+        if not _finite_norm(b) and b["scale"] >= a["scale"]:
+            return "new_scaler_each_step"
+    if _proportional_to_scale(log, "grad_norm"):
+        return "clip_before_unscale"
+    if _proportional_to_scale(log, "loss"):
+        return "scaled_loss"
+    return "ok"
+
+
+@variant(DL, "amp_registro_recorte")
+def diagnose_amp_log_swapped(log):
+    # which quantity carries the scale, the other way round
+    if any(not math.isfinite(record["loss"]) for record in log):
+        return "optimizer_step"
+    for a, b in zip(log, log[1:]):
+        if not _finite_norm(a) and b["scale"] == a["scale"]:
+            return "new_scaler_each_step"
+    if _proportional_to_scale(log, "grad_norm"):
+        return "scaled_loss"
+    if _proportional_to_scale(log, "loss"):
+        return "clip_before_unscale"
+    return "ok"
+
+
+@variant(DL, "amp_registro_perdida_escalada")
+def diagnose_amp_log_only_the_norm(log):
+    # only the norm is compared with the scale: a logged loss "cannot be wrong"
+    if any(not math.isfinite(record["loss"]) for record in log):
+        return "optimizer_step"
+    for a, b in zip(log, log[1:]):
+        if not _finite_norm(a) and b["scale"] == a["scale"]:
+            return "new_scaler_each_step"
+    if _proportional_to_scale(log, "grad_norm"):
+        return "clip_before_unscale"
+    return "ok"
+
+
+@variant(DL, "sin_implementar")
+def diagnose_amp_log_stub(log):
     raise NotImplementedError()
 
 
-@variant(PD, "resultado_constante")
-def pick_amp_dtype_hardcoded(device_type, bf16_supported):
-    return torch.float16, True  # what the notebook's T4 example needs, whatever the device
+@variant(DL, "resultado_constante")
+def diagnose_amp_log_hardcoded(log):
+    return "ok"
 
 
 # ---------------------------------------------------------------- simulate_loss_scale
