@@ -1168,7 +1168,7 @@ OPTIMIZADORES_REANUDAR = {
 }
 
 
-def _calentamiento(opt, tipo, W, total):
+def _planificador_con_calentamiento(opt, tipo, W, total):
     """A scheduler with a warmup of ``W`` steps: "secuencial" (linear, then cosine to the
     end), "lineal" (linear, then flat) or "lambda" (a LambdaLR ramp)."""
     lr = torch.optim.lr_scheduler
@@ -1202,7 +1202,7 @@ def construir_reanudacion(generador, forma):
         capas = red_clasificadora(pesos, D, H, C)
         modelo = torch.nn.Sequential(capas[0], capas[1], torch.nn.Dropout(p), capas[2])
         opt = OPTIMIZADORES_REANUDAR[optimizador](modelo.parameters())
-        return modelo, opt, _calentamiento(opt, planificador, W, cortes[-1])
+        return modelo, opt, _planificador_con_calentamiento(opt, planificador, W, cortes[-1])
 
     modelo, opt, sched = nuevos(0)
     return {"model": modelo, "optimizer": opt, "scheduler": sched,
@@ -1293,7 +1293,11 @@ def _aplanar(objeto, ruta="state", salida=None, profundidad=0):
         for i, v in enumerate(objeto):
             _aplanar(v, f"{ruta}[{i}]", salida, profundidad + 1)
     else:
-        salida.append((ruta, repr(objeto)))
+        try:
+            texto_objeto = repr(objeto)[:200]
+        except Exception:  # noqa: BLE001 - a student's object may not even print
+            texto_objeto = type(objeto).__name__
+        salida.append((ruta, texto_objeto))
     return salida
 
 
@@ -1332,8 +1336,12 @@ def _protocolo(funcion, entradas):
     cortes, semilla = entradas["_cortes"], entradas["_semilla"]
     objetos = (entradas["model"], entradas["optimizer"], entradas["scheduler"])
     torch.manual_seed(semilla)
-    seguida, _ = _tramo(funcion, objetos, entradas, cortes[-1], None)
-    observacion = {"resultado": seguida["final"] if seguida["error"] is None else None,
+    seguida, crudo = _tramo(funcion, objetos, entradas, cortes[-1], None)
+    # The result is the returned state, as plain data: a state that ignores the inputs is
+    # told apart; a forgotten ``return`` is its own mistake, not a hard-coded answer.
+    resultado = (None if seguida["error"] is not None else
+                 {"sin_retorno": seguida["final"]} if crudo is None else _aplanar(crudo))
+    observacion = {"resultado": resultado,
                    "error": seguida["error"], "seguida": seguida, "tramos": [],
                    "cortes": list(cortes), "cambia": [], "no_serializable": None}
     if seguida["error"] is not None:
@@ -1373,7 +1381,7 @@ def observar_reanudacion(train_steps, entradas):
         torch.set_rng_state(generador)
 
 
-def _secuencia(valores):
+def _serie(valores):
     return torch.tensor(valores, dtype=torch.float64)
 
 
@@ -1394,10 +1402,10 @@ def _seguida_sin_estado(caso):
     if seguida["last_epoch"] != esperado["last_epoch"]:
         fallar("scheduler_veces", veces=seguida["last_epoch"],
                veces_esperadas=esperado["last_epoch"])
-    exigir(diagnosticar_escala("las pérdidas de cada paso", _secuencia(seguida["perdidas"]),
-                               _secuencia(esperado["perdidas"])))
-    exigir(diagnosticar_escala("las tasas de cada paso", _secuencia(
-        [p["lrs"] for p in seguida["pasos"]]), _secuencia(esperado["lrs"])))
+    exigir(diagnosticar_escala("las pérdidas de cada paso", _serie(seguida["perdidas"]),
+                               _serie(esperado["perdidas"])))
+    exigir(diagnosticar_escala("las tasas de cada paso", _serie(
+        [p["lrs"] for p in seguida["pasos"]]), _serie(esperado["lrs"])))
     exigir(diagnosticar_escala("los parámetros al final", seguida["final"],
                                esperado["parametros"]))
 
@@ -1461,7 +1469,7 @@ def _reanudar_optimizador(caso):
         obtenido = tramo["pasos"][0]
         mismo_estado = (obtenido["optimizador"].shape == previo["optimizador"].shape
                         and cerca(obtenido["optimizador"], previo["optimizador"]))
-        if mismo_estado and cerca(_secuencia(obtenido["lrs"]), _secuencia(previo["lrs"])):
+        if mismo_estado and cerca(_serie(obtenido["lrs"]), _serie(previo["lrs"])):
             continue
         _referencias(caso, j)
         if (not obtenido["optimizador"].numel() and obtenido["last_epoch"] == 0
@@ -1482,7 +1490,7 @@ def _reanudar_planificador(caso):
         if obtenido["last_epoch"] != previo["last_epoch"]:
             fallar("planificador_no_restaurado", paso=inicio, obtenido=obtenido["last_epoch"],
                    esperado=previo["last_epoch"])
-        if not cerca(_secuencia(obtenido["last_lr"]), _secuencia(previo["last_lr"])):
+        if not cerca(_serie(obtenido["last_lr"]), _serie(previo["last_lr"])):
             fallar("planificador_incompleto", paso=inicio, obtenida=obtenido["last_lr"][0],
                    esperada=previo["last_lr"][0])
         contados = [p["last_epoch"] for p in tramo["pasos"]] + [tramo["last_epoch"]]
@@ -1514,7 +1522,7 @@ def _reanudar_igual(caso):
         if tramo["lotes"] != list(range(inicio, fin)) or len(tramo["pasos"]) != fin - inicio:
             fallar("pasos_reanudados", paso=inicio, stop=fin, pasos=len(tramo["pasos"]),
                    esperados=fin - inicio)
-        if not cerca(_secuencia(tramo["perdidas"]), _secuencia(seguida["perdidas"][inicio:fin])):
+        if not cerca(_serie(tramo["perdidas"]), _serie(seguida["perdidas"][inicio:fin])):
             fallar("reanudacion_distinta", paso=inicio, que="la pérdida de los pasos reanudados")
     _, inicio, _, ultimo, _ = reanudados[-1]
     for nombre, clave in (("los parámetros al final", "final"),
@@ -1523,7 +1531,7 @@ def _reanudar_igual(caso):
                                                                    seguida[clave]):
             fallar("reanudacion_distinta", paso=inicio, que=nombre)
     if ultimo["last_lr"] != seguida["last_lr"] and not cerca(
-            _secuencia(ultimo["last_lr"]), _secuencia(seguida["last_lr"])):
+            _serie(ultimo["last_lr"]), _serie(seguida["last_lr"])):
         fallar("reanudacion_distinta", paso=inicio, que="la tasa al final")
 
 

@@ -821,6 +821,13 @@ def train_steps_stub(model, optimizer, scheduler, loss_fn, batches, stop, state=
     raise NotImplementedError()
 
 
+@variant(TS, "resultado_constante")
+def train_steps_state_typed_in(model, optimizer, scheduler, loss_fn, batches, stop, state=None):
+    # trains, then returns a state typed in from the public example (its last step)
+    _steps(model, optimizer, scheduler, loss_fn, batches, stop, state)
+    return {"step": 8}
+
+
 @variant(TS, "sin_step")
 def train_steps_hardcoded(model, optimizer, scheduler, loss_fn, batches, stop, state=None):
     # no training: a state typed in
