@@ -36,7 +36,9 @@
 # - depurar el bucle: localizar un error *in-place* con `detect_anomaly`, comprobar la
 #   pérdida inicial, sobreajustar un lote, mirar el flujo de gradientes por capa y elegir
 #   `lr` con una prueba de rango;
-# - guardar el estado del entrenamiento y reanudarlo con resultados idénticos bit a bit.
+# - guardar el estado completo del entrenamiento (modelo, optimizador, planificador,
+#   generador aleatorio y paso en que vas) y reanudarlo con resultados idénticos bit
+#   a bit.
 #
 # Todo corre en CPU en pocos segundos: los datos son sintéticos y se generan aquí mismo.
 
@@ -1480,6 +1482,10 @@ def train_steps(model, optimizer, scheduler, loss_fn, batches, stop, state=None)
 #   pocos pasos; la media de $|\text{grad}|$ por capa (con `named_parameters()` o con
 #   ganchos) muestra los gradientes que se desvanecen; la prueba de rango sugiere `lr`.
 # - Para reanudar, guarda el `state_dict()` del modelo, del optimizador, del planificador
-#   (y del `GradScaler`) y cárgalos en objetos recién creados; compruébalo con
-#   `torch.equal` contra una ejecución seguida. Sin el optimizador se pierden los momentos
-#   de Adam; sin el planificador, la curva de la tasa vuelve a empezar.
+#   (y del `GradScaler`), el estado del generador global si hay Dropout
+#   (`torch.get_rng_state()`) y el paso en que vas, y cárgalos en objetos recién creados;
+#   compruébalo con `torch.equal` contra una ejecución seguida. Sin el optimizador se
+#   pierden los momentos de Adam; sin el planificador, la curva de la tasa vuelve a
+#   empezar; sin el generador, Dropout apaga otras neuronas. Si guardas el estado en
+#   memoria, cópialo: los tensores de `state_dict()` son los mismos que el entrenamiento
+#   sigue cambiando en su sitio.
