@@ -868,9 +868,34 @@ def evaluate(model, loader, loss_fn):
     return total / seen, correct / seen
 '''
 
+MARTA_TRAIN_STEPS = '''\
+def train_steps(model, optimizer, scheduler, loss_fn, batches, stop, state=None):
+    """Resumes model, optimizer and scheduler, but forgets the global generator (Dropout)."""
+    import copy
+
+    start = 0
+    if state is not None:
+        model.load_state_dict(state["model"])
+        optimizer.load_state_dict(state["optimizer"])
+        scheduler.load_state_dict(state["scheduler"])
+        start = state["step"]
+    for t in range(start, stop):
+        x, y = batches[t]
+        loss = loss_fn(model(x), y)
+        loss.backward()
+        optimizer.step()
+        scheduler.step()
+        optimizer.zero_grad()
+    return {"model": copy.deepcopy(model.state_dict()),
+            "optimizer": copy.deepcopy(optimizer.state_dict()),
+            "scheduler": copy.deepcopy(scheduler.state_dict()), "step": stop}
+'''
+
 SAMPLE_STUDENTS = [
     SampleStudent("carla", "acumulación sin el último ciclo parcial (crédito parcial)",
                   {TE: CARLA_TRAIN_ONE_EPOCH}, partial={TE + "_test": 3.25}),
     SampleStudent("david", "evalúa sin torch.no_grad() (pierde el requisito)",
                   {EV: DAVID_EVALUATE}, partial={EV + "_test": 2.5}),
+    SampleStudent("marta", "reanuda sin el generador aleatorio (crédito parcial)",
+                  {TS: MARTA_TRAIN_STEPS}, partial={TS + "_test": 2.5}),
 ]
