@@ -36,11 +36,14 @@
 # - depurar el bucle: localizar un error *in-place* con `detect_anomaly`, comprobar la
 #   pérdida inicial, sobreajustar un lote, mirar el flujo de gradientes por capa y elegir
 #   `lr` con una prueba de rango;
-# - guardar el estado del entrenamiento y reanudarlo con resultados idénticos bit a bit.
+# - guardar el estado completo del entrenamiento (modelo, optimizador, planificador,
+#   generador aleatorio y paso en que vas) y reanudarlo con resultados idénticos bit
+#   a bit.
 #
 # Todo corre en CPU en pocos segundos: los datos son sintéticos y se generan aquí mismo.
 
 # %%
+import copy
 import io
 import math
 import sysconfig
@@ -1375,6 +1378,86 @@ print("el estado del GradScaler (se carga con escalador.load_state_dict):",
 # comparar con `torch.equal` contra una ejecución seguida de pocos pasos, es la prueba de
 # que tu código de guardar y cargar está completo.
 
+# %% [markdown]
+# ## Ejercicio 4 · Reanudar exactamente (4 puntos)
+#
+# Escribe `train_steps(model, optimizer, scheduler, loss_fn, batches, stop, state=None)`:
+# entrena hasta el paso `stop` y devuelve un estado desde el que otra llamada, con objetos
+# recién creados, sigue **como si nunca se hubiera interrumpido**.
+#
+# - `batches` es la lista de lotes `(x, y)` de todo el entrenamiento: el paso `t` usa
+#   `batches[t]`. Puede tener más lotes de los que tocan en esta llamada.
+# - Cada paso: pérdida `loss_fn(model(x), y)`, `backward()`, `optimizer.step()`,
+#   `scheduler.step()` y gradientes a cero (un paso por lote, sin acumulación ni recorte).
+# - Sin `state`, empieza en el paso 0 con los objetos como llegan. Con `state`, los objetos
+#   llegan recién creados, con otros pesos y con el generador global en cualquier estado:
+#   devuélvelos a donde estaban y sigue desde el paso en que se quedó la llamada anterior.
+#   Puede haber varias interrupciones seguidas.
+# - El modelo tiene Dropout, el optimizador tiene estado propio (momento, o los momentos de
+#   Adam) y el planificador, calentamiento: ¿qué cambia en cada paso que no está en los
+#   pesos?
+# - `state` es un diccionario que `torch.save` guarda y `torch.load(..., weights_only=True)`
+#   carga, y una instantánea: si quien llama sigue entrenando con los mismos objetos, el
+#   `state` que ya tiene no cambia.
+#
+# La comprobación hace lo mismo que la sección 9: entrena de un tirón, y aparte con
+# interrupciones (guardar, cargar con `weights_only=True`, objetos nuevos), y compara.
+
+# %% exercise="train_steps"
+def train_steps(model, optimizer, scheduler, loss_fn, batches, stop, state=None):
+    """Entrena hasta el paso ``stop`` y devuelve el estado desde el que se puede reanudar.
+
+    Recibe ``model`` (en modo entrenamiento, con Dropout: usa el generador aleatorio global
+    de torch), ``optimizer`` (con estado propio: momento o los momentos de Adam),
+    ``scheduler`` (de ``torch.optim.lr_scheduler``, con calentamiento; se avanza una vez
+    por paso), ``loss_fn``, ``batches`` (la lista de lotes ``(x, y)`` de todo el
+    entrenamiento: el paso ``t`` usa ``batches[t]``; puede tener más de ``stop`` lotes),
+    ``stop`` (el paso en que se detiene: entrena los pasos que faltan hasta ``stop - 1``) y
+    ``state`` (``None`` por defecto). Se llama con autograd activado.
+
+    Sin ``state``, los objetos llegan recién creados y el entrenamiento empieza en el paso
+    0, con el generador global como esté. Con ``state`` (lo que devolvió una llamada
+    anterior, tras ``torch.save`` y ``torch.load(..., weights_only=True)``), los objetos
+    llegan recién creados otra vez (otros pesos iniciales; el mismo tipo y los mismos
+    ajustes) y el generador global en cualquier estado: antes del primer paso restaura el
+    modelo, el optimizador, el planificador, el generador global y el contador de pasos.
+    Puede haber varias interrupciones seguidas.
+
+    Cada paso ``t``: ``loss = loss_fn(model(x), y)`` con el lote ``t``, ``backward()``,
+    ``optimizer.step()``, ``scheduler.step()`` y gradientes a cero.
+
+    Devuelve ``state``: un diccionario que ``torch.save`` guarda y
+    ``torch.load(..., weights_only=True)`` carga (tensores, números, cadenas, listas,
+    tuplas y diccionarios), y una instantánea (seguir entrenando con estos objetos no lo
+    cambia). Reanudar desde él da lo mismo, bit a bit, que no haberse interrumpido: las
+    mismas pérdidas, los mismos parámetros, el mismo estado del optimizador y las mismas
+    tasas.
+    """
+    ### BEGIN SOLUTION
+    start = 0
+    if state is not None:
+        model.load_state_dict(state["model"])
+        optimizer.load_state_dict(state["optimizer"])
+        scheduler.load_state_dict(state["scheduler"])
+        torch.set_rng_state(state["rng"])
+        start = state["step"]
+    for t in range(start, stop):
+        x, y = batches[t]
+        loss = loss_fn(model(x), y)
+        loss.backward()
+        optimizer.step()
+        scheduler.step()
+        optimizer.zero_grad()
+    return {"model": copy.deepcopy(model.state_dict()),
+            "optimizer": copy.deepcopy(optimizer.state_dict()),
+            "scheduler": copy.deepcopy(scheduler.state_dict()),
+            "rng": torch.get_rng_state(),
+            "step": stop}
+    ### END SOLUTION
+
+
+# %% test="train_steps"
+
 
 # %% [markdown]
 # ## Resumen
@@ -1399,6 +1482,10 @@ print("el estado del GradScaler (se carga con escalador.load_state_dict):",
 #   pocos pasos; la media de $|\text{grad}|$ por capa (con `named_parameters()` o con
 #   ganchos) muestra los gradientes que se desvanecen; la prueba de rango sugiere `lr`.
 # - Para reanudar, guarda el `state_dict()` del modelo, del optimizador, del planificador
-#   (y del `GradScaler`) y cárgalos en objetos recién creados; compruébalo con
-#   `torch.equal` contra una ejecución seguida. Sin el optimizador se pierden los momentos
-#   de Adam; sin el planificador, la curva de la tasa vuelve a empezar.
+#   (y del `GradScaler`), el estado del generador global si hay Dropout
+#   (`torch.get_rng_state()`) y el paso en que vas, y cárgalos en objetos recién creados;
+#   compruébalo con `torch.equal` contra una ejecución seguida. Sin el optimizador se
+#   pierden los momentos de Adam; sin el planificador, la curva de la tasa vuelve a
+#   empezar; sin el generador, Dropout apaga otras neuronas. Si guardas el estado en
+#   memoria, cópialo: los tensores de `state_dict()` son los mismos que el entrenamiento
+#   sigue cambiando en su sitio.

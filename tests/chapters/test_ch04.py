@@ -10,7 +10,7 @@ from autograder.chapters.ch04 import student as public
 from autograder.hidden.reference import load_reference
 from autograder.hidden.runner import grade_hidden, plan
 from autograder.hidden.space import coverage
-from autograder.student.compare import ComprobacionFallida
+from autograder.student.compare import Caso, ComprobacionFallida
 
 reference = load_reference("ch04")
 
@@ -96,7 +96,8 @@ def test_parameter_updates_are_measured_from_the_inputs_as_they_were_before_any_
     assert "razón ajustada" in str(failure)
 
 
-@pytest.mark.parametrize("name", ["evaluate", "warmup_cosine", "train_one_epoch"])
+@pytest.mark.parametrize("name", ["evaluate", "warmup_cosine", "train_one_epoch",
+                                  "train_steps"])
 def test_the_draws_cover_the_contract_space(name):
     assert coverage(hidden.HIDDEN[name], getattr(reference, name)) == []
 
@@ -118,3 +119,81 @@ def test_the_hidden_loader_cannot_be_sliced_and_the_defaults_are_drawn():
     assert any("accum" not in i for i in inputs)
     with pytest.raises(TypeError):
         public.Cargador([(torch.zeros(1), torch.zeros(1))])[0:1]
+
+
+# ---------------------------------------------------------------- train_steps
+def _resume_inputs(student="alumna", index=0):
+    shape, seed = plan("train_steps", hidden.HIDDEN, student, "pruebas")[index]
+    return public.construir_reanudacion(torch.Generator().manual_seed(seed), shape)
+
+
+def test_observing_a_resume_leaves_the_callers_generator_and_no_hooks_behind():
+    inputs = _resume_inputs()
+    torch.manual_seed(123)
+    before = torch.get_rng_state()
+    observation = public.observar_reanudacion(reference.train_steps, inputs)
+    assert torch.equal(torch.get_rng_state(), before)
+    assert not inputs["model"]._forward_pre_hooks
+    assert not inputs["loss_fn"]._forward_hooks
+    assert not inputs["optimizer"]._optimizer_step_pre_hooks
+    # the reference resumes bit for bit: every resumed forward and loss is the straight one's
+    straight = observation["seguida"]
+    for part in observation["tramos"]:
+        for batch, weights, loss in zip(part["lotes"], part["parametros"], part["perdidas"]):
+            assert torch.equal(weights, straight["parametros"][batch])
+            assert loss == straight["perdidas"][batch]
+
+
+@pytest.mark.parametrize("student", ["alumna", "alumno", "otra"])
+def test_every_hidden_case_needs_each_piece_of_the_state(student):
+    # a resume that forgets one piece fails on every hidden case, not only on some
+    from autograder.chapters.ch04 import variants
+
+    def without_model(model, optimizer, scheduler, loss_fn, batches, stop, state=None):
+        return variants._steps(model, optimizer, scheduler, loss_fn, batches, stop, state,
+                               keep=("optimizer", "scheduler", "rng"))
+
+    forgetful = {"optimizador_no_restaurado": variants.train_steps_without_optimizer,
+                 "planificador_no_restaurado": variants.train_steps_without_scheduler,
+                 "rng_no_restaurado": variants.train_steps_without_rng,
+                 "modelo_no_restaurado": without_model}
+    for index in range(len(plan("train_steps", hidden.HIDDEN, student, "pruebas"))):
+        for diagnosis, function in forgetful.items():
+            inputs = _resume_inputs(student, index)
+            observation = public.observar_reanudacion(function, inputs)
+            built = Caso(observation["resultado"], None, dict(observation))
+            failures = []
+            for part in public.TRAIN_STEPS.partes[1:5]:
+                try:
+                    part.verificar(built)
+                except ComprobacionFallida as failure:
+                    failures.append(failure.diagnostico)
+            assert diagnosis in failures, (student, index, diagnosis, failures)
+
+
+def test_a_resume_mistake_costs_its_own_part_and_the_final_comparison_only():
+    from autograder.chapters.ch04 import variants
+
+    lost_by = {variants.train_steps_without_optimizer: "optimizador",
+               variants.train_steps_without_scheduler: "planificador",
+               variants.train_steps_without_rng: "generador",
+               variants.train_steps_rng_read_before_training: "generador"}
+    for function, piece in lost_by.items():
+        result = grade("train_steps", function)
+        lost = [part.nombre for part, failure in result.fallos if failure is not None]
+        assert len(lost) == 2 and piece in lost[0] and "mismo final" in lost[1], lost
+
+
+def test_loading_the_scheduler_before_the_optimizer_is_as_good():
+    from autograder.chapters.ch04.variants import (
+        train_steps_scheduler_first_counter_from_scheduler,
+    )
+
+    assert grade("train_steps", train_steps_scheduler_first_counter_from_scheduler).puntos == 4
+
+
+def test_the_hidden_resumes_include_two_interruptions_and_a_cut_inside_the_warmup():
+    cases = plan("train_steps", hidden.HIDDEN, "alumna", "pruebas")
+    assert any(len(shape[0]) == 3 for shape, _ in cases)
+    assert any(shape[0][0] < shape[-1] and shape[8] == "secuencial" for shape, _ in cases)
+    assert all(seed != 8 for _, seed in cases)

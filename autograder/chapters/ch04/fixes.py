@@ -46,4 +46,36 @@ ARREGLOS = {
                              "todos los `optimizer.param_groups`.",
     "no_es_planificador": "Devuelve, por ejemplo, `SequentialLR(optimizer, [calentamiento, "
                           "coseno], milestones=[warmup_steps])`.",
+    "pasos_hasta_stop": "Recorre `for t in range(start, stop):` con `x, y = batches[t]`, no "
+                        "todos los lotes.",
+    "estado_no_devuelto": "Termina con `return {\"model\": ..., \"optimizer\": ..., "
+                          "\"scheduler\": ..., \"rng\": torch.get_rng_state(), "
+                          "\"step\": stop}`.",
+    "estado_no_serializable": "Guarda los `state_dict()` (copiados), no los objetos: "
+                              "`copy.deepcopy(model.state_dict())`, lo mismo para el "
+                              "optimizador y el planificador.",
+    "estado_con_referencias": "Copia lo que guardas: `copy.deepcopy(model.state_dict())` y "
+                              "`copy.deepcopy(optimizer.state_dict())` (y el del "
+                              "planificador).",
+    "modelo_no_restaurado": "Con `state`, empieza por `model.load_state_dict(state[\"model\"])`.",
+    "estado_al_empezar": "Construye el diccionario del estado al final, después del bucle.",
+    "optimizador_no_restaurado": "Guarda `copy.deepcopy(optimizer.state_dict())` y, al "
+                                 "reanudar, `optimizer.load_state_dict(state[\"optimizer\"])`.",
+    "solo_el_modelo": "Guarda también `optimizer.state_dict()`, `scheduler.state_dict()` y "
+                      "`torch.get_rng_state()`, y restáuralos con sus `load_state_dict` y "
+                      "`torch.set_rng_state`.",
+    "planificador_no_restaurado": "Guarda `scheduler.state_dict()` y, al reanudar, "
+                                  "`scheduler.load_state_dict(state[\"scheduler\"])`.",
+    "planificador_incompleto": "En vez de fijar `last_epoch`, "
+                               "`scheduler.load_state_dict(state[\"scheduler\"])`: restaura "
+                               "también su última tasa y los planificadores que contiene.",
+    "rng_no_restaurado": "Guarda `torch.get_rng_state()` al terminar y, al reanudar, "
+                         "`torch.set_rng_state(state[\"rng\"])` antes del primer pase.",
+    "rng_al_empezar": "Llama a `torch.get_rng_state()` después del bucle, no antes.",
+    "reanuda_en_otro_lote": "Guarda el paso alcanzado (`\"step\": stop`) y empieza el bucle en "
+                            "`range(state[\"step\"], stop)`.",
+    "pasos_reanudados": "Entrena los pasos `range(state[\"step\"], stop)`.",
+    "reanudacion_distinta": "Restaura las cinco piezas antes del primer paso: "
+                            "`load_state_dict` del modelo, del optimizador y del "
+                            "planificador, `torch.set_rng_state` y el contador de pasos.",
 }

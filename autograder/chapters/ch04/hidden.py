@@ -6,11 +6,13 @@ from autograder.chapters.ch04.student import (
     EVALUATE,
     NOMBRES_ENTRENAMIENTO,
     TRAIN_ONE_EPOCH,
+    TRAIN_STEPS,
     WARMUP_COSINE,
     _lotes,
     ejecutar_instrumentado,
     evaluacion_de_golpe,
     lrs_esperadas,
+    observar_reanudacion,
 )
 from autograder.hidden.reference import load_reference
 from autograder.hidden.runner import HiddenExercise, case_seed, checker, hidden_table, integer
@@ -209,11 +211,78 @@ SCHEDULER_SPACE = Space(dimensions=(
 ))
 
 
+def _resume_shapes(generator):
+    """Three runs, each stopped and resumed on fresh objects: AdamW with warmup then cosine,
+    cut inside the warmup, with batches beyond ``stop``; SGD with momentum and a LambdaLR
+    ramp, cut twice (a step counter kept per call, not per run, shows on the second
+    resume); then Adam or AdamW with a linear warmup or warmup and cosine, cut after the
+    warmup, the optimizer and the schedule drawn."""
+    def network(hidden_low):  # each case its own width and dropout: both always vary
+        return (integer(generator, 3, 6), integer(generator, 2, 5),
+                integer(generator, hidden_low, hidden_low + 1), integer(generator, 2, 4))
+
+    def dropout(low):
+        return round(0.1 * integer(generator, low, low + 1), 1)
+
+    cases = []
+    W = integer(generator, 3, 5)
+    stop = W + integer(generator, 3, 6)
+    cut = integer(generator, 1, W - 1)
+    cases.append(((cut, stop), stop + integer(generator, 1, 3), *network(2), dropout(1),
+                  "adamw", "secuencial", W))
+    W = integer(generator, 2, 4)
+    first = integer(generator, 1, 3)
+    second = first + integer(generator, 1, 3)
+    stop = second + integer(generator, 2, 4)
+    cases.append(((first, second, stop), stop, *network(4), dropout(3), "sgd", "lambda", W))
+    W = integer(generator, 2, 3)
+    cut = W + integer(generator, 1, 3)
+    stop = cut + integer(generator, 2, 4)
+    cases.append(((cut, stop), stop + integer(generator, 0, 2), *network(6), dropout(5),
+                  ("adam", "adamw")[integer(generator, 0, 1)],
+                  ("lineal", "secuencial")[integer(generator, 0, 1)], W))
+    return [(shape, case_seed(generator)) for shape in cases]
+
+
+def _expected_resume(*inputs):
+    """The reference's uninterrupted run (what the straight call must do)."""
+    names = ("model", "optimizer", "scheduler", "loss_fn", "batches", "stop", "_nuevos",
+             "_cortes", "_semilla")
+    observation = observar_reanudacion(reference.train_steps, dict(zip(names, inputs)))
+    straight = observation["seguida"]
+    return {"perdidas": straight["perdidas"], "lrs": [p["lrs"] for p in straight["pasos"]],
+            "parametros": straight["final"], "last_epoch": straight["last_epoch"]}
+
+
+def _warmup(scheduler):
+    return type(scheduler).__name__
+
+
+RESUME_SPACE = Space(dimensions=(
+    Dimension("model.dropout", lambda e: e["model"][2].p),
+    Dimension("model.H", lambda e: e["model"][0].out_features),
+    Dimension("optimizer", lambda e: type(e["optimizer"]).__name__,
+              must_include=("SGD", "AdamW")),
+    Dimension("scheduler", lambda e: _warmup(e["scheduler"]),
+              must_include=("SequentialLR", "LambdaLR")),
+    Dimension("stop", lambda e: e["stop"]),
+    Dimension("stop.interruptions", lambda e: len(e["_cortes"]) - 1, must_include=(1, 2)),
+    Dimension("batches.beyond_stop", lambda e: len(e["batches"]) > e["stop"],
+              must_include=(True, False)),
+    Dimension("batches.B", lambda e: len(e["batches"][0][1])),
+), fixed={
+    "loss_fn": "CrossEntropyLoss: what the loss is does not matter to resuming",
+    "state": "the protocol passes it: omitted on the first call, on each resume what the "
+             "previous call returned after torch.save and torch.load(weights_only=True)",
+})
+
+
 HIDDEN = hidden_table(
     HiddenExercise(TRAIN_ONE_EPOCH, _epoch_shapes, _expected_epoch, EPOCH_SPACE, difficulty=3),
     HiddenExercise(EVALUATE, _evaluation_shapes, _expected_evaluation, EVALUATION_SPACE,
                    difficulty=1),
     HiddenExercise(WARMUP_COSINE, _scheduler_shapes, _expected_lrs, SCHEDULER_SPACE, difficulty=2),
+    HiddenExercise(TRAIN_STEPS, _resume_shapes, _expected_resume, RESUME_SPACE, difficulty=3),
 )
 check = checker(HIDDEN)  # what the graded cells of the instructor notebook call
 

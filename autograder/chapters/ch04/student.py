@@ -11,7 +11,10 @@ reference implementations never enter the notebook.
 """
 
 import copy
+import hashlib
+import io
 import math
+import warnings
 
 import torch
 
@@ -22,6 +25,7 @@ from autograder.student.compare import (
     cambios,
     caso_en_proceso,
     comprobar,
+    datos_a_error,
     ejercicios,
     error_a_datos,
     estado,
@@ -41,7 +45,8 @@ from autograder.student.diagnosis import (
 )
 from autograder.student.messages import registrar
 
-__all__ = ["comprobar_train_one_epoch", "comprobar_evaluate", "comprobar_warmup_cosine"]
+__all__ = ["comprobar_train_one_epoch", "comprobar_evaluate", "comprobar_warmup_cosine",
+           "comprobar_train_steps"]
 
 # id -> (title, Spanish explanation, Spanish hint, English explanation)
 MENSAJES = {
@@ -1041,5 +1046,547 @@ def comprobar_train_one_epoch(train_one_epoch):
               "(en este ejemplo pequeño).")
 
 
+# ---------------------------------------------------------------- exercise 4: train_steps
+MENSAJES_REANUDAR = {
+    "pasos_hasta_stop": (
+        "Pasos hasta `stop`",
+        "Sin `state` diste {pasos} pasos; con `stop={stop}` tocaban {stop}, con los lotes 0 a "
+        "{ultimo}.",
+        "¿Hasta qué paso entrenas? `batches` puede tener más lotes de los que tocan en esta "
+        "llamada.",
+        "Without a state the call took {pasos} steps; with stop={stop} it should take {stop}."),
+    "estado_no_devuelto": (
+        "Sin estado devuelto",
+        "Tu función devolvió `None`: no hay estado desde el que reanudar.",
+        "¿Qué devuelve tu función al terminar?",
+        "The function returned None: there is no state to resume from."),
+    "estado_no_serializable": (
+        "El estado no se carga con `weights_only=True`",
+        "`torch.save` seguido de `torch.load(..., weights_only=True)` no funciona con tu estado: "
+        "{detalle}",
+        "¿Qué guardas en el diccionario? `weights_only=True` solo acepta tensores, números, "
+        "cadenas, listas, tuplas y diccionarios: ni módulos, ni optimizadores, ni funciones.",
+        "The state does not survive torch.save and torch.load(weights_only=True): {detalle}"),
+    "estado_con_referencias": (
+        "Estado que sigue cambiando",
+        "Después de devolver el estado, dos pasos más de entrenamiento con los mismos objetos "
+        "lo cambiaron ({que}): guardaste referencias a los tensores que el entrenamiento "
+        "sigue cambiando en su sitio, no una instantánea.",
+        "¿Qué devuelve `state_dict()`: una copia, o tensores que comparten memoria con el modelo "
+        "y con el optimizador?",
+        "Two more training steps with the same objects changed the returned state ({que}): it "
+        "holds references to live tensors, not a snapshot."),
+    "modelo_no_restaurado": (
+        "Modelo sin restaurar",
+        "Al reanudar en el paso {paso}, el primer pase hacia adelante usó otros pesos que la "
+        "ejecución seguida en ese paso{detalle}.",
+        "¿Devuelves los pesos guardados al modelo nuevo antes del primer pase hacia adelante?",
+        "Resuming at step {paso}, the first forward pass used other weights than the "
+        "uninterrupted run."),
+    "estado_al_empezar": (
+        "Estado tomado al empezar",
+        "Al reanudar en el paso {paso}, los pesos son los que tenía la llamada anterior **al "
+        "empezar**: tomaste la instantánea antes de entrenar, no al terminar.",
+        "¿En qué momento de la llamada copias el estado: antes o después de los pasos?",
+        "Resuming at step {paso}, the weights are those the previous call started with."),
+    "optimizador_no_restaurado": (
+        "Optimizador sin restaurar",
+        "Al reanudar en el paso {paso}, el primer `optimizer.step()` no tenía el estado de la "
+        "ejecución seguida ({que}).",
+        "¿Dónde viven el momento de SGD, los momentos de Adam y la tasa actual? El modelo no "
+        "los guarda.",
+        "Resuming at step {paso}, the first optimizer step lacked the optimizer's state "
+        "({que})."),
+    "solo_el_modelo": (
+        "Solo los pesos",
+        "Al reanudar, solo el modelo volvió a su sitio: el optimizador, el planificador y el "
+        "generador aleatorio empezaron de cero.",
+        "Los pesos no son todo el estado del entrenamiento: ¿qué otros objetos cambian en cada "
+        "paso?",
+        "On resuming only the model was restored: optimizer, scheduler and generator "
+        "started afresh."),
+    "planificador_no_restaurado": (
+        "Planificador sin restaurar",
+        "Al reanudar en el paso {paso}, el planificador llevaba {obtenido} pasos "
+        "(`last_epoch`) y en la ejecución seguida {esperado}: su curva no sigue donde estaba.",
+        "¿Qué sabe el planificador de los pasos ya dados, y cómo lo recupera el objeto nuevo?",
+        "Resuming at step {paso}, the scheduler's last_epoch was {obtenido}, expected "
+        "{esperado}."),
+    "planificador_incompleto": (
+        "Planificador a medias",
+        "Al reanudar en el paso {paso}, `last_epoch` es el correcto pero la última tasa del "
+        "planificador (`get_last_lr()`) no: {obtenida:.4g} en vez de {esperada:.4g}. Le "
+        "devolviste el contador, no todo su estado.",
+        "¿Guarda el planificador algo más que su contador? Piensa en uno hecho de varios "
+        "(`SequentialLR`).",
+        "Resuming at step {paso}, last_epoch is right but get_last_lr() is {obtenida:.4g}, "
+        "expected {esperada:.4g}."),
+    "rng_no_restaurado": (
+        "Generador aleatorio sin restaurar",
+        "Al reanudar en el paso {paso}, el generador global no estaba como en la ejecución "
+        "seguida: Dropout apaga otras neuronas y la reanudación deja de ser idéntica.",
+        "¿Qué usa Dropout para elegir qué apagar, y en qué estado lo dejó la llamada anterior? "
+        "Fijar una semilla no devuelve ese estado.",
+        "Resuming at step {paso}, the global generator was not in the uninterrupted run's "
+        "state."),
+    "rng_al_empezar": (
+        "Generador guardado al empezar",
+        "Al reanudar en el paso {paso}, el generador global volvió al estado que tenía la "
+        "llamada anterior **al empezar**: Dropout repite las máscaras que ya usó.",
+        "¿En qué momento lees el estado del generador: antes o después de los pases que lo "
+        "consumen?",
+        "Resuming at step {paso}, the generator went back to where the previous call "
+        "started."),
+    "reanuda_en_otro_lote": (
+        "Lote equivocado al reanudar",
+        "Al reanudar en el paso {paso}, el primer lote fue `batches[{lote}]`: el contador de "
+        "pasos no volvió a su sitio.",
+        "¿Cómo sabe la llamada que reanuda por qué paso va? Piensa en dos interrupciones "
+        "seguidas.",
+        "Resuming at step {paso}, the first batch was batches[{lote}]."),
+    "pasos_reanudados": (
+        "Pasos al reanudar",
+        "Al reanudar en el paso {paso} con `stop={stop}` diste {pasos} pasos; tocaban "
+        "{esperados}.",
+        "¿Desde qué paso empiezas al reanudar, y hasta cuál llegas?",
+        "Resuming at step {paso} with stop={stop}, {pasos} steps were taken, expected "
+        "{esperados}."),
+    "reanudacion_distinta": (
+        "La reanudación se separa",
+        "Reanudar en el paso {paso} no da lo mismo que no interrumpir: {que} difiere.",
+        "Compara pieza a pieza lo que guardas con lo que cambia en cada paso: pesos, "
+        "optimizador, planificador, generador aleatorio y contador.",
+        "Resuming at step {paso} does not match the uninterrupted run: {que} differs."),
+}
+registrar(MENSAJES_REANUDAR)
+
+NOMBRES_REANUDAR = ("model", "optimizer", "scheduler", "loss_fn", "batches", "stop")
+OPTIMIZADORES_REANUDAR = {
+    "sgd": lambda ps: torch.optim.SGD(ps, lr=0.3, momentum=0.9),
+    "adam": lambda ps: torch.optim.Adam(ps, lr=0.05),
+    "adamw": lambda ps: torch.optim.AdamW(ps, lr=0.05, weight_decay=0.1),
+}
+
+
+def _planificador_con_calentamiento(opt, tipo, W, total):
+    """A scheduler with a warmup of ``W`` steps: "secuencial" (linear, then cosine to the
+    end), "lineal" (linear, then flat) or "lambda" (a LambdaLR ramp)."""
+    lr = torch.optim.lr_scheduler
+    if tipo == "secuencial":
+        return lr.SequentialLR(opt, [lr.LinearLR(opt, start_factor=0.2, total_iters=W),
+                                     lr.CosineAnnealingLR(opt, T_max=max(1, total - W),
+                                                          eta_min=0.002)],
+                               milestones=[W])
+    if tipo == "lineal":
+        return lr.LinearLR(opt, start_factor=0.25, total_iters=W)
+    return lr.LambdaLR(opt, lambda t: min(1.0, (t + 1) / (W + 1)))
+
+
+def construir_reanudacion(generador, forma):
+    """Inputs of train_steps for ``forma`` = (cortes, n_lotes, B, D, H, C, p, optimizador,
+    planificador, W): ``cortes`` the steps where the run stops, the last one the ``stop`` of
+    the uninterrupted run; ``n_lotes`` >= that stop; Linear–Tanh–Dropout(p)–Linear in float64;
+    optimizador a key of OPTIMIZADORES_REANUDAR; planificador "secuencial", "lineal" or
+    "lambda" with a warmup of W steps. ``_nuevos(i)`` builds the same three objects again
+    (i = 0: the same initial weights; i > 0: other weights), ``_semilla`` seeds the global
+    generator before the first call."""
+    cortes, n, B, D, H, C, p, optimizador, planificador, W = forma
+    cortes = tuple(int(c) for c in cortes)
+    semilla_pesos = int(torch.randint(0, 2**30, (1,), generator=generador).item())
+    semilla = int(torch.randint(0, 2**30, (1,), generator=generador).item())
+    lotes = [(torch.randn(B, D, generator=generador, dtype=torch.float64),
+              torch.randint(0, C, (B,), generator=generador)) for _ in range(n)]
+
+    def nuevos(i):
+        pesos = torch.Generator().manual_seed(semilla_pesos + 7919 * i)
+        capas = red_clasificadora(pesos, D, H, C)
+        modelo = torch.nn.Sequential(capas[0], capas[1], torch.nn.Dropout(p), capas[2])
+        opt = OPTIMIZADORES_REANUDAR[optimizador](modelo.parameters())
+        return modelo, opt, _planificador_con_calentamiento(opt, planificador, W, cortes[-1])
+
+    modelo, opt, sched = nuevos(0)
+    return {"model": modelo, "optimizer": opt, "scheduler": sched,
+            "loss_fn": torch.nn.CrossEntropyLoss(), "batches": lotes, "stop": cortes[-1],
+            "_nuevos": nuevos, "_cortes": cortes, "_semilla": semilla}
+
+
+def _plano_modelo(modelo):
+    return torch.cat([t.detach().double().flatten()
+                      for t in list(modelo.parameters()) + list(modelo.buffers())])
+
+
+def _plano_optimizador(opt):
+    """The optimizer's per-parameter state in parameter order (each parameter's entries by
+    name): an empty tensor for a fresh optimizer."""
+    trozos = []
+    for grupo in opt.param_groups:
+        for p in grupo["params"]:
+            for _, v in sorted(opt.state.get(p, {}).items()):
+                trozos.append(torch.as_tensor(v).detach().double().flatten())
+    return torch.cat(trozos) if trozos else torch.zeros(0, dtype=torch.float64)
+
+
+def _huella_rng():
+    return hashlib.sha256(bytes(torch.get_rng_state().tolist())).hexdigest()[:16]
+
+
+def _planificado(sched):
+    return {"last_epoch": int(sched.last_epoch),
+            "last_lr": [float(v) for v in sched.get_last_lr()]}
+
+
+def _tramo(funcion, objetos, entradas, stop, estado_previo):
+    """One instrumented call; returns (plain data, the raw returned state)."""
+    modelo, opt, sched = objetos
+    lotes, perdida = entradas["batches"], entradas["loss_fn"]
+    datos = {"lotes": [], "parametros": [], "rng": [], "perdidas": [], "pasos": [],
+             "nuevo": _plano_modelo(modelo)}
+    crudo = {}
+
+    def antes_del_forward(modulo, args):
+        x = args[0] if args else None
+        datos["lotes"].append(next((i for i, (xb, _) in enumerate(lotes)
+                                    if isinstance(x, torch.Tensor) and x.shape == xb.shape
+                                    and torch.equal(x, xb)), -1))
+        datos["parametros"].append(_plano_modelo(modelo))
+        datos["rng"].append(_huella_rng())
+
+    def al_calcular_la_perdida(modulo, args, salida):
+        if isinstance(salida, torch.Tensor) and salida.numel() == 1:
+            datos["perdidas"].append(salida.item())
+
+    def antes_del_paso(optimizador, args, kwargs):
+        datos["pasos"].append(dict(_planificado(sched), optimizador=_plano_optimizador(opt),
+                                   lrs=[float(g["lr"]) for g in opt.param_groups]))
+
+    def guardar(*args):
+        crudo["estado"] = funcion(*args)
+        return None
+
+    argumentos = (modelo, opt, sched, perdida, lotes, stop)
+    if estado_previo is not None:
+        argumentos += (estado_previo,)
+    ganchos = [modelo.register_forward_pre_hook(antes_del_forward),
+               perdida.register_forward_hook(al_calcular_la_perdida),
+               opt.register_step_pre_hook(antes_del_paso)]
+    try:
+        datos["error"] = observar_llamada(guardar, *argumentos)["error"]
+    finally:
+        for gancho in ganchos:
+            gancho.remove()
+    datos.update(_planificado(sched), final=_plano_modelo(modelo), rng_final=_huella_rng(),
+                 optimizador=_plano_optimizador(opt), stop=int(stop),
+                 lrs=[float(g["lr"]) for g in opt.param_groups],
+                 tipo_estado=type(crudo.get("estado")).__name__)
+    return datos, crudo.get("estado")
+
+
+def _aplanar(objeto, ruta="state", salida=None, profundidad=0):
+    """Every leaf of a nested state as (path, copy): tensors cloned, anything else by repr."""
+    salida = [] if salida is None else salida
+    if isinstance(objeto, torch.Tensor):
+        salida.append((ruta, objeto.detach().clone()))
+    elif isinstance(objeto, dict) and profundidad < 8:
+        for k, v in list(objeto.items()):
+            _aplanar(v, f"{ruta}[{k!r}]", salida, profundidad + 1)
+    elif isinstance(objeto, (list, tuple)) and profundidad < 8:
+        for i, v in enumerate(objeto):
+            _aplanar(v, f"{ruta}[{i}]", salida, profundidad + 1)
+    else:
+        try:
+            texto_objeto = repr(objeto)[:200]
+        except Exception:  # noqa: BLE001 - a student's object may not even print
+            texto_objeto = type(objeto).__name__
+        salida.append((ruta, texto_objeto))
+    return salida
+
+
+def _cambiados(antes, despues):
+    if [r for r, _ in antes] != [r for r, _ in despues]:
+        return ["su estructura"]
+    return [r for (r, a), (_, d) in zip(antes, despues)
+            if not (torch.equal(a, d) if isinstance(a, torch.Tensor) and isinstance(
+                d, torch.Tensor) and a.shape == d.shape and a.dtype == d.dtype else a == d)]
+
+
+def _ida_y_vuelta(estado_guardado):
+    """torch.save, then torch.load(weights_only=True): (the loaded state, None) or (None,
+    why not)."""
+    try:
+        archivo = io.BytesIO()
+        torch.save(estado_guardado, archivo)
+        archivo.seek(0)
+        return torch.load(archivo, weights_only=True), None
+    except Exception as error:  # noqa: BLE001 - whatever the state holds, say why
+        return None, f"{type(error).__name__}: {str(error).strip().splitlines()[0][:160]}"
+
+
+def _entrenar_mas(objetos, entradas):
+    """Two more plain steps with the same objects, as a caller that keeps training."""
+    modelo, opt, sched = objetos
+    with torch.enable_grad():
+        for x, y in entradas["batches"][:2]:
+            entradas["loss_fn"](modelo(x), y).backward()
+            opt.step()
+            sched.step()
+            opt.zero_grad()
+
+
+def _protocolo(funcion, entradas):
+    cortes, semilla = entradas["_cortes"], entradas["_semilla"]
+    objetos = (entradas["model"], entradas["optimizer"], entradas["scheduler"])
+    torch.manual_seed(semilla)
+    seguida, crudo = _tramo(funcion, objetos, entradas, cortes[-1], None)
+    # The result is the returned state, as plain data: a state that ignores the inputs is
+    # told apart; a forgotten ``return`` is its own mistake, not a hard-coded answer.
+    resultado = (None if seguida["error"] is not None else
+                 {"sin_retorno": seguida["final"]} if crudo is None else _aplanar(crudo))
+    observacion = {"resultado": resultado,
+                   "error": seguida["error"], "seguida": seguida, "tramos": [],
+                   "cortes": list(cortes), "cambia": [], "no_serializable": None}
+    if seguida["error"] is not None:
+        return observacion
+    guardado = None
+    for i, corte in enumerate(cortes):
+        # i = 0: the same start as the uninterrupted run; then a new process: fresh objects
+        # with other weights, the global generator elsewhere (building them draws from it)
+        objetos = entradas["_nuevos"](i)
+        torch.manual_seed(semilla + 104729 * i)
+        tramo, crudo = _tramo(funcion, objetos, entradas, corte, guardado)
+        observacion["tramos"].append(tramo)
+        if tramo["error"] is not None or i == len(cortes) - 1 or crudo is None:
+            break
+        antes = _aplanar(crudo)
+        _entrenar_mas(objetos, entradas)
+        observacion["cambia"].append(_cambiados(antes, _aplanar(crudo))[:3])
+        guardado, problema = _ida_y_vuelta(crudo)
+        if problema is not None:
+            observacion["no_serializable"] = problema
+            break
+    return observacion
+
+
+def observar_reanudacion(train_steps, entradas):
+    """Train straight to ``stop``; then, from the same start, stop at each cut, keep
+    training the same objects a little (a state that changes is not a snapshot), save and
+    load the state with ``weights_only=True``, and resume on fresh objects with other
+    weights and the global generator elsewhere. Plain data: what every call did, forward by
+    forward and step by step. The caller's global generator is left as it was."""
+    generador = torch.get_rng_state()
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return _protocolo(train_steps, entradas)
+    finally:
+        torch.set_rng_state(generador)
+
+
+def _serie(valores):
+    return torch.tensor(valores, dtype=torch.float64)
+
+
+def _seguida_sin_estado(caso):
+    """The uninterrupted call, against the expected run."""
+    datos = caso.datos
+    seguida, esperado = datos["seguida"], datos["esperado"]
+    stop = seguida["stop"]
+    if not seguida["pasos"]:
+        fallar("sin_step")
+    if seguida["lotes"] != list(range(len(seguida["lotes"]))) or len(seguida["lotes"]) != stop:
+        if len(seguida["lotes"]) > stop and seguida["lotes"][:stop] == list(range(stop)):
+            fallar("pasos_hasta_stop", pasos=len(seguida["lotes"]), stop=stop, ultimo=stop - 1)
+        fallar("reanudacion_distinta", paso=0, que="el orden de los lotes")
+    if len(seguida["pasos"]) != stop:
+        fallar("longitud", nombre="la lista de pasos del optimizador",
+               longitud=len(seguida["pasos"]), longitud_esperada=stop)
+    if seguida["last_epoch"] != esperado["last_epoch"]:
+        fallar("scheduler_veces", veces=seguida["last_epoch"],
+               veces_esperadas=esperado["last_epoch"])
+    exigir(diagnosticar_escala("las pérdidas de cada paso", _serie(seguida["perdidas"]),
+                               _serie(esperado["perdidas"])))
+    exigir(diagnosticar_escala("las tasas de cada paso", _serie(
+        [p["lrs"] for p in seguida["pasos"]]), _serie(esperado["lrs"])))
+    exigir(diagnosticar_escala("los parámetros al final", seguida["final"],
+                               esperado["parametros"]))
+
+
+def _entrenada(caso):
+    """The resume parts need an uninterrupted run that trained, one step per batch; then
+    every interruption that returned a state that loads."""
+    datos = caso.datos
+    seguida = datos["seguida"]
+    if not seguida["pasos"] or cerca(seguida["final"], seguida["parametros"][0]):
+        fallar("sin_step")
+    if len(seguida["lotes"]) != seguida["stop"] or len(seguida["pasos"]) != seguida["stop"]:
+        _seguida_sin_estado(caso)
+    tramos = datos["tramos"]
+    for i, tramo in enumerate(tramos):
+        if tramo["error"] is not None:
+            raise datos_a_error(tramo["error"])
+        if i < len(datos["cortes"]) - 1:
+            if tramo["tipo_estado"] == "NoneType":
+                fallar("estado_no_devuelto")
+            if tramo["tipo_estado"] != "dict":
+                fallar("tipo", nombre="el estado devuelto", esperado="un diccionario",
+                       tipo=tramo["tipo_estado"])
+    if datos["no_serializable"] is not None:
+        fallar("estado_no_serializable", detalle=datos["no_serializable"])
+    reanudados = []
+    for j in range(1, len(tramos)):
+        inicio, fin = datos["cortes"][j - 1], datos["cortes"][j]
+        if not tramos[j]["pasos"] or not tramos[j]["lotes"]:
+            fallar("pasos_reanudados", paso=inicio, stop=fin, pasos=len(tramos[j]["pasos"]),
+                   esperados=fin - inicio)
+        reanudados.append((j, inicio, fin, tramos[j], tramos[j - 1]))
+    return seguida, reanudados
+
+
+def _referencias(caso, j):
+    cambia = caso.datos["cambia"][j - 1]
+    if cambia:
+        fallar("estado_con_referencias", que=", ".join(f"`{r}`" for r in cambia))
+
+
+def _reanudar_modelo(caso):
+    """Each resumed call's first forward pass uses the weights the previous call ended with."""
+    _, reanudados = _entrenada(caso)
+    for j, inicio, _, tramo, previo in reanudados:
+        obtenido = tramo["parametros"][0]
+        if cerca(obtenido, previo["final"]):
+            continue
+        _referencias(caso, j)
+        if cerca(obtenido, tramo["nuevo"]):
+            fallar("modelo_no_restaurado", paso=inicio, detalle=": los del modelo recién creado")
+        if cerca(obtenido, previo["parametros"][0]):
+            fallar("estado_al_empezar", paso=inicio)
+        fallar("modelo_no_restaurado", paso=inicio, detalle="")
+
+
+def _reanudar_optimizador(caso):
+    """Each resumed call's first step finds the optimizer as the previous call left it."""
+    _, reanudados = _entrenada(caso)
+    for j, inicio, _, tramo, previo in reanudados:
+        obtenido = tramo["pasos"][0]
+        mismo_estado = (obtenido["optimizador"].shape == previo["optimizador"].shape
+                        and cerca(obtenido["optimizador"], previo["optimizador"]))
+        if mismo_estado and cerca(_serie(obtenido["lrs"]), _serie(previo["lrs"])):
+            continue
+        _referencias(caso, j)
+        if (not obtenido["optimizador"].numel() and obtenido["last_epoch"] == 0
+                and tramo["rng"][0] != previo["rng_final"]):
+            fallar("solo_el_modelo")
+        que = ("vacío: ni momentos ni contador `step`" if not obtenido["optimizador"].numel()
+               else "sus momentos y su contador `step`" if not mismo_estado
+               else "la `lr` de sus grupos")
+        fallar("optimizador_no_restaurado", paso=inicio, que=que)
+
+
+def _reanudar_planificador(caso):
+    """Each resumed call's first step finds the scheduler as the previous call left it, and
+    it advances once per step."""
+    _, reanudados = _entrenada(caso)
+    for _, inicio, _, tramo, previo in reanudados:
+        obtenido = tramo["pasos"][0]
+        if obtenido["last_epoch"] != previo["last_epoch"]:
+            fallar("planificador_no_restaurado", paso=inicio, obtenido=obtenido["last_epoch"],
+                   esperado=previo["last_epoch"])
+        if not cerca(_serie(obtenido["last_lr"]), _serie(previo["last_lr"])):
+            fallar("planificador_incompleto", paso=inicio, obtenida=obtenido["last_lr"][0],
+                   esperada=previo["last_lr"][0])
+        contados = [p["last_epoch"] for p in tramo["pasos"]] + [tramo["last_epoch"]]
+        primero = contados[0]
+        if contados != list(range(primero, primero + len(contados))):
+            fallar("scheduler_veces", veces=tramo["last_epoch"] - primero,
+                   veces_esperadas=len(tramo["pasos"]))
+
+
+def _reanudar_generador(caso):
+    """Each resumed call's first forward pass finds the global generator as the previous
+    call left it."""
+    _, reanudados = _entrenada(caso)
+    for _, inicio, _, tramo, previo in reanudados:
+        if tramo["rng"][0] == previo["rng_final"]:
+            continue
+        if tramo["rng"][0] == previo["rng"][0]:
+            fallar("rng_al_empezar", paso=inicio)
+        fallar("rng_no_restaurado", paso=inicio)
+
+
+def _reanudar_igual(caso):
+    """Each resumed call takes the batches that were left, to ``stop``, and the last one
+    ends where the uninterrupted run ended."""
+    seguida, reanudados = _entrenada(caso)
+    for _, inicio, fin, tramo, _ in reanudados:
+        if tramo["lotes"][0] != inicio:
+            fallar("reanuda_en_otro_lote", paso=inicio, lote=tramo["lotes"][0])
+        if tramo["lotes"] != list(range(inicio, fin)) or len(tramo["pasos"]) != fin - inicio:
+            fallar("pasos_reanudados", paso=inicio, stop=fin, pasos=len(tramo["pasos"]),
+                   esperados=fin - inicio)
+        if not cerca(_serie(tramo["perdidas"]), _serie(seguida["perdidas"][inicio:fin])):
+            fallar("reanudacion_distinta", paso=inicio, que="la pérdida de los pasos reanudados")
+    _, inicio, _, ultimo, _ = reanudados[-1]
+    for nombre, clave in (("los parámetros al final", "final"),
+                          ("el estado del optimizador al final", "optimizador")):
+        if ultimo[clave].shape != seguida[clave].shape or not cerca(ultimo[clave],
+                                                                   seguida[clave]):
+            fallar("reanudacion_distinta", paso=inicio, que=nombre)
+    if ultimo["last_lr"] != seguida["last_lr"] and not cerca(
+            _serie(ultimo["last_lr"]), _serie(seguida["last_lr"])):
+        fallar("reanudacion_distinta", paso=inicio, que="la tasa al final")
+
+
+TRAIN_STEPS = Ejercicio(
+    funcion="train_steps",
+    partes=[
+        Parte("sin state: un paso por lote hasta stop (pérdidas, tasas, parámetros)", 0.75,
+              _seguida_sin_estado),
+        Parte("reanudar: pesos del modelo (el estado se carga y es una copia)", 0.5,
+              _reanudar_modelo),
+        Parte("reanudar: estado del optimizador (momentos, step, lr)", 0.75,
+              _reanudar_optimizador),
+        Parte("reanudar: planificador (last_epoch y su última tasa)", 0.5,
+              _reanudar_planificador),
+        Parte("reanudar: generador aleatorio global (Dropout)", 0.75, _reanudar_generador),
+        Parte("reanudar: los lotes que faltan y el mismo final que sin interrumpir", 0.75,
+              _reanudar_igual),
+    ],
+    construir=construir_reanudacion, observar=observar_reanudacion)
+
+
+def entrenamiento_seguido(model, optimizer, scheduler, loss_fn, batches, stop, nuevos, cortes,
+                          semilla):
+    """The public oracle: the uninterrupted run written out, from the same global seed."""
+    generador = torch.get_rng_state()
+    torch.manual_seed(semilla)
+    perdidas, lrs = [], []
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            for x, y in batches[:stop]:
+                lrs.append([g["lr"] for g in optimizer.param_groups])
+                perdida = loss_fn(model(x), y)
+                perdidas.append(perdida.item())
+                perdida.backward()
+                optimizer.step()
+                scheduler.step()
+                optimizer.zero_grad()
+    finally:
+        torch.set_rng_state(generador)
+    return {"perdidas": perdidas, "lrs": lrs, "parametros": _plano_modelo(model),
+            "last_epoch": scheduler.last_epoch}
+
+
+def comprobar_train_steps(train_steps):
+    """Comprobación pública: AdamW, calentamiento lineal y coseno, Dropout; 8 pasos de un
+    tirón frente a 3 + 3 + 2 con dos interrupciones (guardar, cargar con
+    ``weights_only=True``, objetos nuevos con otros pesos)."""
+    caso = caso_en_proceso(TRAIN_STEPS, train_steps, 8,
+                           ((3, 6, 8), 9, 6, 4, 6, 3, 0.3, "adamw", "secuencial", 4),
+                           entrenamiento_seguido)
+    comprobar(TRAIN_STEPS.partes, caso,
+              "Reanudar dos veces da lo mismo que entrenar de un tirón: pérdidas, parámetros, "
+              "optimizador, planificador y generador.")
+
+
 # In notebook order.
-EJERCICIOS = ejercicios(EVALUATE, WARMUP_COSINE, TRAIN_ONE_EPOCH)
+EJERCICIOS = ejercicios(EVALUATE, WARMUP_COSINE, TRAIN_ONE_EPOCH, TRAIN_STEPS)

@@ -1,5 +1,7 @@
 """Chapter 4 variants: valid alternatives and realistic mistakes, each with its label."""
 
+import copy
+import io
 import math
 
 import torch
@@ -14,6 +16,7 @@ variant = registry.variant
 TE = "train_one_epoch"
 EV = "evaluate"
 WC = "warmup_cosine"
+TS = "train_steps"
 
 
 # ---------------------------------------------------------------- train_one_epoch
@@ -625,6 +628,212 @@ def train_one_epoch_mean_of_cycle_means(model, loader, loss_fn, optimizer, sched
     return sum(means) / len(means)
 
 
+# ---------------------------------------------------------------- train_steps
+@variant(TS, CORRECT)
+def train_steps_scheduler_first_counter_from_scheduler(model, optimizer, scheduler, loss_fn,
+                                                       batches, stop, state=None):
+    # the scheduler loaded before the optimizer (the order does not matter), the step read
+    # from scheduler.last_epoch, tensors cloned one by one, zero_grad before each step
+    if state is not None:
+        model.load_state_dict(state["weights"])
+        scheduler.load_state_dict(state["schedule"])
+        optimizer.load_state_dict(state["optim"])
+        torch.random.set_rng_state(state["generator"])
+    model.train()
+    while scheduler.last_epoch < stop:
+        x, y = batches[scheduler.last_epoch]
+        optimizer.zero_grad(set_to_none=False)
+        loss_fn(model(x), y).backward()
+        optimizer.step()
+        scheduler.step()
+    return {"weights": {k: v.detach().clone() for k, v in model.state_dict().items()},
+            "optim": copy.deepcopy(optimizer.state_dict()),
+            "schedule": scheduler.state_dict(),
+            "generator": torch.random.get_rng_state()}
+
+
+@variant(TS, CORRECT)
+def train_steps_serialized_snapshot(model, optimizer, scheduler, loss_fn, batches, stop,
+                                    state=None):
+    # the snapshot made with torch.save / torch.load into memory; batches sliced
+    start = 0 if state is None else state["step"]
+    if state is not None:
+        for obj, key in ((model, "model"), (optimizer, "optimizer"), (scheduler, "scheduler")):
+            obj.load_state_dict(state[key])
+        torch.set_rng_state(state["rng"])
+    for x, y in batches[start:stop]:
+        loss = loss_fn(model(x), y)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        scheduler.step()
+    buffer = io.BytesIO()
+    torch.save({"model": model.state_dict(), "optimizer": optimizer.state_dict(),
+                "scheduler": scheduler.state_dict(), "rng": torch.get_rng_state(),
+                "step": stop}, buffer)
+    buffer.seek(0)
+    return torch.load(buffer, weights_only=True)
+
+
+def _steps(model, optimizer, scheduler, loss_fn, batches, stop, state, *, keep=("model",
+           "optimizer", "scheduler", "rng"), copies=True, rng_early=False, reseed=False,
+           counter="absolute", epoch_hack=False, snapshot_early=False, objects=False,
+           ignore_stop=False, returns=True):
+    """The reference with one knob per classic mistake."""
+    start = 0
+    if state is not None:
+        if "model" in state:
+            model.load_state_dict(state["model"])
+        if "optimizer" in state:
+            optimizer.load_state_dict(state["optimizer"])
+        if "scheduler" in state:
+            scheduler.load_state_dict(state["scheduler"])
+        if epoch_hack:
+            scheduler.last_epoch = state["step"]
+        if "rng" in state:
+            torch.set_rng_state(state["rng"])
+        if reseed:
+            torch.manual_seed(state["step"])
+        start = state["step"] if counter != "none" else 0
+    snapshot = torch.get_rng_state()
+    early = {"model": copy.deepcopy(model.state_dict()),
+             "optimizer": copy.deepcopy(optimizer.state_dict()),
+             "scheduler": copy.deepcopy(scheduler.state_dict())}
+    last = len(batches) if ignore_stop else stop
+    for t in range(start, last):
+        x, y = batches[t]
+        loss = loss_fn(model(x), y)
+        loss.backward()
+        optimizer.step()
+        scheduler.step()
+        optimizer.zero_grad()
+    if not returns:
+        return None
+    if objects:
+        new = {"model": model, "optimizer": optimizer, "scheduler": scheduler}
+    elif snapshot_early:
+        new = early
+    elif copies:
+        new = {"model": copy.deepcopy(model.state_dict()),
+               "optimizer": copy.deepcopy(optimizer.state_dict()),
+               "scheduler": copy.deepcopy(scheduler.state_dict())}
+    else:
+        new = {"model": model.state_dict(), "optimizer": optimizer.state_dict(),
+               "scheduler": scheduler.state_dict()}
+    new["rng"] = snapshot if rng_early else torch.get_rng_state()
+    new = {k: v for k, v in new.items() if k in keep}
+    new["step"] = stop - start if counter == "relative" else stop
+    return new
+
+
+@variant(TS, "optimizador_no_restaurado")
+def train_steps_without_optimizer(model, optimizer, scheduler, loss_fn, batches, stop,
+                                  state=None):
+    return _steps(model, optimizer, scheduler, loss_fn, batches, stop, state,
+                  keep=("model", "scheduler", "rng"))
+
+
+@variant(TS, "planificador_no_restaurado")
+def train_steps_without_scheduler(model, optimizer, scheduler, loss_fn, batches, stop,
+                                  state=None):
+    return _steps(model, optimizer, scheduler, loss_fn, batches, stop, state,
+                  keep=("model", "optimizer", "rng"))
+
+
+@variant(TS, "rng_no_restaurado")
+def train_steps_without_rng(model, optimizer, scheduler, loss_fn, batches, stop, state=None):
+    return _steps(model, optimizer, scheduler, loss_fn, batches, stop, state,
+                  keep=("model", "optimizer", "scheduler"))
+
+
+@variant(TS, "rng_no_restaurado")
+def train_steps_reseeds_instead(model, optimizer, scheduler, loss_fn, batches, stop,
+                                state=None):
+    # a seed is not the generator's state
+    return _steps(model, optimizer, scheduler, loss_fn, batches, stop, state,
+                  keep=("model", "optimizer", "scheduler"), reseed=True)
+
+
+@variant(TS, "rng_al_empezar")
+def train_steps_rng_read_before_training(model, optimizer, scheduler, loss_fn, batches, stop,
+                                         state=None):
+    return _steps(model, optimizer, scheduler, loss_fn, batches, stop, state, rng_early=True)
+
+
+@variant(TS, "solo_el_modelo")
+def train_steps_weights_only(model, optimizer, scheduler, loss_fn, batches, stop, state=None):
+    return _steps(model, optimizer, scheduler, loss_fn, batches, stop, state, keep=("model",))
+
+
+@variant(TS, "estado_con_referencias")
+def train_steps_live_state_dicts(model, optimizer, scheduler, loss_fn, batches, stop,
+                                 state=None):
+    return _steps(model, optimizer, scheduler, loss_fn, batches, stop, state, copies=False)
+
+
+@variant(TS, "estado_no_serializable")
+def train_steps_saves_the_objects(model, optimizer, scheduler, loss_fn, batches, stop,
+                                  state=None):
+    return _steps(model, optimizer, scheduler, loss_fn, batches, stop, state, objects=True)
+
+
+@variant(TS, "estado_al_empezar")
+def train_steps_snapshot_before_training(model, optimizer, scheduler, loss_fn, batches, stop,
+                                         state=None):
+    return _steps(model, optimizer, scheduler, loss_fn, batches, stop, state,
+                  snapshot_early=True)
+
+
+@variant(TS, "reanuda_en_otro_lote")
+def train_steps_restarts_the_batches(model, optimizer, scheduler, loss_fn, batches, stop,
+                                     state=None):
+    return _steps(model, optimizer, scheduler, loss_fn, batches, stop, state, counter="none")
+
+
+@variant(TS, "reanuda_en_otro_lote")
+def train_steps_counts_steps_of_the_call(model, optimizer, scheduler, loss_fn, batches, stop,
+                                         state=None):
+    # saves how many steps this call took, not the step reached: wrong after two resumes
+    return _steps(model, optimizer, scheduler, loss_fn, batches, stop, state,
+                  counter="relative")
+
+
+@variant(TS, "planificador_incompleto")
+def train_steps_sets_last_epoch(model, optimizer, scheduler, loss_fn, batches, stop,
+                                state=None):
+    return _steps(model, optimizer, scheduler, loss_fn, batches, stop, state,
+                  keep=("model", "optimizer", "rng"), epoch_hack=True)
+
+
+@variant(TS, "pasos_hasta_stop")
+def train_steps_every_batch(model, optimizer, scheduler, loss_fn, batches, stop, state=None):
+    return _steps(model, optimizer, scheduler, loss_fn, batches, stop, state, ignore_stop=True)
+
+
+@variant(TS, "estado_no_devuelto")
+def train_steps_forgets_return(model, optimizer, scheduler, loss_fn, batches, stop,
+                               state=None):
+    return _steps(model, optimizer, scheduler, loss_fn, batches, stop, state, returns=False)
+
+
+@variant(TS, "sin_implementar")
+def train_steps_stub(model, optimizer, scheduler, loss_fn, batches, stop, state=None):
+    raise NotImplementedError()
+
+
+@variant(TS, "resultado_constante")
+def train_steps_state_typed_in(model, optimizer, scheduler, loss_fn, batches, stop, state=None):
+    # trains, then returns a state typed in from the public example (its last step)
+    _steps(model, optimizer, scheduler, loss_fn, batches, stop, state)
+    return {"step": 8}
+
+
+@variant(TS, "sin_step")
+def train_steps_hardcoded(model, optimizer, scheduler, loss_fn, batches, stop, state=None):
+    # no training: a state typed in
+    return {"step": stop}
+
+
 CARLA_TRAIN_ONE_EPOCH = '''\
 def train_one_epoch(model, loader, loss_fn, optimizer, scheduler=None, accum=1, max_norm=None):
     """One epoch with gradient accumulation (she forgets the last, partial cycle)."""
@@ -659,9 +868,34 @@ def evaluate(model, loader, loss_fn):
     return total / seen, correct / seen
 '''
 
+MARTA_TRAIN_STEPS = '''\
+def train_steps(model, optimizer, scheduler, loss_fn, batches, stop, state=None):
+    """Resumes model, optimizer and scheduler, but forgets the global generator (Dropout)."""
+    import copy
+
+    start = 0
+    if state is not None:
+        model.load_state_dict(state["model"])
+        optimizer.load_state_dict(state["optimizer"])
+        scheduler.load_state_dict(state["scheduler"])
+        start = state["step"]
+    for t in range(start, stop):
+        x, y = batches[t]
+        loss = loss_fn(model(x), y)
+        loss.backward()
+        optimizer.step()
+        scheduler.step()
+        optimizer.zero_grad()
+    return {"model": copy.deepcopy(model.state_dict()),
+            "optimizer": copy.deepcopy(optimizer.state_dict()),
+            "scheduler": copy.deepcopy(scheduler.state_dict()), "step": stop}
+'''
+
 SAMPLE_STUDENTS = [
     SampleStudent("carla", "acumulación sin el último ciclo parcial (crédito parcial)",
                   {TE: CARLA_TRAIN_ONE_EPOCH}, partial={TE + "_test": 3.25}),
     SampleStudent("david", "evalúa sin torch.no_grad() (pierde el requisito)",
                   {EV: DAVID_EVALUATE}, partial={EV + "_test": 2.5}),
+    SampleStudent("marta", "reanuda sin el generador aleatorio (crédito parcial)",
+                  {TS: MARTA_TRAIN_STEPS}, partial={TS + "_test": 2.5}),
 ]
