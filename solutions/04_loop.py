@@ -28,8 +28,8 @@
 #   `scheduler.step()`, `zero_grad()`;
 # - evaluar con `model.eval()` **y** `torch.no_grad()`, y devolver el modelo a su modo;
 # - usar `nn.CrossEntropyLoss` sobre logits crudos y calcular la exactitud con `argmax`;
-# - comparar SGD, Adam y AdamW, y explicar el decaimiento de pesos (*weight decay*)
-#   desacoplado;
+# - comparar SGD, RMSProp, Adam y AdamW, saber qué estado guarda cada uno, y explicar el
+#   decaimiento de pesos (*weight decay*) desacoplado;
 # - registrar métricas con `.item()` y medir qué pasa si no lo haces;
 # - usar `OneCycleLR` y coseno con calentamiento lineal (*linear warmup*), en el lugar
 #   correcto del bucle;
@@ -418,6 +418,141 @@ for optimizer_class in (torch.optim.Adam, torch.optim.AdamW):
 # pequeño pierde más del 90 % y el grande apenas el 1 %. Con AdamW, los dos conservan la misma
 # fracción, $(1 - 0{,}01 \cdot 0{,}1)^{10} \approx 0{,}990$.
 #
+# ### RMSProp: la escala de Adam, sin el momento
+#
+# Adam junta dos ideas, y RMSProp (Hinton, 2012) es una de ellas sola. Por cada parámetro
+# guarda una media móvil del **cuadrado** de su gradiente,
+# $v \leftarrow \alpha\,v + (1-\alpha)\,g^2$ (`alpha=0.99` por defecto), y divide el paso
+# por su raíz: $w \leftarrow w - \mathrm{lr}\cdot g\,/\,(\sqrt{v} + \epsilon)$. Un parámetro
+# con gradientes grandes divide por un número grande, y uno con gradientes pequeños, por
+# uno pequeño: todos avanzan a un ritmo parecido, sea cual sea la escala de su gradiente.
+#
+# Lo que guarda está en `optimizer.state[p]`: su contador `step` y `square_avg`, la media
+# $v$. Compruébalo contra la media calculada a mano durante 5 pasos, sobre una pérdida mal
+# escalada: $L = \tfrac12\,(100\,w_1^2 + 0{,}1\,w_2^2)$, con una curvatura 1000 veces mayor
+# en $w_1$ que en $w_2$.
+
+# %% tags=["demo"]
+SCALES = torch.tensor([100.0, 0.1])
+
+
+def badly_scaled_loss(w):
+    return 0.5 * (SCALES * w**2).sum()
+
+
+w = nn.Parameter(torch.tensor([1.0, 1.0]))
+opt = torch.optim.RMSprop([w], lr=0.01)  # alpha=0.99 por defecto
+square_avg = torch.zeros(2)
+for _ in range(5):
+    opt.zero_grad()
+    badly_scaled_loss(w).backward()
+    square_avg = 0.99 * square_avg + 0.01 * w.grad**2  # la media, a mano
+    opt.step()
+print("estado de RMSprop por parámetro:", sorted(opt.state[w]))
+print("square_avg:      ", opt.state[w]["square_avg"])
+print("la media, a mano:", square_avg)
+print("¿iguales?", torch.allclose(opt.state[w]["square_avg"], square_avg))
+
+# %% [markdown]
+# Las dos componentes de `square_avg` están a un factor $10^6 = (100/0{,}1)^2$ la una de la
+# otra: al dividir por su raíz, los pasos de $w_1$ y de $w_2$ quedan del mismo tamaño.
+#
+# Adam es RMSProp con dos añadidos. Su `exp_avg_sq` es esta misma media de $g^2$ (con
+# $\beta_2 = 0{,}999$), y además lleva `exp_avg`, una media móvil del propio gradiente
+# ($\beta_1 = 0{,}9$): el momento. El segundo añadido es la corrección de sesgo. Las dos
+# medias empiezan en 0, así que en los primeros pasos se quedan cortas, y Adam las divide
+# por $1 - \beta^t$. RMSProp no corrige nada: en el primer paso
+# $v = 0{,}01\,g^2$ y el paso mide $\mathrm{lr}\cdot |g|/\sqrt{0{,}01\,g^2} =
+# 10\cdot\mathrm{lr}$, en cada parámetro. El primer paso de Adam mide `lr`:
+
+# %% tags=["demo"]
+for optimizer_class in (torch.optim.RMSprop, torch.optim.Adam):
+    w = nn.Parameter(torch.tensor([1.0, 1.0]))
+    opt = optimizer_class([w], lr=0.01)
+    badly_scaled_loss(w).backward()
+    opt.step()
+    print(f"{optimizer_class.__name__:>7} (lr = 0.01): primer paso "
+          f"{[round(v, 4) for v in (1 - w.detach()).tolist()]}; estado {sorted(opt.state[w])}")
+
+# %% [markdown]
+# Los gradientes de $w_1$ y $w_2$ difieren en un factor 1000, y los dos pasos miden lo
+# mismo.
+#
+# Ahora, 300 pasos sobre esa pérdida. SGD tiene un techo: con `lr` por encima de
+# $2/100$, la dirección de $w_1$ (curvatura 100) diverge. Con `lr = 0.019`, justo por
+# debajo, $w_2$ (curvatura 0,1) avanza solo un 0,19 % por paso. RMSProp y Adam no tienen
+# ese techo, porque dividen el paso de cada parámetro por la escala de su gradiente. (Cada
+# uno lleva una tasa razonable para él; el techo de SGD no depende de cuál elijas: lo pone
+# la dirección más curvada.)
+
+# %% tags=["demo"]
+def fit_badly_scaled(make_optimizer, steps=300):
+    w = nn.Parameter(torch.tensor([1.0, 1.0]))
+    opt = make_optimizer([w])
+    losses = []
+    for _ in range(steps):
+        loss = badly_scaled_loss(w)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        losses.append(loss.item())
+    return losses, w.detach()
+
+
+SCALED_OPTIMIZERS = {
+    "SGD (lr=0.019)": lambda p: torch.optim.SGD(p, lr=0.019),
+    "RMSprop (lr=0.01)": lambda p: torch.optim.RMSprop(p, lr=0.01),
+    "Adam (lr=0.05)": lambda p: torch.optim.Adam(p, lr=0.05),
+}
+plt.figure(figsize=(6, 3))
+for (name, make_optimizer), style in zip(SCALED_OPTIMIZERS.items(), ["-", "--", ":"]):
+    losses, w_final = fit_badly_scaled(make_optimizer)
+    plt.semilogy(losses, style, label=name, linewidth=2)
+    print(f"{name:>17}: pérdida final {losses[-1]:.1e}   w = "
+          f"({w_final[0].item():.1e}, {w_final[1].item():.1e})")
+losses, _ = fit_badly_scaled(lambda p: torch.optim.SGD(p, lr=0.021))
+print(f"   SGD (lr=0.021): pérdida final {losses[-1]:.1e} (por encima del techo: diverge)")
+plt.xlabel("paso")
+plt.ylabel("pérdida (escala log)")
+plt.legend()
+plt.tight_layout()
+plt.show()
+
+# %% [markdown]
+# SGD deja $w_1$ en cero enseguida, pero tras 300 pasos $w_2$ sigue en 0,57. RMSProp y
+# Adam llevan los dos pesos a cero a la vez.
+#
+# **Ese estado también se guarda.** `square_avg` resume cientos de gradientes. Un RMSprop
+# recién creado la pone a cero, y su primer paso vuelve a medir $10\cdot\mathrm{lr}$ en cada
+# dirección, esté donde esté el parámetro. Entrena 100 pasos, guarda `opt.state_dict()` y
+# da un paso más desde los mismos pesos: con el estado cargado y con un optimizador nuevo.
+
+# %% tags=["demo"]
+w = nn.Parameter(torch.tensor([1.0, 1.0]))
+opt = torch.optim.RMSprop([w], lr=0.01)
+for _ in range(100):
+    opt.zero_grad()
+    badly_scaled_loss(w).backward()
+    opt.step()
+saved_weights, saved_state = w.detach().clone(), opt.state_dict()
+print("en el state_dict, por parámetro:", sorted(saved_state["state"][0]))
+for load_state in (True, False):
+    w_resumed = nn.Parameter(saved_weights.clone())
+    opt_resumed = torch.optim.RMSprop([w_resumed], lr=0.01)
+    if load_state:
+        opt_resumed.load_state_dict(saved_state)
+    loss_before = badly_scaled_loss(w_resumed)
+    loss_before.backward()
+    opt_resumed.step()
+    print(f"{'estado cargado' if load_state else 'optimizador nuevo':>17}: pérdida "
+          f"{loss_before.item():.4f} → {badly_scaled_loss(w_resumed).item():.4f} en un paso")
+
+# %% [markdown]
+# Con el estado cargado, el paso sigue bajando la pérdida; con un optimizador nuevo, el
+# paso de $10\cdot\mathrm{lr}$ la multiplica por más de 50. Por eso la sección 9 guarda el
+# `state_dict()` del optimizador junto con el del modelo.
+
+# %% [markdown]
 # ## 5 · Registrar con `.item()`
 #
 # `loss` es un tensor con `grad_fn`. Si lo sumas a un acumulador, `running_loss += loss`, el
@@ -1386,6 +1521,10 @@ print("el estado del GradScaler (se carga con scaler.load_state_dict):",
 # - `nn.CrossEntropyLoss` espera logits crudos: hace `log_softmax` y `NLLLoss` por dentro.
 #   Un softmax de más pone un suelo a la pérdida y frena el aprendizaje. La predicción es
 #   `argmax` de los logits.
+# - RMSProp divide el paso de cada parámetro por la raíz de una media móvil de $g^2$
+#   (`square_avg`); Adam añade el momento (`exp_avg`) y la corrección de sesgo. Con una
+#   pérdida mal escalada, los dos avanzan donde SGD apenas se mueve. Ese estado va en el
+#   `state_dict()` del optimizador.
 # - Adam y AdamW adaptan el paso a cada parámetro; AdamW aplica el decaimiento de pesos
 #   aparte del gradiente, proporcional a cada peso.
 # - Registra con `.item()`: `running_loss += loss` mantiene vivo el grafo de cada iteración.
