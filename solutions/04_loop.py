@@ -950,6 +950,33 @@ plt.show()
 print(f"exactitud de prueba final: {logbook['exactitud'][-1]:.3f}")
 
 # %% [markdown]
+# ### El mismo bucle en el `Trainer` de Hugging Face
+#
+# Las bibliotecas de entrenamiento escriben este bucle por ti. El `Trainer` de la biblioteca
+# `transformers` de Hugging Face lo configura con un objeto `TrainingArguments`, y cada
+# pieza que has escrito a mano tiene ahí su argumento (este curso no instala
+# `transformers`; la tabla sirve para leer una configuración ajena y saber qué hace):
+#
+# | en tu bucle | en `TrainingArguments` | dónde lo viste |
+# |---|---|---|
+# | el tamaño de lote del `DataLoader`, el número de épocas | `per_device_train_batch_size`, `num_train_epochs` (o `max_steps`) | sección 1 |
+# | `accum` micro-lotes por paso del optimizador | `gradient_accumulation_steps` (1 por defecto) | capítulo 3 |
+# | `clip_grad_norm_(model.parameters(), max_norm)` | `max_grad_norm` (1.0 por defecto; 0 lo desactiva) | capítulo 3 |
+# | `AdamW(params, lr=..., weight_decay=...)` | `optim` (AdamW por defecto), `learning_rate`, `weight_decay`, `adam_beta1`, `adam_beta2` | sección 4 |
+# | el planificador con calentamiento lineal | `lr_scheduler_type` (`"linear"` por defecto, `"cosine"`...), `warmup_steps` | sección 6 |
+# | registrar la pérdida con `.item()` | `logging_steps` | sección 5 |
+# | `test_loop` cada época o cada N pasos | `eval_strategy` (`"epoch"`, o `"steps"` con `eval_steps`; en versiones antiguas, `evaluation_strategy`) | sección 3 |
+# | `autocast` con bf16; `autocast` con fp16 y `GradScaler` | `bf16=True`; `fp16=True` | capítulo 6 |
+# | guardar el estado y reanudar | `save_strategy`, `save_steps`; `trainer.train(resume_from_checkpoint=...)` | sección 9 |
+#
+# Un detalle de la acumulación: el `Trainer` divide él mismo la pérdida de cada micro-lote
+# por `gradient_accumulation_steps` (en las versiones recientes, con los modelos que lo
+# admiten, la normaliza por el número de elementos de todo el ciclo, que es la misma idea
+# afinada). Tú no escribes esa división. Lo que escribes a mano en este curso es
+# justamente lo que esos argumentos hacen por dentro: cuando algo falla, es lo que tienes
+# que saber leer.
+
+# %% [markdown]
 # ## Ejercicio 3 · Una época completa (4 puntos)
 #
 # Escribe `train_one_epoch(model, loader, loss_fn, optimizer, scheduler=None, accum=1,
