@@ -609,9 +609,9 @@ def gradiente_acumulado(micro_lotes, escalador, dtype, accum):
 
 g = torch.Generator().manual_seed(5)
 lote = [(torch.randn(4, 8, generator=g), torch.randn(4, 1, generator=g)) for _ in range(3)]
-dtype_escalado = torch.float16 if FP16_EN_CPU else torch.bfloat16
+dtype_escalado = torch.float16 if FP16_ON_CPU else torch.bfloat16
 sin_escala = gradiente_acumulado(lote, None, torch.bfloat16, accum=3)
-if ESCALADOR_EN_CPU:
+if SCALER_ON_CPU:
     con_escala = gradiente_acumulado(lote, torch.amp.GradScaler("cpu", init_scale=2.0**10),
                                      dtype_escalado, accum=3)
     print("norma del gradiente acumulado · bf16 sin escalador:",
@@ -646,7 +646,7 @@ else:
 # pasos desbordando hasta reencontrar su escala.
 
 # %% tags=["demo"]
-if ESCALADOR_EN_CPU:
+if SCALER_ON_CPU:
     escalador = torch.amp.GradScaler("cpu", init_scale=2.0**16, growth_interval=3)
     peso = torch.zeros(1, requires_grad=True)
     optimizador = torch.optim.SGD([peso], lr=0.0)
