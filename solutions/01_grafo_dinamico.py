@@ -162,15 +162,15 @@ print(loss.grad_fn.next_functions)
 # baja tres niveles: potencia, resta, suma.
 
 # %% tags=["demo"]
-def hijos(nodo):
-    return [type(n).__name__ if n is not None else None for n, _ in nodo.next_functions]
+def children(node):
+    return [type(n).__name__ if n is not None else None for n, _ in node.next_functions]
 
 
-nodo_pow = loss.grad_fn
-nodo_sub = nodo_pow.next_functions[0][0]
-nodo_add = nodo_sub.next_functions[0][0]
-for nodo in (nodo_pow, nodo_sub, nodo_add):
-    print(f"{type(nodo).__name__:>12} → {hijos(nodo)}")
+node_pow = loss.grad_fn
+node_sub = node_pow.next_functions[0][0]
+node_add = node_sub.next_functions[0][0]
+for node in (node_pow, node_sub, node_add):
+    print(f"{type(node).__name__:>12} → {children(node)}")
 
 # %% [markdown]
 # Al final de cada camino hay un nodo `AccumulateGrad`. No calcula nada: suma (`+=`) el
@@ -178,8 +178,8 @@ for nodo in (nodo_pow, nodo_sub, nodo_add):
 # atributo `variable` es esa hoja.
 
 # %% tags=["demo"]
-nodo_acc = nodo_add.next_functions[1][0]
-print(type(nodo_acc).__name__, "→ ¿es b?", nodo_acc.variable is b)
+node_acc = node_add.next_functions[1][0]
+print(type(node_acc).__name__, "→ ¿es b?", node_acc.variable is b)
 
 # %% [markdown]
 # Recorrer el grafo a mano cansa pronto. `dibujar_grafo` (de la celda de utilidades) lo
@@ -207,9 +207,9 @@ dibujar_grafo(loss_two_paths)
 # tensor sin `requires_grad` también cuenta como hoja, pero nunca recibe gradiente.
 
 # %% tags=["demo"]
-tensores = {"w": w, "b": b, "x": x, "y_hat": y_hat, "loss": loss}
-for nombre, t in tensores.items():
-    print(f"{nombre:>5}: is_leaf={t.is_leaf!s:<5}  requires_grad={t.requires_grad!s:<5}  "
+tensors = {"w": w, "b": b, "x": x, "y_hat": y_hat, "loss": loss}
+for name, t in tensors.items():
+    print(f"{name:>5}: is_leaf={t.is_leaf!s:<5}  requires_grad={t.requires_grad!s:<5}  "
           f"grad_fn={type(t.grad_fn).__name__ if t.grad_fn else None}")
 
 # %% [markdown]
@@ -370,7 +370,7 @@ for name in inputs:
 
 
 # %% tags=["demo"]
-def modelo_caprichoso(x):
+def fickle_model(x):
     h = x
     while h != 0 and h.abs() < 10:  # cuántas vueltas da depende del valor de x
         h = h * 3
@@ -384,12 +384,12 @@ def modelo_caprichoso(x):
 # distintos: cambia el número de nodos y cambian las operaciones.
 
 # %% tags=["demo"]
-for valor in (2.0, -0.5):
-    x = torch.tensor(valor, requires_grad=True)
-    salida = modelo_caprichoso(x)
-    nombres = [etiqueta for _, etiqueta in recorrer_grafo(salida)]
-    camino = " ← ".join(n.split(" →")[0] for n in nombres)
-    print(f"x = {valor:+}: {len(nombres)} nodos: {camino}")
+for value in (2.0, -0.5):
+    x = torch.tensor(value, requires_grad=True)
+    output = fickle_model(x)
+    names = [label for _, label in recorrer_grafo(output)]
+    path = " ← ".join(n.split(" →")[0] for n in names)
+    print(f"x = {value:+}: {len(names)} nodos: {path}")
 
 # %% [markdown]
 # El gradiente es el del camino que se ejecutó. Con $x = 2$ hubo dos vueltas y la raíz:
@@ -398,10 +398,10 @@ for valor in (2.0, -0.5):
 
 # %% tags=["demo"]
 formulas = {2.0: lambda v: 3 / (2 * math.sqrt(v)), -0.5: lambda v: 1458 * v}
-for valor, derivada in formulas.items():
-    x = torch.tensor(valor, requires_grad=True)
-    modelo_caprichoso(x).backward()
-    print(f"x = {valor:+}: autograd {x.grad.item():.4f}   fórmula {derivada(valor):.4f}")
+for value, derivative in formulas.items():
+    x = torch.tensor(value, requires_grad=True)
+    fickle_model(x).backward()
+    print(f"x = {value:+}: autograd {x.grad.item():.4f}   fórmula {derivative(value):.4f}")
 
 # %% [markdown]
 # El contraste es un grafo estático (*define-and-run*, el estilo de TensorFlow 1 o de un
@@ -409,13 +409,13 @@ for valor, derivada in formulas.items():
 # muchas veces. Al describirlo no hay valor con el que decidir un `if` de Python, así que el
 # control de flujo tiene que ser una operación más del grafo (`tf.cond`, `tf.while_loop`).
 # `torch.fx`, que obtiene el grafo de una función ejecutándola con valores simbólicos, choca
-# con eso mismo en `modelo_caprichoso`:
+# con eso mismo en `fickle_model`:
 
 # %% tags=["demo"]
 import torch.fx
 
 with muestra_error(torch.fx.proxy.TraceError):
-    torch.fx.symbolic_trace(modelo_caprichoso)
+    torch.fx.symbolic_trace(fickle_model)
 
 
 # %% [markdown]
@@ -433,7 +433,7 @@ with muestra_error(torch.fx.proxy.TraceError):
 
 
 # %% tags=["demo"]
-def gradientes_a_mano(w, b, x, y):
+def grads_by_hand(w, b, x, y):
     pre = w * x + b
     z = max(0.0, pre)
     dL_dz = 2 * (z - y)
@@ -441,7 +441,7 @@ def gradientes_a_mano(w, b, x, y):
     return dL_dz * dz_dpre * x, dL_dz * dz_dpre * 1.0
 
 
-def gradientes_autograd(w, b, x, y):
+def grads_autograd(w, b, x, y):
     w = torch.tensor(w, requires_grad=True)
     b = torch.tensor(b, requires_grad=True)
     loss = (F.relu(w * x + b) - y) ** 2
@@ -453,16 +453,16 @@ def gradientes_autograd(w, b, x, y):
 # Prueba dos valores de `b`: uno deja la preactivación en $+0{,}5$ y el otro en $-1$.
 
 # %% tags=["demo"]
-def mostrar(par):
-    return "(" + ", ".join(f"{g + 0.0:+.1f}" for g in par) + ")"  # + 0.0: -0.0 pasa a 0.0
+def show_pair(pair):
+    return "(" + ", ".join(f"{g + 0.0:+.1f}" for g in pair) + ")"  # + 0.0: -0.0 pasa a 0.0
 
 
 for b_val in (-1.0, -2.5):
     pre = 0.5 * 3.0 + b_val
-    mano = gradientes_a_mano(0.5, b_val, 3.0, 2.0)
-    auto = gradientes_autograd(0.5, b_val, 3.0, 2.0)
-    print(f"preactivación {pre:+}: (dL/dw, dL/db) a mano {mostrar(mano)}  "
-          f"autograd {mostrar(auto)}")
+    by_hand = grads_by_hand(0.5, b_val, 3.0, 2.0)
+    by_autograd = grads_autograd(0.5, b_val, 3.0, 2.0)
+    print(f"preactivación {pre:+}: (dL/dw, dL/db) a mano {show_pair(by_hand)}  "
+          f"autograd {show_pair(by_autograd)}")
 
 # %% [markdown]
 # Con la preactivación negativa, la derivada local de la ReLU es 0 y anula todo el
@@ -481,19 +481,19 @@ for b_val in (-1.0, -2.5):
 # %% tags=["demo"]
 import matplotlib.pyplot as plt
 
-ESTILOS = {"ReLU": "-", "LeakyReLU": "--", "GELU": "-"}
-ACTIVACIONES = {
+STYLES = {"ReLU": "-", "LeakyReLU": "--", "GELU": "-"}
+ACTIVATIONS = {
     "ReLU": F.relu,
     "LeakyReLU": lambda t: F.leaky_relu(t, negative_slope=0.1),
     "GELU": F.gelu,
 }
 
 fig, (ax_f, ax_d) = plt.subplots(1, 2, figsize=(9, 3))
-for nombre, f in ACTIVACIONES.items():
+for name, f in ACTIVATIONS.items():
     x = torch.linspace(-4, 4, 401, requires_grad=True)
     f(x).sum().backward()  # x.grad[i] = f'(x[i])
-    ax_f.plot(x.detach(), f(x.detach()), ESTILOS[nombre], label=nombre)
-    ax_d.plot(x.detach(), x.grad, ESTILOS[nombre], label=nombre)
+    ax_f.plot(x.detach(), f(x.detach()), STYLES[name], label=name)
+    ax_d.plot(x.detach(), x.grad, STYLES[name], label=name)
 ax_f.set_title("activación f(x)")
 ax_d.set_title("derivada f'(x), con autograd")
 for ax in (ax_f, ax_d):
@@ -512,18 +512,18 @@ plt.show()
 # La misma comparación en números, por si tu entorno no muestra gráficas:
 
 # %% tags=["demo"]
-def valor_y_derivada(f, valor):
-    x = torch.tensor(valor, requires_grad=True)
-    salida = f(x)
-    salida.backward()
-    return salida.item(), x.grad.item()
+def value_and_derivative(f, value):
+    x = torch.tensor(value, requires_grad=True)
+    output = f(x)
+    output.backward()
+    return output.item(), x.grad.item()
 
 
 print("derivada f'(x) de cada activación")
-print("      x " + "".join(f"{nombre:>12}" for nombre in ACTIVACIONES))
-for valor in (-3.0, -0.75, -0.1, 0.0, 0.5, 2.0):
-    derivadas = [valor_y_derivada(f, valor)[1] for f in ACTIVACIONES.values()]
-    print(f"{valor:+7.2f} " + "".join(f"{d:12.4f}" for d in derivadas))
+print("      x " + "".join(f"{name:>12}" for name in ACTIVATIONS))
+for value in (-3.0, -0.75, -0.1, 0.0, 0.5, 2.0):
+    derivatives = [value_and_derivative(f, value)[1] for f in ACTIVATIONS.values()]
+    print(f"{value:+7.2f} " + "".join(f"{d:12.4f}" for d in derivatives))
 
 # %% [markdown]
 # Fíjate también en $x = 0$: PyTorch toma $\mathrm{ReLU}'(0) = 0$ por convención.
@@ -538,12 +538,12 @@ for valor in (-3.0, -0.75, -0.1, 0.0, 0.5, 2.0):
 x = torch.rand(100) * 4 - 2  # 100 entradas entre -2 y 2
 y = torch.ones(100)
 lr = 0.1
-for nombre, f in ACTIVACIONES.items():
+for name, f in ACTIVATIONS.items():
     w = torch.tensor(0.1, requires_grad=True)
     b = torch.tensor(-0.4, requires_grad=True)  # w*x + b va de -0.6 a -0.2: negativo siempre
     loss = ((f(w * x + b) - y) ** 2).mean()
     loss.backward()
-    print(f"{nombre:>9}: dL/dw = {w.grad.item():+.4f}  dL/db = {b.grad.item():+.4f}  "
+    print(f"{name:>9}: dL/dw = {w.grad.item():+.4f}  dL/db = {b.grad.item():+.4f}  "
           f"→ b tras un paso: {b.item() - lr * b.grad.item():+.4f}")
 
 # %% [markdown]
@@ -557,23 +557,23 @@ for nombre, f in ACTIVACIONES.items():
 import ipywidgets as widgets
 from IPython.display import display
 
-deslizador = widgets.FloatSlider(value=-1.0, min=-4.0, max=4.0, step=0.1, description="x")
-salida_widget = widgets.Output()
+slider = widgets.FloatSlider(value=-1.0, min=-4.0, max=4.0, step=0.1, description="x")
+widget_out = widgets.Output()
 
 
-def actualizar(cambio):
-    with salida_widget:
-        salida_widget.clear_output(wait=True)
-        for nombre, f in ACTIVACIONES.items():
-            valor, derivada = valor_y_derivada(f, cambio["new"])
-            print(f"{nombre:>9}: f(x) = {valor:+.4f}   f'(x) = {derivada:+.4f}")
-        if valor_y_derivada(F.relu, cambio["new"])[1] == 0.0:
+def update(change):
+    with widget_out:
+        widget_out.clear_output(wait=True)
+        for name, f in ACTIVATIONS.items():
+            value, derivative = value_and_derivative(f, change["new"])
+            print(f"{name:>9}: f(x) = {value:+.4f}   f'(x) = {derivative:+.4f}")
+        if value_and_derivative(F.relu, change["new"])[1] == 0.0:
             print("ReLU: el gradiente es exactamente 0; nada vuelve hacia atrás.")
 
 
-deslizador.observe(actualizar, names="value")
-actualizar({"new": deslizador.value})
-display(widgets.VBox([deslizador, salida_widget]))
+slider.observe(update, names="value")
+update({"new": slider.value})
+display(widgets.VBox([slider, widget_out]))
 
 # %% [markdown]
 # ## Ejercicio 1 · Retropropagación a mano (3 puntos)
@@ -630,9 +630,9 @@ def manual_backward(x, y, W1, b1, W2, b2):
 
 # %% tags=["demo"]
 x = torch.tensor([1.0, -2.0, 3.0], requires_grad=True)
-cuadrados = x**2  # un vector de 3 salidas
+squares = x**2  # un vector de 3 salidas
 with muestra_error(RuntimeError):
-    cuadrados.backward()
+    squares.backward()
 
 # %% [markdown]
 # La solución es decir cómo combinar las salidas con el argumento `gradient=`: un vector
@@ -671,7 +671,7 @@ x = torch.linspace(-1.0, 2.0, 8)
 y = 2 * x - 1
 
 
-def nuevos_parametros():
+def new_params():
     return torch.tensor(0.5, requires_grad=True), torch.tensor(0.25, requires_grad=True)
 
 
@@ -683,7 +683,7 @@ def keep(tensor):  # autograd la llama con cada tensor que guarda
     return tensor
 
 
-w, b = nuevos_parametros()
+w, b = new_params()
 with torch.autograd.graph.saved_tensors_hooks(keep, lambda tensor: tensor):
     y_hat = w * x + b
 print(f"tensores guardados: {len(saved)}   ¿es x? {torch.equal(saved[0], x)}")
@@ -737,14 +737,14 @@ with muestra_error(RuntimeError):
 # funciona. Los dos gradientes se **suman** en `.grad`.
 
 # %% tags=["demo"]
-w, b = nuevos_parametros()
+w, b = new_params()
 y_hat = w * x + b
 loss_a = ((y_hat - y) ** 2).mean()
 loss_b = (y_hat**2).mean()
 loss_a.backward(retain_graph=True)
 loss_b.backward()
-grad_dos_pasadas = torch.stack([w.grad, b.grad])
-print("dos backward:       ", grad_dos_pasadas)
+grad_two_passes = torch.stack([w.grad, b.grad])
+print("dos backward:       ", grad_two_passes)
 
 # %% [markdown]
 # Si lo que quieres es la suma, no hace falta conservar nada: suma las pérdidas y haz un
@@ -752,12 +752,12 @@ print("dos backward:       ", grad_dos_pasadas)
 # resultado es el mismo.
 
 # %% tags=["demo"]
-w, b = nuevos_parametros()
+w, b = new_params()
 y_hat = w * x + b
 (((y_hat - y) ** 2).mean() + (y_hat**2).mean()).backward()
-grad_suma = torch.stack([w.grad, b.grad])
-print("un backward de suma:", grad_suma)
-print("¿iguales (salvo redondeo)?", torch.allclose(grad_dos_pasadas, grad_suma))
+grad_sum = torch.stack([w.grad, b.grad])
+print("un backward de suma:", grad_sum)
+print("¿iguales (salvo redondeo)?", torch.allclose(grad_two_passes, grad_sum))
 
 # %% [markdown]
 # Suele ser más simple y más barato: la parte compartida del grafo se recorre una vez, no
@@ -765,25 +765,25 @@ print("¿iguales (salvo redondeo)?", torch.allclose(grad_dos_pasadas, grad_suma)
 # cada vez que un gradiente pasa por ese tensor.
 
 # %% tags=["demo"]
-pasos = []
+passes = []
 
 
-def contar_paso(grad):
-    pasos.append(1)  # solo cuenta; no cambia el gradiente
+def count_pass(grad):
+    passes.append(1)  # solo cuenta; no cambia el gradiente
 
 
-for modo in ("dos backward", "un backward de suma"):
-    pasos.clear()
-    w, b = nuevos_parametros()
+for mode in ("dos backward", "un backward de suma"):
+    passes.clear()
+    w, b = new_params()
     y_hat = w * x + b
-    y_hat.register_hook(contar_paso)
+    y_hat.register_hook(count_pass)
     loss_a, loss_b = ((y_hat - y) ** 2).mean(), (y_hat**2).mean()
-    if modo == "dos backward":
+    if mode == "dos backward":
         loss_a.backward(retain_graph=True)
         loss_b.backward()
     else:
         (loss_a + loss_b).backward()
-    print(f"{modo:>20}: el gradiente pasa {len(pasos)} {'vez' if len(pasos) == 1 else 'veces'} "
+    print(f"{mode:>20}: el gradiente pasa {len(passes)} {'vez' if len(passes) == 1 else 'veces'} "
           "por y_hat")
 
 # %% [markdown]
@@ -834,7 +834,7 @@ def two_loss_grads(model, x, y):
 # %% [markdown]
 # ## 11 · `torch.autograd.grad` y derivadas de orden superior
 #
-# `backward()` escribe en el `.grad` de las hojas. `torch.autograd.grad(salida, entradas)`
+# `backward()` escribe en el `.grad` de las hojas. `torch.autograd.grad(outputs, inputs)`
 # hace el mismo recorrido pero **devuelve** los gradientes como una tupla y no toca `.grad`.
 # Con $f(x) = x^3$ debe dar $f'(x) = 3x^2$.
 
@@ -900,20 +900,20 @@ print("w.grad =", w.grad, "  ¿su grafo llega hasta w?", reaches_w)
 # finita.
 
 # %% tags=["demo"]
-def penalizacion(w, x):
+def penalty(w, x):
     (df_dx,) = torch.autograd.grad(torch.tanh(w * x), x, create_graph=True)
     return df_dx**2
 
 
 x = torch.tensor(0.7, dtype=torch.float64, requires_grad=True)
 w = torch.tensor(1.3, dtype=torch.float64, requires_grad=True)
-penalizacion(w, x).backward()
+penalty(w, x).backward()
 
 h = 1e-6
-w_mas = torch.tensor(1.3 + h, dtype=torch.float64)
-w_menos = torch.tensor(1.3 - h, dtype=torch.float64)
-dif_finita = (penalizacion(w_mas, x) - penalizacion(w_menos, x)).item() / (2 * h)
-print(f"dP/dw con autograd: {w.grad.item():.6f}   diferencia finita: {dif_finita:.6f}")
+w_plus = torch.tensor(1.3 + h, dtype=torch.float64)
+w_minus = torch.tensor(1.3 - h, dtype=torch.float64)
+finite_diff = (penalty(w_plus, x) - penalty(w_minus, x)).item() / (2 * h)
+print(f"dP/dw con autograd: {w.grad.item():.6f}   diferencia finita: {finite_diff:.6f}")
 
 # %% [markdown]
 # Para verlo en una curva, usa $f(x) = \tanh(x)$. Sus derivadas son

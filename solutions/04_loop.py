@@ -28,8 +28,8 @@
 #   `scheduler.step()`, `zero_grad()`;
 # - evaluar con `model.eval()` **y** `torch.no_grad()`, y devolver el modelo a su modo;
 # - usar `nn.CrossEntropyLoss` sobre logits crudos y calcular la exactitud con `argmax`;
-# - comparar SGD, Adam y AdamW, y explicar el decaimiento de pesos (*weight decay*)
-#   desacoplado;
+# - comparar SGD, RMSProp, Adam y AdamW, saber qué estado guarda cada uno, y explicar el
+#   decaimiento de pesos (*weight decay*) desacoplado;
 # - registrar métricas con `.item()` y medir qué pasa si no lo haces;
 # - usar `OneCycleLR` y coseno con calentamiento lineal (*linear warmup*), en el lugar
 #   correcto del bucle;
@@ -71,27 +71,27 @@ torch.set_num_threads(1)  # modelos diminutos: en CPU, un hilo evita esperas ent
 # función recibe un `torch.Generator` para que los datos salgan siempre iguales.
 
 # %% tags=["demo"]
-def hacer_espirales(n_por_clase, generador, ruido=0.25):
+def make_spirals(n_per_class, generator, noise=0.25):
     """Puntos (N, 2) y etiquetas (N,) de tres espirales entrelazadas."""
     xs, ys = [], []
-    for clase in range(3):
-        r = torch.linspace(0.2, 1.0, n_por_clase)
-        angulo = r * 4.0 + clase * 2 * math.pi / 3
-        angulo = angulo + ruido * torch.randn(n_por_clase, generator=generador)
-        xs.append(torch.stack([r * torch.cos(angulo), r * torch.sin(angulo)], dim=1))
-        ys.append(torch.full((n_por_clase,), clase))
+    for class_id in range(3):
+        r = torch.linspace(0.2, 1.0, n_per_class)
+        angle = r * 4.0 + class_id * 2 * math.pi / 3
+        angle = angle + noise * torch.randn(n_per_class, generator=generator)
+        xs.append(torch.stack([r * torch.cos(angle), r * torch.sin(angle)], dim=1))
+        ys.append(torch.full((n_per_class,), class_id))
     return torch.cat(xs), torch.cat(ys)
 
 
-generador = torch.Generator().manual_seed(0)
-X_train, y_train = hacer_espirales(200, generador)
-X_test, y_test = hacer_espirales(100, generador)
+generator = torch.Generator().manual_seed(0)
+X_train, y_train = make_spirals(200, generator)
+X_test, y_test = make_spirals(100, generator)
 print("entrenamiento:", tuple(X_train.shape), " prueba:", tuple(X_test.shape))
 
 plt.figure(figsize=(4, 4))
-for clase, marca in zip(range(3), "o^s"):
-    puntos = X_train[y_train == clase]
-    plt.scatter(puntos[:, 0], puntos[:, 1], s=8, marker=marca, label=f"clase {clase}")
+for class_id, marker in zip(range(3), "o^s"):
+    points = X_train[y_train == class_id]
+    plt.scatter(points[:, 0], points[:, 1], s=8, marker=marker, label=f"clase {class_id}")
 plt.legend()
 plt.title("tres espirales (entrenamiento)")
 plt.show()
@@ -103,23 +103,23 @@ plt.show()
 # normalizar.
 
 # %% tags=["demo"]
-def nuevo_loader(semilla=0, tam_lote=32):
-    return DataLoader(TensorDataset(X_train, y_train), batch_size=tam_lote, shuffle=True,
-                      generator=torch.Generator().manual_seed(semilla))
+def new_loader(seed=0, batch_size=32):
+    return DataLoader(TensorDataset(X_train, y_train), batch_size=batch_size, shuffle=True,
+                      generator=torch.Generator().manual_seed(seed))
 
 
 test_loader = DataLoader(TensorDataset(X_test, y_test), batch_size=100)
 
 
-def nuevo_modelo(semilla=0):
-    torch.manual_seed(semilla)
+def new_model(seed=0):
+    torch.manual_seed(seed)
     return nn.Sequential(nn.Linear(2, 32), nn.ReLU(), nn.Linear(32, 32), nn.ReLU(),
                          nn.Linear(32, 3))
 
 
-modelo = nuevo_modelo()
-x, y = next(iter(nuevo_loader()))
-print("lote:", tuple(x.shape), " logits:", tuple(modelo(x).shape))
+model = new_model()
+x, y = next(iter(new_loader()))
+print("lote:", tuple(x.shape), " logits:", tuple(model(x).shape))
 
 # %% [markdown]
 # ## 2 · La pérdida de clasificación: `nn.CrossEntropyLoss` sobre logits
@@ -131,10 +131,10 @@ print("lote:", tuple(x.shape), " logits:", tuple(modelo(x).shape))
 
 # %% tags=["demo"]
 loss_fn = nn.CrossEntropyLoss()
-logits = modelo(x)
-a_mano = F.nll_loss(F.log_softmax(logits, dim=1), y)
+logits = model(x)
+by_hand = F.nll_loss(F.log_softmax(logits, dim=1), y)
 print(f"CrossEntropyLoss: {loss_fn(logits, y).item():.6f}   "
-      f"NLLLoss(LogSoftmax): {a_mano.item():.6f}")
+      f"NLLLoss(LogSoftmax): {by_hand.item():.6f}")
 
 # %% [markdown]
 # La predicción es la clase con el logit más alto: `argmax` sobre la dimensión de clases. No
@@ -142,11 +142,11 @@ print(f"CrossEntropyLoss: {loss_fn(logits, y).item():.6f}   "
 # (*accuracy*) es la fracción de aciertos.
 
 # %% tags=["demo"]
-prediccion = logits.argmax(dim=1)
-print("predicciones:", prediccion[:10].tolist())
+prediction = logits.argmax(dim=1)
+print("predicciones:", prediction[:10].tolist())
 print("etiquetas:   ", y[:10].tolist())
-print(f"exactitud del modelo sin entrenar: {(prediccion == y).float().mean().item():.3f}")
-print("¿argmax igual con softmax?", torch.equal(prediccion, logits.softmax(1).argmax(1)))
+print(f"exactitud del modelo sin entrenar: {(prediction == y).float().mean().item():.3f}")
+print("¿argmax igual con softmax?", torch.equal(prediction, logits.softmax(1).argmax(1)))
 
 # %% [markdown]
 # Un error frecuente es poner un `softmax` al final del modelo **y** usar
@@ -156,10 +156,10 @@ print("¿argmax igual con softmax?", torch.equal(prediccion, logits.softmax(1).a
 # $\log(1 + (C-1)/e) \approx 0{,}55$ con $C = 3$.
 
 # %% tags=["demo"]
-seguro = torch.tensor([[30.0, 0.0, 0.0]])  # logits de un modelo que acierta sin dudar
-etiqueta = torch.tensor([0])
-print(f"pérdida sobre logits:          {loss_fn(seguro, etiqueta).item():.4f}")
-print(f"pérdida sobre softmax(logits): {loss_fn(seguro.softmax(1), etiqueta).item():.4f}")
+confident = torch.tensor([[30.0, 0.0, 0.0]])  # logits de un modelo que acierta sin dudar
+target = torch.tensor([0])
+print(f"pérdida sobre logits:          {loss_fn(confident, target).item():.4f}")
+print(f"pérdida sobre softmax(logits): {loss_fn(confident.softmax(1), target).item():.4f}")
 print(f"cota inferior log(1 + 2/e):    {math.log(1 + 2 / math.e):.4f}")
 
 # %% [markdown]
@@ -170,14 +170,14 @@ print(f"cota inferior log(1 + 2/e):    {math.log(1 + 2 / math.e):.4f}")
 # debería corregirse:
 
 # %% tags=["demo"]
-casos = {"lote del modelo sin entrenar": (logits.detach(), y),
+cases = {"lote del modelo sin entrenar": (logits.detach(), y),
          "seguro y equivocado": (torch.tensor([[0.0, 8.0, 0.0]]), torch.tensor([0]))}
-for nombre, (z, etiquetas) in casos.items():
+for name, (z, targets) in cases.items():
     z = z.clone().requires_grad_(True)
-    (g_bien,) = torch.autograd.grad(loss_fn(z, etiquetas), z)
-    (g_mal,) = torch.autograd.grad(loss_fn(z.softmax(1), etiquetas), z)
-    print(f"{nombre:>28}: norma del gradiente {g_bien.norm().item():.4f} sobre logits, "
-          f"{g_mal.norm().item():.4f} con softmax antes")
+    (g_right,) = torch.autograd.grad(loss_fn(z, targets), z)
+    (g_wrong,) = torch.autograd.grad(loss_fn(z.softmax(1), targets), z)
+    print(f"{name:>28}: norma del gradiente {g_right.norm().item():.4f} sobre logits, "
+          f"{g_wrong.norm().item():.4f} con softmax antes")
 
 # %% [markdown]
 # El efecto en el entrenamiento: el modelo aprende más despacio.
@@ -186,32 +186,32 @@ for nombre, (z, etiquetas) in casos.items():
 # pérdida correcta sobre los logits.
 
 # %% tags=["demo"]
-def entrenar_rapido(doble_softmax, epocas=12):
+def quick_train(double_softmax, epochs=12):
     torch.manual_seed(0)
-    red = nuevo_modelo()
-    opt = torch.optim.SGD(red.parameters(), lr=0.3)
-    historia = []
-    for _ in range(epocas):
-        for xb, yb in nuevo_loader():
-            salida = red(xb)
-            if doble_softmax:
-                salida = salida.softmax(dim=1)  # el error: probabilidades a CrossEntropyLoss
-            loss = loss_fn(salida, yb)
+    net = new_model()
+    opt = torch.optim.SGD(net.parameters(), lr=0.3)
+    history = []
+    for _ in range(epochs):
+        for xb, yb in new_loader():
+            out = net(xb)
+            if double_softmax:
+                out = out.softmax(dim=1)  # el error: probabilidades a CrossEntropyLoss
+            loss = loss_fn(out, yb)
             loss.backward()
             opt.step()
             opt.zero_grad()
         with torch.no_grad():
-            logits_test = red(X_test)
-            historia.append((loss_fn(logits_test, y_test).item(),
+            logits_test = net(X_test)
+            history.append((loss_fn(logits_test, y_test).item(),
                              (logits_test.argmax(1) == y_test).float().mean().item()))
-    return historia
+    return history
 
 
-curvas = {"logits (correcto)": entrenar_rapido(False), "softmax + CE": entrenar_rapido(True)}
+curves = {"logits (correcto)": quick_train(False), "softmax + CE": quick_train(True)}
 fig, (ax_l, ax_a) = plt.subplots(1, 2, figsize=(9, 3))
-for nombre, historia in curvas.items():
-    ax_l.plot([h[0] for h in historia], label=nombre)
-    ax_a.plot([h[1] for h in historia], label=nombre)
+for name, history in curves.items():
+    ax_l.plot([h[0] for h in history], label=name)
+    ax_a.plot([h[1] for h in history], label=name)
 ax_l.set_title("pérdida de prueba (sobre logits)")
 ax_a.set_title("exactitud de prueba")
 for ax in (ax_l, ax_a):
@@ -219,8 +219,8 @@ for ax in (ax_l, ax_a):
     ax.legend()
 plt.tight_layout()
 plt.show()
-for nombre, historia in curvas.items():
-    print(f"{nombre:>18}: exactitud final {historia[-1][1]:.3f}")
+for name, history in curves.items():
+    print(f"{name:>18}: exactitud final {history[-1][1]:.3f}")
 
 # %% [markdown]
 # ## 3 · `train_loop` y `test_loop`
@@ -263,26 +263,26 @@ def train_loop(loader, model, loss_fn, optimizer, scheduler=None, max_norm=None)
 
 # %% tags=["demo"]
 def test_loop(loader, model, loss_fn):
-    estaba_entrenando = model.training
+    was_training = model.training
     model.eval()
-    suma, aciertos, muestras = 0.0, 0, 0
+    loss_sum, correct, seen = 0.0, 0, 0
     with torch.no_grad():
         for xb, yb in loader:
             logits = model(xb)
-            suma += loss_fn(logits, yb).item() * len(yb)
-            aciertos += (logits.argmax(1) == yb).sum().item()
-            muestras += len(yb)
-    model.train(estaba_entrenando)
-    return suma / muestras, aciertos / muestras
+            loss_sum += loss_fn(logits, yb).item() * len(yb)
+            correct += (logits.argmax(1) == yb).sum().item()
+            seen += len(yb)
+    model.train(was_training)
+    return loss_sum / seen, correct / seen
 
 
-modelo = nuevo_modelo()
-opt = torch.optim.SGD(modelo.parameters(), lr=0.1)
-for epoca in range(3):
-    perdida = train_loop(nuevo_loader(epoca), modelo, loss_fn, opt)
-    perdida_test, exactitud = test_loop(test_loader, modelo, loss_fn)
-    print(f"época {epoca}: pérdida de entrenamiento {perdida:.3f}   "
-          f"prueba: pérdida {perdida_test:.3f}, exactitud {exactitud:.3f}")
+model = new_model()
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for epoch in range(3):
+    loss = train_loop(new_loader(epoch), model, loss_fn, opt)
+    test_loss, accuracy = test_loop(test_loader, model, loss_fn)
+    print(f"época {epoch}: pérdida de entrenamiento {loss:.3f}   "
+          f"prueba: pérdida {test_loss:.3f}, exactitud {accuracy:.3f}")
 
 # %% [markdown]
 # ¿Por qué las dos? Con un modelo que tiene Dropout se ve enseguida. Solo `no_grad()`: el
@@ -292,17 +292,17 @@ for epoca in range(3):
 
 # %% tags=["demo"]
 torch.manual_seed(0)
-con_dropout = nn.Sequential(nn.Linear(2, 16), nn.ReLU(), nn.Dropout(0.5), nn.Linear(16, 3))
-punto = X_test[:1]
+with_dropout = nn.Sequential(nn.Linear(2, 16), nn.ReLU(), nn.Dropout(0.5), nn.Linear(16, 3))
+point = X_test[:1]
 
 with torch.no_grad():  # modo entrenamiento: Dropout activo
-    a, b = con_dropout(punto), con_dropout(punto)
+    a, b = with_dropout(point), with_dropout(point)
 print("solo no_grad: ¿dos evaluaciones iguales?", torch.equal(a, b))
 
-con_dropout.eval()
-a, b = con_dropout(punto), con_dropout(punto)
+with_dropout.eval()
+a, b = with_dropout(point), with_dropout(point)
 print("solo eval:    ¿iguales?", torch.equal(a, b), "  grad_fn:", type(a.grad_fn).__name__)
-con_dropout.train()
+with_dropout.train()
 
 # %% [markdown]
 # ## Ejercicio 1 · Evaluar un modelo (3 puntos)
@@ -362,26 +362,26 @@ def evaluate(model, loader, loss_fn):
 # cuánto falta cuando el bucle tarda más de un momento.
 
 # %% tags=["demo"]
-OPTIMIZADORES = {
+OPTIMIZERS = {
     "SGD (lr=0.1)": lambda p: torch.optim.SGD(p, lr=0.1),
     "Adam (lr=0.01)": lambda p: torch.optim.Adam(p, lr=0.01),
     "AdamW (lr=0.01, wd=0.01)": lambda p: torch.optim.AdamW(p, lr=0.01, weight_decay=0.01),
 }
-EPOCAS = 15
-historias = {}
-for nombre, crear in OPTIMIZADORES.items():
-    red = nuevo_modelo()
-    opt = crear(red.parameters())
-    historias[nombre] = []
-    for epoca in tqdm(range(EPOCAS), desc=nombre, mininterval=1.0):
-        historias[nombre].append(train_loop(nuevo_loader(epoca), red, loss_fn, opt))
-    print(f"{nombre:>25}: (pérdida, exactitud) de prueba = "
-          f"{tuple(round(v, 3) for v in test_loop(test_loader, red, loss_fn))}")
+EPOCHS = 15
+histories = {}
+for name, make in OPTIMIZERS.items():
+    net = new_model()
+    opt = make(net.parameters())
+    histories[name] = []
+    for epoch in tqdm(range(EPOCHS), desc=name, mininterval=1.0):
+        histories[name].append(train_loop(new_loader(epoch), net, loss_fn, opt))
+    print(f"{name:>25}: (pérdida, exactitud) de prueba = "
+          f"{tuple(round(v, 3) for v in test_loop(test_loader, net, loss_fn))}")
 
 plt.figure(figsize=(6, 3))
 # Adam y AdamW casi coinciden aquí: rayas y puntos dejan ver las dos curvas.
-for (nombre, historia), estilo in zip(historias.items(), ["-", "--", ":"]):
-    plt.plot(historia, estilo, label=nombre, linewidth=2)
+for (name, history), style in zip(histories.items(), ["-", "--", ":"]):
+    plt.plot(history, style, label=name, linewidth=2)
 plt.xlabel("época")
 plt.ylabel("pérdida media de entrenamiento")
 plt.legend()
@@ -406,14 +406,14 @@ plt.show()
 # solo actúa el decaimiento.
 
 # %% tags=["demo"]
-for clase in (torch.optim.Adam, torch.optim.AdamW):
+for optimizer_class in (torch.optim.Adam, torch.optim.AdamW):
     w = nn.Parameter(torch.tensor([10.0, 0.1]))
-    opt = clase([w], lr=0.01, weight_decay=0.1)
+    opt = optimizer_class([w], lr=0.01, weight_decay=0.1)
     for _ in range(10):
         (0 * w).sum().backward()  # gradiente de la pérdida: cero
         opt.step()
         opt.zero_grad()
-    print(f"{clase.__name__:>5}: pesos tras 10 pasos {w.data.tolist()}  "
+    print(f"{optimizer_class.__name__:>5}: pesos tras 10 pasos {w.data.tolist()}  "
           f"(fracción conservada {(w.data / torch.tensor([10.0, 0.1])).tolist()})")
 
 # %% [markdown]
@@ -421,6 +421,141 @@ for clase in (torch.optim.Adam, torch.optim.AdamW):
 # pequeño pierde más del 90 % y el grande apenas el 1 %. Con AdamW, los dos conservan la misma
 # fracción, $(1 - 0{,}01 \cdot 0{,}1)^{10} \approx 0{,}990$.
 #
+# ### RMSProp: la escala de Adam, sin el momento
+#
+# Adam junta dos ideas, y RMSProp (Hinton, 2012) es una de ellas sola. Por cada parámetro
+# guarda una media móvil del **cuadrado** de su gradiente,
+# $v \leftarrow \alpha\,v + (1-\alpha)\,g^2$ (`alpha=0.99` por defecto), y divide el paso
+# por su raíz: $w \leftarrow w - \mathrm{lr}\cdot g\,/\,(\sqrt{v} + \epsilon)$. Un parámetro
+# con gradientes grandes divide por un número grande, y uno con gradientes pequeños, por
+# uno pequeño: todos avanzan a un ritmo parecido, sea cual sea la escala de su gradiente.
+#
+# Lo que guarda está en `optimizer.state[p]`: su contador `step` y `square_avg`, la media
+# $v$. Compruébalo contra la media calculada a mano durante 5 pasos, sobre una pérdida mal
+# escalada: $L = \tfrac12\,(100\,w_1^2 + 0{,}1\,w_2^2)$, con una curvatura 1000 veces mayor
+# en $w_1$ que en $w_2$.
+
+# %% tags=["demo"]
+SCALES = torch.tensor([100.0, 0.1])
+
+
+def badly_scaled_loss(w):
+    return 0.5 * (SCALES * w**2).sum()
+
+
+w = nn.Parameter(torch.tensor([1.0, 1.0]))
+opt = torch.optim.RMSprop([w], lr=0.01)  # alpha=0.99 por defecto
+square_avg = torch.zeros(2)
+for _ in range(5):
+    opt.zero_grad()
+    badly_scaled_loss(w).backward()
+    square_avg = 0.99 * square_avg + 0.01 * w.grad**2  # la media, a mano
+    opt.step()
+print("estado de RMSprop por parámetro:", sorted(opt.state[w]))
+print("square_avg:      ", opt.state[w]["square_avg"])
+print("la media, a mano:", square_avg)
+print("¿iguales?", torch.allclose(opt.state[w]["square_avg"], square_avg))
+
+# %% [markdown]
+# Las dos componentes de `square_avg` están a un factor $10^6 = (100/0{,}1)^2$ la una de la
+# otra: al dividir por su raíz, los pasos de $w_1$ y de $w_2$ quedan del mismo tamaño.
+#
+# Adam es RMSProp con dos añadidos. Su `exp_avg_sq` es esta misma media de $g^2$ (con
+# $\beta_2 = 0{,}999$), y además lleva `exp_avg`, una media móvil del propio gradiente
+# ($\beta_1 = 0{,}9$): el momento. El segundo añadido es la corrección de sesgo. Las dos
+# medias empiezan en 0, así que en los primeros pasos se quedan cortas, y Adam las divide
+# por $1 - \beta^t$. RMSProp no corrige nada: en el primer paso
+# $v = 0{,}01\,g^2$ y el paso mide $\mathrm{lr}\cdot |g|/\sqrt{0{,}01\,g^2} =
+# 10\cdot\mathrm{lr}$, en cada parámetro. El primer paso de Adam mide `lr`:
+
+# %% tags=["demo"]
+for optimizer_class in (torch.optim.RMSprop, torch.optim.Adam):
+    w = nn.Parameter(torch.tensor([1.0, 1.0]))
+    opt = optimizer_class([w], lr=0.01)
+    badly_scaled_loss(w).backward()
+    opt.step()
+    print(f"{optimizer_class.__name__:>7} (lr = 0.01): primer paso "
+          f"{[round(v, 4) for v in (1 - w.detach()).tolist()]}; estado {sorted(opt.state[w])}")
+
+# %% [markdown]
+# Los gradientes de $w_1$ y $w_2$ difieren en un factor 1000, y los dos pasos miden lo
+# mismo.
+#
+# Ahora, 300 pasos sobre esa pérdida. SGD tiene un techo: con `lr` por encima de
+# $2/100$, la dirección de $w_1$ (curvatura 100) diverge. Con `lr = 0.019`, justo por
+# debajo, $w_2$ (curvatura 0,1) avanza solo un 0,19 % por paso. RMSProp y Adam no tienen
+# ese techo, porque dividen el paso de cada parámetro por la escala de su gradiente. (Cada
+# uno lleva una tasa razonable para él; el techo de SGD no depende de cuál elijas: lo pone
+# la dirección más curvada.)
+
+# %% tags=["demo"]
+def fit_badly_scaled(make_optimizer, steps=300):
+    w = nn.Parameter(torch.tensor([1.0, 1.0]))
+    opt = make_optimizer([w])
+    losses = []
+    for _ in range(steps):
+        loss = badly_scaled_loss(w)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        losses.append(loss.item())
+    return losses, w.detach()
+
+
+SCALED_OPTIMIZERS = {
+    "SGD (lr=0.019)": lambda p: torch.optim.SGD(p, lr=0.019),
+    "RMSprop (lr=0.01)": lambda p: torch.optim.RMSprop(p, lr=0.01),
+    "Adam (lr=0.05)": lambda p: torch.optim.Adam(p, lr=0.05),
+}
+plt.figure(figsize=(6, 3))
+for (name, make_optimizer), style in zip(SCALED_OPTIMIZERS.items(), ["-", "--", ":"]):
+    losses, w_final = fit_badly_scaled(make_optimizer)
+    plt.semilogy(losses, style, label=name, linewidth=2)
+    print(f"{name:>17}: pérdida final {losses[-1]:.1e}   w = "
+          f"({w_final[0].item():.1e}, {w_final[1].item():.1e})")
+losses, _ = fit_badly_scaled(lambda p: torch.optim.SGD(p, lr=0.021))
+print(f"   SGD (lr=0.021): pérdida final {losses[-1]:.1e} (por encima del techo: diverge)")
+plt.xlabel("paso")
+plt.ylabel("pérdida (escala log)")
+plt.legend()
+plt.tight_layout()
+plt.show()
+
+# %% [markdown]
+# SGD deja $w_1$ en cero enseguida, pero tras 300 pasos $w_2$ sigue en 0,57. RMSProp y
+# Adam llevan los dos pesos a cero a la vez.
+#
+# **Ese estado también se guarda.** `square_avg` resume cientos de gradientes. Un RMSprop
+# recién creado la pone a cero, y su primer paso vuelve a medir $10\cdot\mathrm{lr}$ en cada
+# dirección, esté donde esté el parámetro. Entrena 100 pasos, guarda `opt.state_dict()` y
+# da un paso más desde los mismos pesos: con el estado cargado y con un optimizador nuevo.
+
+# %% tags=["demo"]
+w = nn.Parameter(torch.tensor([1.0, 1.0]))
+opt = torch.optim.RMSprop([w], lr=0.01)
+for _ in range(100):
+    opt.zero_grad()
+    badly_scaled_loss(w).backward()
+    opt.step()
+saved_weights, saved_state = w.detach().clone(), opt.state_dict()
+print("en el state_dict, por parámetro:", sorted(saved_state["state"][0]))
+for load_state in (True, False):
+    w_resumed = nn.Parameter(saved_weights.clone())
+    opt_resumed = torch.optim.RMSprop([w_resumed], lr=0.01)
+    if load_state:
+        opt_resumed.load_state_dict(saved_state)
+    loss_before = badly_scaled_loss(w_resumed)
+    loss_before.backward()
+    opt_resumed.step()
+    print(f"{'estado cargado' if load_state else 'optimizador nuevo':>17}: pérdida "
+          f"{loss_before.item():.4f} → {badly_scaled_loss(w_resumed).item():.4f} en un paso")
+
+# %% [markdown]
+# Con el estado cargado, el paso sigue bajando la pérdida; con un optimizador nuevo, el
+# paso de $10\cdot\mathrm{lr}$ la multiplica por más de 50. Por eso la sección 9 guarda el
+# `state_dict()` del optimizador junto con el del modelo.
+
+# %% [markdown]
 # ## 5 · Registrar con `.item()`
 #
 # `loss` es un tensor con `grad_fn`. Si lo sumas a un acumulador, `running_loss += loss`, el
@@ -433,7 +568,7 @@ for clase in (torch.optim.Adam, torch.optim.AdamW):
 # contamos los nodos del grafo que cuelgan del acumulador.
 
 # %% tags=["demo"]
-class Caja:
+class Box:
     """Lo que el grafo guarda en lugar de un tensor: el tensor, dentro de una caja que
     podemos vigilar."""
 
@@ -441,42 +576,42 @@ class Caja:
         self.tensor = tensor
 
 
-class MedidorDeGrafos:
+class GraphMeter:
     """Bytes de tensores guardados que siguen vivos, medidos con ``saved_tensors_hooks`` y
     referencias débiles."""
 
     def __init__(self):
-        self.vivos = 0
+        self.alive = 0
 
-    def _guardar(self, tensor):
+    def _pack(self, tensor):
         # detach(): una salida guardada no debe apuntar a su propio grad_fn (un ciclo que
         # solo liberaría el recolector de basura). El grafo mantiene viva la caja.
-        caja = Caja(tensor.detach())
-        tam = tensor.numel() * tensor.element_size()
-        self.vivos += tam
-        weakref.finalize(caja, self._liberar, tam)
-        return caja
+        box = Box(tensor.detach())
+        size = tensor.numel() * tensor.element_size()
+        self.alive += size
+        weakref.finalize(box, self._release, size)
+        return box
 
-    def _liberar(self, tam):
-        self.vivos -= tam
+    def _release(self, size):
+        self.alive -= size
 
-    def ganchos(self):
-        return torch.autograd.graph.saved_tensors_hooks(self._guardar, lambda caja: caja.tensor)
+    def hooks(self):
+        return torch.autograd.graph.saved_tensors_hooks(self._pack, lambda box: box.tensor)
 
 
-def nodos_del_grafo(tensor):
+def count_graph_nodes(tensor):
     """Cuántos nodos de autograd cuelgan de ``tensor`` (recorrido iterativo: la cadena
     puede ser larga)."""
     if not isinstance(tensor, torch.Tensor) or tensor.grad_fn is None:
         return 0
-    pendientes, vistos = [tensor.grad_fn], set()
-    while pendientes:
-        nodo = pendientes.pop()
-        if nodo is None or nodo in vistos:
+    pending, visited = [tensor.grad_fn], set()
+    while pending:
+        node = pending.pop()
+        if node is None or node in visited:
             continue
-        vistos.add(nodo)
-        pendientes.extend(siguiente for siguiente, _ in nodo.next_functions)
-    return len(vistos)
+        visited.add(node)
+        pending.extend(child for child, _ in node.next_functions)
+    return len(visited)
 
 
 # %% [markdown]
@@ -485,23 +620,23 @@ def nodos_del_grafo(tensor):
 # `+= loss.item()` cada grafo muere en la iteración siguiente.
 
 # %% tags=["demo"]
-def memoria_en_evaluacion(con_item, iteraciones=60):
-    red = nuevo_modelo()
-    medidor, acumulado, serie = MedidorDeGrafos(), 0.0, []
-    with medidor.ganchos():
-        for i in range(iteraciones):
+def memory_in_evaluation(use_item, iterations=60):
+    net = new_model()
+    meter, accumulator, series = GraphMeter(), 0.0, []
+    with meter.hooks():
+        for i in range(iterations):
             xb = X_train[(i * 32) % 576:(i * 32) % 576 + 32]
             yb = y_train[(i * 32) % 576:(i * 32) % 576 + 32]
-            loss = loss_fn(red(xb), yb)  # sin no_grad: se construye el grafo
-            acumulado += loss.item() if con_item else loss
-            serie.append(medidor.vivos / 1024)
-    return serie, acumulado
+            loss = loss_fn(net(xb), yb)  # sin no_grad: se construye el grafo
+            accumulator += loss.item() if use_item else loss
+            series.append(meter.alive / 1024)
+    return series, accumulator
 
 
-eval_tensor, acumulado = memoria_en_evaluacion(con_item=False)
-eval_item, _ = memoria_en_evaluacion(con_item=True)
+eval_tensor, accumulator = memory_in_evaluation(use_item=False)
+eval_item, _ = memory_in_evaluation(use_item=True)
 print(f"+= loss:        {eval_tensor[-1]:7.1f} KiB retenidos tras 60 lotes; "
-      f"el acumulado tiene grad_fn = {type(acumulado.grad_fn).__name__}")
+      f"el acumulado tiene grad_fn = {type(accumulator.grad_fn).__name__}")
 print(f"+= loss.item(): {eval_item[-1]:7.1f} KiB retenidos tras 60 lotes")
 
 # %% [markdown]
@@ -510,32 +645,32 @@ print(f"+= loss.item(): {eval_item[-1]:7.1f} KiB retenidos tras 60 lotes")
 # iteración añade los suyos y ninguno se libera mientras el acumulador viva.
 
 # %% tags=["demo"]
-def nodos_en_entrenamiento(con_item, iteraciones=60):
-    red = nuevo_modelo()
-    opt = torch.optim.SGD(red.parameters(), lr=0.1)
-    acumulado, serie = 0.0, []
-    for i in range(iteraciones):
+def nodes_in_training(use_item, iterations=60):
+    net = new_model()
+    opt = torch.optim.SGD(net.parameters(), lr=0.1)
+    accumulator, series = 0.0, []
+    for i in range(iterations):
         xb = X_train[(i * 32) % 576:(i * 32) % 576 + 32]
         yb = y_train[(i * 32) % 576:(i * 32) % 576 + 32]
-        loss = loss_fn(red(xb), yb)
+        loss = loss_fn(net(xb), yb)
         loss.backward()
         opt.step()
         opt.zero_grad()
-        acumulado += loss.item() if con_item else loss
-        serie.append(nodos_del_grafo(acumulado))
-    return serie
+        accumulator += loss.item() if use_item else loss
+        series.append(count_graph_nodes(accumulator))
+    return series
 
 
-entrena_tensor, entrena_item = nodos_en_entrenamiento(False), nodos_en_entrenamiento(True)
-print(f"nodos vivos tras 60 iteraciones: += loss → {entrena_tensor[-1]}, "
-      f"+= loss.item() → {entrena_item[-1]}")
+train_tensor, train_item = nodes_in_training(False), nodes_in_training(True)
+print(f"nodos vivos tras 60 iteraciones: += loss → {train_tensor[-1]}, "
+      f"+= loss.item() → {train_item[-1]}")
 
 fig, (ax_m, ax_n) = plt.subplots(1, 2, figsize=(9, 3))
 ax_m.plot(eval_tensor, label="+= loss")
 ax_m.plot(eval_item, label="+= loss.item()")
 ax_m.set_title("evaluación sin no_grad: KiB retenidos")
-ax_n.plot(entrena_tensor, label="+= loss")
-ax_n.plot(entrena_item, label="+= loss.item()")
+ax_n.plot(train_tensor, label="+= loss")
+ax_n.plot(train_item, label="+= loss.item()")
 ax_n.set_title("entrenamiento: nodos colgando del acumulador")
 for ax in (ax_m, ax_n):
     ax.set_xlabel("iteración")
@@ -563,41 +698,41 @@ plt.show()
 # registras.
 
 # %% tags=["demo"]
-def recorrer_planificador(crear, pasos):
+def run_scheduler(make, steps):
     """La ``lr`` de cada uno de ``pasos`` pasos del optimizador, con un optimizador recién
     creado."""
     w = nn.Parameter(torch.zeros(1))
     opt = torch.optim.SGD([w], lr=0.1)
-    planificador = crear(opt)
-    tasas = []
-    for _ in range(pasos):
-        tasas.append(planificador.get_last_lr()[0])
+    scheduler = make(opt)
+    lrs = []
+    for _ in range(steps):
+        lrs.append(scheduler.get_last_lr()[0])
         opt.step()
-        planificador.step()
-    return tasas
+        scheduler.step()
+    return lrs
 
 
-PASOS = 200
-un_ciclo = recorrer_planificador(
-    lambda opt: torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=0.1, total_steps=PASOS), PASOS)
+STEPS = 200
+one_cycle = run_scheduler(
+    lambda opt: torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=0.1, total_steps=STEPS), STEPS)
 
 
-def calentamiento_y_coseno(opt, calentamiento=20, t_max=PASOS - 20):
-    lineal = torch.optim.lr_scheduler.LinearLR(opt, start_factor=0.05, total_iters=calentamiento)
-    coseno = torch.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=t_max, eta_min=1e-3)
-    return torch.optim.lr_scheduler.SequentialLR(opt, [lineal, coseno],
-                                                 milestones=[calentamiento])
+def warmup_and_cosine(opt, warmup=20, t_max=STEPS - 20):
+    linear = torch.optim.lr_scheduler.LinearLR(opt, start_factor=0.05, total_iters=warmup)
+    cosine = torch.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=t_max, eta_min=1e-3)
+    return torch.optim.lr_scheduler.SequentialLR(opt, [linear, cosine],
+                                                 milestones=[warmup])
 
 
-con_calentamiento = recorrer_planificador(calentamiento_y_coseno, PASOS)
-print("OneCycleLR, primeras tasas:", [round(t, 5) for t in un_ciclo[:3]],
-      " máxima:", round(max(un_ciclo), 4))
+with_warmup = run_scheduler(warmup_and_cosine, STEPS)
+print("OneCycleLR, primeras tasas:", [round(t, 5) for t in one_cycle[:3]],
+      " máxima:", round(max(one_cycle), 4))
 print("calentamiento + coseno, pasos 0, 19, 20, 199:",
-      [round(con_calentamiento[i], 5) for i in (0, 19, 20, 199)])
+      [round(with_warmup[i], 5) for i in (0, 19, 20, 199)])
 
 plt.figure(figsize=(6, 3))
-plt.plot(un_ciclo, label="OneCycleLR (max_lr=0.1)")
-plt.plot(con_calentamiento, label="LinearLR 20 pasos + CosineAnnealingLR")
+plt.plot(one_cycle, label="OneCycleLR (max_lr=0.1)")
+plt.plot(with_warmup, label="LinearLR 20 pasos + CosineAnnealingLR")
 plt.xlabel("paso del optimizador")
 plt.ylabel("lr")
 plt.legend(loc="upper right")
@@ -614,7 +749,7 @@ plt.show()
 w = nn.Parameter(torch.zeros(1))
 opt = torch.optim.SGD([w], lr=0.1)  # sin momento
 print("momentum de SGD al crearlo:     ", opt.param_groups[0]["momentum"])
-torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=0.1, total_steps=PASOS)
+torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=0.1, total_steps=STEPS)
 print("momentum tras crear OneCycleLR: ", opt.param_groups[0]["momentum"])
 
 # %% [markdown]
@@ -625,19 +760,19 @@ print("momentum tras crear OneCycleLR: ", opt.param_groups[0]["momentum"])
 # %% tags=["demo"]
 w = nn.Parameter(torch.zeros(1))
 opt = torch.optim.SGD([w], lr=0.1)
-planificador = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=0.1, total_steps=10)
-primera_tasa = planificador.get_last_lr()[0]
-with warnings.catch_warnings(record=True) as avisos:
+scheduler = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=0.1, total_steps=10)
+first_lr = scheduler.get_last_lr()[0]
+with warnings.catch_warnings(record=True) as caught:
     warnings.simplefilter("always")
     (w**2).sum().backward()
-    planificador.step()  # al revés: antes que optimizer.step()
-    tasa_usada = opt.param_groups[0]["lr"]
+    scheduler.step()  # al revés: antes que optimizer.step()
+    lr_used = opt.param_groups[0]["lr"]
     opt.step()
-for aviso in avisos:
-    print(f"{aviso.category.__name__}: {aviso.message}")
+for warning in caught:
+    print(f"{warning.category.__name__}: {warning.message}")
 # Si PyTorch deja de avisar, el texto de arriba está mal: falla aquí para que CI lo note.
-assert any("lr_scheduler.step()" in str(a.message) for a in avisos), "Se esperaba un aviso."
-print(f"\nprimera tasa de la curva: {primera_tasa:.5f}   tasa del primer paso: {tasa_usada:.5f}")
+assert any("lr_scheduler.step()" in str(a.message) for a in caught), "Se esperaba un aviso."
+print(f"\nprimera tasa de la curva: {first_lr:.5f}   tasa del primer paso: {lr_used:.5f}")
 
 # %% [markdown]
 # `OneCycleLR` sabe cuántos pasos le diste (`total_steps`). Si lo llamas más veces, lanza
@@ -646,11 +781,11 @@ print(f"\nprimera tasa de la curva: {primera_tasa:.5f}   tasa del primer paso: {
 # %% tags=["demo"]
 w = nn.Parameter(torch.zeros(1))
 opt = torch.optim.SGD([w], lr=0.1)
-planificador = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=0.1, total_steps=5)
+scheduler = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=0.1, total_steps=5)
 with muestra_error(ValueError):
     for _ in range(6):
         opt.step()
-        planificador.step()
+        scheduler.step()
 
 # %% [markdown]
 # **Con acumulación de gradientes**, un paso real del optimizador ocurre cada `accum`
@@ -661,29 +796,29 @@ with muestra_error(ValueError):
 # cuarta parte de la época.
 
 # %% tags=["demo"]
-def epoca_con_acumulacion(planificador_dentro_del_if, accum=4):
-    red = nuevo_modelo()
-    opt = torch.optim.SGD(red.parameters(), lr=0.1)
-    loader = nuevo_loader(tam_lote=16)
-    pasos_reales = math.ceil(len(loader) / accum)
-    planificador = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=0.1, total_steps=pasos_reales)
+def epoch_with_accumulation(scheduler_inside_if, accum=4):
+    net = new_model()
+    opt = torch.optim.SGD(net.parameters(), lr=0.1)
+    loader = new_loader(batch_size=16)
+    real_steps = math.ceil(len(loader) / accum)
+    scheduler = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=0.1, total_steps=real_steps)
     for i, (xb, yb) in enumerate(loader):
-        (loss_fn(red(xb), yb) / accum).backward()
-        if not planificador_dentro_del_if:
-            planificador.step()  # el error: una vez por micro-lote
+        (loss_fn(net(xb), yb) / accum).backward()
+        if not scheduler_inside_if:
+            scheduler.step()  # el error: una vez por micro-lote
         if (i + 1) % accum == 0 or i + 1 == len(loader):
             opt.step()
-            if planificador_dentro_del_if:
-                planificador.step()
+            if scheduler_inside_if:
+                scheduler.step()
             opt.zero_grad()
-    return pasos_reales, planificador.last_epoch
+    return real_steps, scheduler.last_epoch
 
 
 with warnings.catch_warnings():
     warnings.simplefilter("ignore")  # el orden al revés también avisa; aquí no es lo que miramos
-    print("dentro del if: (pasos reales, pasos del planificador) =", epoca_con_acumulacion(True))
+    print("dentro del if: (pasos reales, pasos del planificador) =", epoch_with_accumulation(True))
     with muestra_error(ValueError):
-        epoca_con_acumulacion(False)
+        epoch_with_accumulation(False)
 
 # %% [markdown]
 # `T_max` es la longitud del medio coseno, en pasos. Tras un calentamiento de 20 pasos
@@ -692,31 +827,30 @@ with warnings.catch_warnings():
 
 # %% tags=["demo"]
 for t_max in (100, 180, 400):
-    tasas = recorrer_planificador(lambda opt, t=t_max: calentamiento_y_coseno(opt, 20, t),
-                                  PASOS + 1)
-    bajada = tasas[20:]  # después del calentamiento
-    print(f"T_max = {t_max:3d}: mínima {min(bajada):.4f} en el paso "
-          f"{20 + bajada.index(min(bajada)):3d}, tasa final {tasas[-1]:.4f}   (eta_min = 0.001)")
+    lrs = run_scheduler(lambda opt, t=t_max: warmup_and_cosine(opt, 20, t), STEPS + 1)
+    decay = lrs[20:]  # después del calentamiento
+    print(f"T_max = {t_max:3d}: mínima {min(decay):.4f} en el paso "
+          f"{20 + decay.index(min(decay)):3d}, tasa final {lrs[-1]:.4f}   (eta_min = 0.001)")
 
 # %% [markdown]
 # Explora las dos curvas con los deslizadores: `max_lr` y el calentamiento cambian la
 # subida; `T_max`, la bajada del coseno.
 
 # %% tags=["demo"]
-def dibujar_planificadores(max_lr=0.1, calentamiento=20, t_max=180):
-    ciclo = recorrer_planificador(lambda opt: torch.optim.lr_scheduler.OneCycleLR(
-        opt, max_lr=max_lr, total_steps=PASOS, pct_start=max(calentamiento, 1) / PASOS), PASOS)
+def plot_schedulers(max_lr=0.1, warmup=20, t_max=180):
+    cycle_lrs = run_scheduler(lambda opt: torch.optim.lr_scheduler.OneCycleLR(
+        opt, max_lr=max_lr, total_steps=STEPS, pct_start=max(warmup, 1) / STEPS), STEPS)
 
-    def crear(opt):
-        for grupo in opt.param_groups:
-            grupo["lr"] = max_lr
-        return calentamiento_y_coseno(opt, max(calentamiento, 1), t_max)
+    def make(opt):
+        for group in opt.param_groups:
+            group["lr"] = max_lr
+        return warmup_and_cosine(opt, max(warmup, 1), t_max)
 
-    coseno = recorrer_planificador(crear, PASOS)
+    cosine = run_scheduler(make, STEPS)
     plt.figure(figsize=(6, 3))
-    plt.plot(ciclo, label="OneCycleLR")
-    plt.plot(coseno, label="calentamiento + coseno")
-    plt.axvline(calentamiento, color="gray", lw=0.5)
+    plt.plot(cycle_lrs, label="OneCycleLR")
+    plt.plot(cosine, label="calentamiento + coseno")
+    plt.axvline(warmup, color="gray", lw=0.5)
     plt.xlabel("paso del optimizador")
     plt.ylabel("lr")
     plt.ylim(0, 0.31)
@@ -724,14 +858,14 @@ def dibujar_planificadores(max_lr=0.1, calentamiento=20, t_max=180):
     plt.show()
 
 
-explorador = widgets.interactive(
-    dibujar_planificadores,
+explorer = widgets.interactive(
+    plot_schedulers,
     max_lr=widgets.FloatSlider(value=0.1, min=0.01, max=0.3, step=0.01, description="max_lr"),
-    calentamiento=widgets.IntSlider(value=20, min=1, max=100, step=1,
+    warmup=widgets.IntSlider(value=20, min=1, max=100, step=1,
                                     description="calentamiento"),
     t_max=widgets.IntSlider(value=180, min=20, max=400, step=10, description="T_max"),
 )
-display(explorador)
+display(explorer)
 
 # %% [markdown]
 # ## Ejercicio 2 · Calentamiento lineal y coseno (3 puntos)
@@ -789,34 +923,61 @@ def warmup_cosine(optimizer, warmup_steps, total_steps, min_lr=0.0):
 # la pérdida de prueba mientras entrena.
 
 # %% tags=["demo"]
-red = nuevo_modelo()
-opt = torch.optim.AdamW(red.parameters(), lr=0.01, weight_decay=0.01)
-EPOCAS = 15
-planificador = torch.optim.lr_scheduler.OneCycleLR(
-    opt, max_lr=0.03, total_steps=EPOCAS * len(nuevo_loader()))
-registro = {"entrenamiento": [], "prueba": [], "exactitud": [], "lr": []}
-barra = tqdm(range(EPOCAS), desc="épocas", mininterval=1.0)
-for epoca in barra:
-    registro["lr"].append(planificador.get_last_lr()[0])
-    registro["entrenamiento"].append(
-        train_loop(nuevo_loader(epoca), red, loss_fn, opt, planificador, max_norm=1.0))
-    perdida, exactitud = test_loop(test_loader, red, loss_fn)
-    registro["prueba"].append(perdida)
-    registro["exactitud"].append(exactitud)
-    barra.set_postfix(prueba=f"{perdida:.3f}")
+net = new_model()
+opt = torch.optim.AdamW(net.parameters(), lr=0.01, weight_decay=0.01)
+EPOCHS = 15
+scheduler = torch.optim.lr_scheduler.OneCycleLR(
+    opt, max_lr=0.03, total_steps=EPOCHS * len(new_loader()))
+logbook = {"entrenamiento": [], "prueba": [], "exactitud": [], "lr": []}
+progress = tqdm(range(EPOCHS), desc="épocas", mininterval=1.0)
+for epoch in progress:
+    logbook["lr"].append(scheduler.get_last_lr()[0])
+    logbook["entrenamiento"].append(
+        train_loop(new_loader(epoch), net, loss_fn, opt, scheduler, max_norm=1.0))
+    loss, accuracy = test_loop(test_loader, net, loss_fn)
+    logbook["prueba"].append(loss)
+    logbook["exactitud"].append(accuracy)
+    progress.set_postfix(prueba=f"{loss:.3f}")
 
 fig, (ax_l, ax_lr) = plt.subplots(1, 2, figsize=(9, 3))
-ax_l.plot(registro["entrenamiento"], label="entrenamiento")
-ax_l.plot(registro["prueba"], label="prueba")
+ax_l.plot(logbook["entrenamiento"], label="entrenamiento")
+ax_l.plot(logbook["prueba"], label="prueba")
 ax_l.set_title("pérdida")
 ax_l.legend()
-ax_lr.plot(registro["lr"])
+ax_lr.plot(logbook["lr"])
 ax_lr.set_title("lr al empezar cada época")
 for ax in (ax_l, ax_lr):
     ax.set_xlabel("época")
 plt.tight_layout()
 plt.show()
-print(f"exactitud de prueba final: {registro['exactitud'][-1]:.3f}")
+print(f"exactitud de prueba final: {logbook['exactitud'][-1]:.3f}")
+
+# %% [markdown]
+# ### El mismo bucle en el `Trainer` de Hugging Face
+#
+# Las bibliotecas de entrenamiento escriben este bucle por ti. El `Trainer` de la biblioteca
+# `transformers` de Hugging Face lo configura con un objeto `TrainingArguments`, y cada
+# pieza que has escrito a mano tiene ahí su argumento (este curso no instala
+# `transformers`; la tabla sirve para leer una configuración ajena y saber qué hace):
+#
+# | en tu bucle | en `TrainingArguments` | dónde lo viste |
+# |---|---|---|
+# | el tamaño de lote del `DataLoader`, el número de épocas | `per_device_train_batch_size`, `num_train_epochs` (o `max_steps`) | sección 1 |
+# | `accum` micro-lotes por paso del optimizador | `gradient_accumulation_steps` (1 por defecto) | capítulo 3 |
+# | `clip_grad_norm_(model.parameters(), max_norm)` | `max_grad_norm` (1.0 por defecto; 0 lo desactiva) | capítulo 3 |
+# | `AdamW(params, lr=..., weight_decay=...)` | `optim` (AdamW por defecto), `learning_rate`, `weight_decay`, `adam_beta1`, `adam_beta2` | sección 4 |
+# | el planificador con calentamiento lineal | `lr_scheduler_type` (`"linear"` por defecto, `"cosine"`...), `warmup_steps` | sección 6 |
+# | registrar la pérdida con `.item()` | `logging_steps` | sección 5 |
+# | `test_loop` cada época o cada N pasos | `eval_strategy` (`"epoch"`, o `"steps"` con `eval_steps`; en versiones antiguas, `evaluation_strategy`) | sección 3 |
+# | `autocast` con bf16; `autocast` con fp16 y `GradScaler` | `bf16=True`; `fp16=True` | capítulo 6 |
+# | guardar el estado y reanudar | `save_strategy`, `save_steps`; `trainer.train(resume_from_checkpoint=...)` | sección 9 |
+#
+# Un detalle de la acumulación: el `Trainer` divide él mismo la pérdida de cada micro-lote
+# por `gradient_accumulation_steps` (en las versiones recientes, con los modelos que lo
+# admiten, la normaliza por el número de elementos de todo el ciclo, que es la misma idea
+# afinada). Tú no escribes esa división. Lo que escribes a mano en este curso es
+# justamente lo que esos argumentos hacen por dentro: cuando algo falla, es lo que tienes
+# que saber leer.
 
 # %% [markdown]
 # ## Ejercicio 3 · Una época completa (4 puntos)
@@ -906,24 +1067,24 @@ def train_one_epoch(model, loader, loss_fn, optimizer, scheduler=None, accum=1, 
 # después de la sigmoide, que guarda su salida para el pase hacia atrás:
 
 # %% tags=["demo"]
-x, y = next(iter(nuevo_loader()))  # one batch of 32, used by this whole section
+x, y = next(iter(new_loader()))  # one batch of 32, used by this whole section
 
 
-class RedConMascara(nn.Module):
+class MaskedNet(nn.Module):
     def __init__(self):
         super().__init__()
-        self.capa1 = nn.Linear(2, 8)
-        self.capa2 = nn.Linear(8, 3)
+        self.layer1 = nn.Linear(2, 8)
+        self.layer2 = nn.Linear(8, 3)
 
     def forward(self, x):
-        h = torch.sigmoid(self.capa1(x))
+        h = torch.sigmoid(self.layer1(x))
         h[:, 0] = 0  # el error: cambia en el sitio la salida que la sigmoide guardó
-        return self.capa2(h)
+        return self.layer2(h)
 
 
-red_mascara = RedConMascara()
+masked_net = MaskedNet()
 with muestra_error(RuntimeError):
-    loss_fn(red_mascara(x), y).backward()
+    loss_fn(masked_net(x), y).backward()
 
 # %% [markdown]
 # Con `torch.autograd.set_detect_anomaly(True)` (para todo el programa) o con el gestor de
@@ -934,38 +1095,38 @@ with muestra_error(RuntimeError):
 # solo las líneas de esta celda, sin las de PyTorch ni las de Jupyter:
 
 # %% tags=["demo"]
-BIBLIOTECAS = tuple({sysconfig.get_paths()[clave] for clave in ("stdlib", "purelib", "platlib")})
+LIBRARY_PATHS = tuple({sysconfig.get_paths()[key] for key in ("stdlib", "purelib", "platlib")})
 
 
-def pila_sin_bibliotecas(mensaje):
+def stack_without_libraries(message):
     """Las líneas de un aviso del modo de anomalías, sin los marcos de las bibliotecas
     instaladas."""
-    lineas = mensaje.splitlines()
-    salida, saltar_codigo = [lineas[0]], False
-    for linea in lineas[1:]:
-        if linea.strip().startswith("File "):
-            ruta = linea.split('"')[1]
-            saltar_codigo = ruta.startswith(BIBLIOTECAS) or ruta.startswith("<frozen")
-            if not saltar_codigo:
-                salida.append(linea)
-        elif linea.startswith("    ") and not saltar_codigo:
-            salida.append(linea)
-    return "\n".join(salida)
+    lines = message.splitlines()
+    kept, skip_code = [lines[0]], False
+    for line in lines[1:]:
+        if line.strip().startswith("File "):
+            path = line.split('"')[1]
+            skip_code = path.startswith(LIBRARY_PATHS) or path.startswith("<frozen")
+            if not skip_code:
+                kept.append(line)
+        elif line.startswith("    ") and not skip_code:
+            kept.append(line)
+    return "\n".join(kept)
 
 
-with warnings.catch_warnings(record=True) as avisos:
+with warnings.catch_warnings(record=True) as caught:
     warnings.simplefilter("always")
     with torch.autograd.detect_anomaly(), muestra_error(RuntimeError):
-        loss_fn(red_mascara(x), y).backward()
-for aviso in avisos:
-    print(f"\n{aviso.category.__name__}: {pila_sin_bibliotecas(str(aviso.message))}")
+        loss_fn(masked_net(x), y).backward()
+for warning in caught:
+    print(f"\n{warning.category.__name__}: {stack_without_libraries(str(warning.message))}")
 # If anomaly mode stops pointing at the forward line, the text above is wrong.
-assert any("torch.sigmoid(self.capa1(x))" in str(a.message) for a in avisos)
+assert any("torch.sigmoid(self.layer1(x))" in str(a.message) for a in caught)
 
 # %% [markdown]
 # El primer aviso solo recuerda que el modo está activado. El segundo nombra la función
 # del pase hacia atrás que falló (`SigmoidBackward0`) y la línea del pase hacia adelante
-# que la creó, `h = torch.sigmoid(self.capa1(x))`: el tensor que esa línea guardó se
+# que la creó, `h = torch.sigmoid(self.layer1(x))`: el tensor que esa línea guardó se
 # cambió **en esa línea o después**. Desde ahí buscas hacia abajo la primera operación en
 # el sitio sobre `h` (aquí, `h[:, 0] = 0`; el arreglo es `h = h * mascara` o clonar
 # antes). Con `check_nan=True` (el valor por defecto), el modo también lanza un error en
@@ -975,24 +1136,24 @@ assert any("torch.sigmoid(self.capa1(x))" in str(a.message) for a in avisos)
 # el bucle de esta sección y desactívalo en cuanto encuentres el error.
 
 # %% tags=["demo"]
-def segundos_por_pasos(anomalias, pasos=200):
-    red = nuevo_modelo()
-    opt = torch.optim.SGD(red.parameters(), lr=0.1)
+def seconds_for_steps(anomaly, steps=200):
+    net = new_model()
+    opt = torch.optim.SGD(net.parameters(), lr=0.1)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # the "Anomaly Detection has been enabled" warning
-        with torch.autograd.set_detect_anomaly(anomalias):
-            inicio = time.perf_counter()
-            for _ in range(pasos):
-                loss_fn(red(x), y).backward()
+        with torch.autograd.set_detect_anomaly(anomaly):
+            start = time.perf_counter()
+            for _ in range(steps):
+                loss_fn(net(x), y).backward()
                 opt.step()
                 opt.zero_grad()
-            return time.perf_counter() - inicio
+            return time.perf_counter() - start
 
 
-segundos_por_pasos(False, pasos=20)  # warm-up
-sin_modo, con_modo = segundos_por_pasos(False), segundos_por_pasos(True)
-print(f"200 pasos: {sin_modo:.2f} s sin el modo, {con_modo:.2f} s con él "
-      f"({con_modo / sin_modo:.1f} veces más lento)")
+seconds_for_steps(False, steps=20)  # warm-up
+without_anomaly, with_anomaly = seconds_for_steps(False), seconds_for_steps(True)
+print(f"200 pasos: {without_anomaly:.2f} s sin el modo, {with_anomaly:.2f} s con él "
+      f"({with_anomaly / without_anomaly:.1f} veces más lento)")
 print("¿sigue activado fuera del bloque?", torch.is_anomaly_enabled())
 
 # %% [markdown]
@@ -1006,15 +1167,15 @@ print("¿sigue activado fuera del bloque?", torch.is_anomaly_enabled())
 
 # %% tags=["demo"]
 with torch.no_grad():
-    red = nuevo_modelo()
-    print(f"espirales, C = 3: pérdida inicial {loss_fn(red(X_train), y_train).item():.4f}   "
+    net = new_model()
+    print(f"espirales, C = 3: pérdida inicial {loss_fn(net(X_train), y_train).item():.4f}   "
           f"log 3 = {math.log(3):.4f}")
-    for clases in (10, 100):
+    for num_classes in (10, 100):
         torch.manual_seed(0)
-        red = nn.Sequential(nn.Linear(20, 64), nn.ReLU(), nn.Linear(64, clases))
-        datos, etiquetas = torch.randn(512, 20), torch.randint(clases, (512,))
-        print(f"datos al azar, C = {clases}: pérdida inicial "
-              f"{loss_fn(red(datos), etiquetas).item():.4f}   log {clases} = {math.log(clases):.4f}")
+        net = nn.Sequential(nn.Linear(20, 64), nn.ReLU(), nn.Linear(64, num_classes))
+        features, targets = torch.randn(512, 20), torch.randint(num_classes, (512,))
+        print(f"datos al azar, C = {num_classes}: pérdida inicial "
+              f"{loss_fn(net(features), targets).item():.4f}   log {num_classes} = {math.log(num_classes):.4f}")
 
 # %% [markdown]
 # Si sale mucho **mayor**, el modelo empieza muy seguro de respuestas al azar: logits
@@ -1024,11 +1185,11 @@ with torch.no_grad():
 
 # %% tags=["demo"]
 with torch.no_grad():
-    red = nuevo_modelo()
-    nn.init.normal_(red[-1].weight, std=5.0)
-    logits_grandes = red(X_train)
-    print(f"pérdida inicial {loss_fn(logits_grandes, y_train).item():.4f} (log 3 = {math.log(3):.4f});"
-          f" |logit| medio {logits_grandes.abs().mean().item():.2f}")
+    net = new_model()
+    nn.init.normal_(net[-1].weight, std=5.0)
+    large_logits = net(X_train)
+    print(f"pérdida inicial {loss_fn(large_logits, y_train).item():.4f} (log 3 = {math.log(3):.4f});"
+          f" |logit| medio {large_logits.abs().mean().item():.2f}")
 
 # %% [markdown]
 # ### Sobreajustar un lote
@@ -1041,30 +1202,30 @@ with torch.no_grad():
 # los parámetros de **otra** copia del modelo.
 
 # %% tags=["demo"]
-def sobreajustar_un_lote(error=None, pasos=100):
-    red = nuevo_modelo()
-    otra_copia = nuevo_modelo()
-    opt = torch.optim.Adam((otra_copia if error == "otra copia" else red).parameters(), lr=0.01)
-    perdidas = []
-    for _ in range(pasos):
-        loss = loss_fn(red(x), y)  # siempre el mismo lote
+def overfit_one_batch(error=None, steps=100):
+    net = new_model()
+    other_copy = new_model()
+    opt = torch.optim.Adam((other_copy if error == "otra copia" else net).parameters(), lr=0.01)
+    losses = []
+    for _ in range(steps):
+        loss = loss_fn(net(x), y)  # siempre el mismo lote
         loss.backward()
         if error == "zero_grad entre backward y step":
             opt.zero_grad()
         opt.step()
         opt.zero_grad()
-        perdidas.append(loss.item())
-    return perdidas
+        losses.append(loss.item())
+    return losses
 
 
 plt.figure(figsize=(6, 3))
 # The two mistakes give the same flat curve: dashes and dots keep both visible.
-for error, estilo in ((None, "-"), ("zero_grad entre backward y step", "--"),
+for error, style in ((None, "-"), ("zero_grad entre backward y step", "--"),
                       ("otra copia", ":")):
-    perdidas = sobreajustar_un_lote(error)
-    nombre = error or "bucle correcto"
-    plt.semilogy(perdidas, estilo, label=nombre, linewidth=2)
-    print(f"{nombre:>31}: pérdida {perdidas[0]:.4f} → {perdidas[-1]:.4f} en {len(perdidas)} pasos")
+    losses = overfit_one_batch(error)
+    name = error or "bucle correcto"
+    plt.semilogy(losses, style, label=name, linewidth=2)
+    print(f"{name:>31}: pérdida {losses[0]:.4f} → {losses[-1]:.4f} en {len(losses)} pasos")
 plt.xlabel("paso (siempre el mismo lote)")
 plt.ylabel("pérdida (escala log)")
 plt.legend()
@@ -1072,7 +1233,7 @@ plt.tight_layout()
 plt.show()
 
 # %% [markdown]
-# Los dos errores dejan la pérdida plana: sus pasos no mueven los parámetros de `red`. Que un lote se sobreajuste no prueba que el bucle esté bien (no dice nada de
+# Los dos errores dejan la pérdida plana: sus pasos no mueven los parámetros de `net`. Que un lote se sobreajuste no prueba que el bucle esté bien (no dice nada de
 # `eval()`, del planificador ni de la acumulación), pero que **no** se sobreajuste prueba
 # que está mal, y en segundos.
 #
@@ -1088,37 +1249,37 @@ plt.show()
 # (`nn.init.kaiming_normal_`, pensada para ReLU: conserva la varianza de capa a capa).
 
 # %% tags=["demo"]
-def red_profunda(activacion, kaiming=False, capas=10, ancho=32):
+def deep_net(activation, kaiming=False, num_layers=10, width=32):
     torch.manual_seed(0)
-    tamanos = [2] + [ancho] * (capas - 1) + [3]
-    modulos = []
-    for entrada, salida in zip(tamanos[:-1], tamanos[1:]):
-        lineal = nn.Linear(entrada, salida)
+    sizes = [2] + [width] * (num_layers - 1) + [3]
+    modules = []
+    for n_in, n_out in zip(sizes[:-1], sizes[1:]):
+        linear = nn.Linear(n_in, n_out)
         if kaiming:
-            nn.init.kaiming_normal_(lineal.weight, nonlinearity="relu")
-            nn.init.zeros_(lineal.bias)
-        modulos += [lineal, activacion()]
-    return nn.Sequential(*modulos[:-1])  # no activation after the last layer: logits
+            nn.init.kaiming_normal_(linear.weight, nonlinearity="relu")
+            nn.init.zeros_(linear.bias)
+        modules += [linear, activation()]
+    return nn.Sequential(*modules[:-1])  # no activation after the last layer: logits
 
 
-def flujo_de_gradientes(red):
+def gradient_flow(net):
     """La media de |grad| del peso de cada capa tras un ``backward`` sobre el conjunto de
     entrenamiento."""
-    red.zero_grad()
-    loss_fn(red(X_train), y_train).backward()
-    return [p.grad.abs().mean().item() for nombre, p in red.named_parameters()
-            if nombre.endswith("weight")]
+    net.zero_grad()
+    loss_fn(net(X_train), y_train).backward()
+    return [p.grad.abs().mean().item() for name, p in net.named_parameters()
+            if name.endswith("weight")]
 
 
-REDES_PROFUNDAS = {"sigmoide": red_profunda(nn.Sigmoid),
-                   "ReLU (init por defecto)": red_profunda(nn.ReLU),
-                   "ReLU + Kaiming": red_profunda(nn.ReLU, kaiming=True)}
+DEEP_NETS = {"sigmoide": deep_net(nn.Sigmoid),
+             "ReLU (init por defecto)": deep_net(nn.ReLU),
+             "ReLU + Kaiming": deep_net(nn.ReLU, kaiming=True)}
 plt.figure(figsize=(6, 3))
-for nombre, red in REDES_PROFUNDAS.items():
-    flujo = flujo_de_gradientes(red)
-    plt.semilogy(range(1, len(flujo) + 1), flujo, "o-", label=nombre)
-    print(f"{nombre:>23}: media |grad| capa 1 = {flujo[0]:.1e}, capa {len(flujo)} = "
-          f"{flujo[-1]:.1e} (cociente {flujo[-1] / flujo[0]:.0e})")
+for name, net in DEEP_NETS.items():
+    flow = gradient_flow(net)
+    plt.semilogy(range(1, len(flow) + 1), flow, "o-", label=name)
+    print(f"{name:>23}: media |grad| capa 1 = {flow[0]:.1e}, capa {len(flow)} = "
+          f"{flow[-1]:.1e} (cociente {flow[-1] / flow[0]:.0e})")
 plt.xlabel("capa (1 = la más cercana a la entrada)")
 plt.ylabel("media de |grad| de los pesos")
 plt.legend()
@@ -1139,38 +1300,38 @@ plt.show()
 # capa y dibujamos su histograma, en escala logarítmica:
 
 # %% tags=["demo"]
-def gradientes_con_ganchos(red):
+def grads_with_hooks(net):
     """El gradiente del peso de cada capa, capturado con ganchos de tensor durante un
     ``backward``."""
-    capturados, ganchos = {}, []
-    for nombre, p in red.named_parameters():
-        if nombre.endswith("weight"):
-            ganchos.append(p.register_hook(
-                lambda g, nombre=nombre: capturados.__setitem__(nombre, g.detach().clone())))
-    red.zero_grad(set_to_none=True)
-    loss_fn(red(X_train), y_train).backward()
-    for gancho in ganchos:
-        gancho.remove()  # a hook left behind would keep firing in every later backward
+    captured, hooks = {}, []
+    for name, p in net.named_parameters():
+        if name.endswith("weight"):
+            hooks.append(p.register_hook(
+                lambda g, name=name: captured.__setitem__(name, g.detach().clone())))
+    net.zero_grad(set_to_none=True)
+    loss_fn(net(X_train), y_train).backward()
+    for hook in hooks:
+        hook.remove()  # a hook left behind would keep firing in every later backward
     # Hooks fire from the last layer to the first: return them in the model's order.
-    return {nombre: capturados[nombre] for nombre, _ in red.named_parameters()
-            if nombre in capturados}
+    return {name: captured[name] for name, _ in net.named_parameters()
+            if name in captured}
 
 
-fig, ejes = plt.subplots(1, 2, figsize=(9, 3), sharey=True)
-for eje, nombre in zip(ejes, ("sigmoide", "ReLU + Kaiming")):
-    red = REDES_PROFUNDAS[nombre]
-    capturados = gradientes_con_ganchos(red)
-    mismos = all(torch.equal(g, red.get_parameter(n).grad) for n, g in capturados.items())
-    print(f"{nombre}: ¿los ganchos vieron lo mismo que .grad? {mismos}")
-    nombres = list(capturados)
-    for capa in (1, len(nombres) // 2, len(nombres)):
-        valores = capturados[nombres[capa - 1]].abs().flatten()
-        eje.hist(torch.log10(valores[valores > 0]).tolist(), bins=30, histtype="step",
-                 density=True, label=f"capa {capa}")  # density: layers differ in size
-    eje.set_title(nombre)
-    eje.set_xlabel("log10 |grad|")
-    eje.legend()
-ejes[0].set_ylabel("densidad")
+fig, axes = plt.subplots(1, 2, figsize=(9, 3), sharey=True)
+for ax, name in zip(axes, ("sigmoide", "ReLU + Kaiming")):
+    net = DEEP_NETS[name]
+    captured = grads_with_hooks(net)
+    same = all(torch.equal(g, net.get_parameter(n).grad) for n, g in captured.items())
+    print(f"{name}: ¿los ganchos vieron lo mismo que .grad? {same}")
+    names = list(captured)
+    for layer in (1, len(names) // 2, len(names)):
+        values = captured[names[layer - 1]].abs().flatten()
+        ax.hist(torch.log10(values[values > 0]).tolist(), bins=30, histtype="step",
+                 density=True, label=f"capa {layer}")  # density: layers differ in size
+    ax.set_title(name)
+    ax.set_xlabel("log10 |grad|")
+    ax.legend()
+axes[0].set_ylabel("densidad")
 plt.tight_layout()
 plt.show()
 
@@ -1190,55 +1351,55 @@ plt.show()
 # baja y al final se dispara. Paramos cuando la pérdida supera 4 veces su mínimo.
 
 # %% tags=["demo"]
-def prueba_de_rango(lr_inicial=1e-5, lr_final=10.0, pasos=300, suavizado=0.9):
-    red = nuevo_modelo()
-    opt = torch.optim.SGD(red.parameters(), lr=lr_inicial, momentum=0.9)
-    factor = (lr_final / lr_inicial) ** (1 / pasos)
-    planificador = torch.optim.lr_scheduler.ExponentialLR(opt, gamma=factor)
-    tasas, perdidas, media, epoca = [], [], None, 0
-    lotes = iter(nuevo_loader(epoca))
-    for _ in range(pasos):
-        lote = next(lotes, None)
-        if lote is None:  # end of an epoch: a new one, freshly shuffled
-            epoca += 1
-            lotes = iter(nuevo_loader(epoca))
-            lote = next(lotes)
-        loss = loss_fn(red(lote[0]), lote[1])
+def lr_range_test(lr_start=1e-5, lr_final=10.0, steps=300, smoothing=0.9):
+    net = new_model()
+    opt = torch.optim.SGD(net.parameters(), lr=lr_start, momentum=0.9)
+    factor = (lr_final / lr_start) ** (1 / steps)
+    scheduler = torch.optim.lr_scheduler.ExponentialLR(opt, gamma=factor)
+    lrs, losses, smoothed, epoch = [], [], None, 0
+    batches = iter(new_loader(epoch))
+    for _ in range(steps):
+        batch = next(batches, None)
+        if batch is None:  # end of an epoch: a new one, freshly shuffled
+            epoch += 1
+            batches = iter(new_loader(epoch))
+            batch = next(batches)
+        loss = loss_fn(net(batch[0]), batch[1])
         loss.backward()
-        tasas.append(planificador.get_last_lr()[0])
+        lrs.append(scheduler.get_last_lr()[0])
         opt.step()
-        planificador.step()
+        scheduler.step()
         opt.zero_grad()
-        media = loss.item() if media is None else suavizado * media + (1 - suavizado) * loss.item()
-        perdidas.append(media)
-        if not math.isfinite(media) or media > 4 * min(perdidas):
+        smoothed = loss.item() if smoothed is None else smoothing * smoothed + (1 - smoothing) * loss.item()
+        losses.append(smoothed)
+        if not math.isfinite(smoothed) or smoothed > 4 * min(losses):
             break
-    return tasas, perdidas
+    return lrs, losses
 
 
-tasas, perdidas = prueba_de_rango()
-i_minimo = min(range(len(perdidas)), key=perdidas.__getitem__)
+lrs, losses = lr_range_test()
+i_min = min(range(len(losses)), key=losses.__getitem__)
 # Steepest descent: the most negative slope d(loss)/d(log10 lr) before the minimum,
 # over a window of ±5 steps so that the noise of single batches does not decide.
-pendientes = {i: (perdidas[i + 5] - perdidas[i - 5])
-              / (math.log10(tasas[i + 5]) - math.log10(tasas[i - 5]))
-              for i in range(5, i_minimo - 5)}
-i_pendiente = min(pendientes, key=pendientes.get)
-lr_pendiente, lr_minimo = tasas[i_pendiente], tasas[i_minimo]
+slopes = {i: (losses[i + 5] - losses[i - 5])
+          / (math.log10(lrs[i + 5]) - math.log10(lrs[i - 5]))
+          for i in range(5, i_min - 5)}
+i_steepest = min(slopes, key=slopes.get)
+lr_steepest, lr_at_min = lrs[i_steepest], lrs[i_min]
 
 plt.figure(figsize=(6, 3))
-plt.semilogx(tasas, perdidas)
-plt.axvline(lr_pendiente, color="green", ls="--", label=f"bajada más rápida: {lr_pendiente:.3g}")
-plt.axvline(lr_minimo / 10, color="orange", ls=":", label=f"mínimo / 10: {lr_minimo / 10:.3g}")
-plt.axvline(lr_minimo, color="gray", lw=0.8, label=f"mínimo: {lr_minimo:.3g}")
+plt.semilogx(lrs, losses)
+plt.axvline(lr_steepest, color="green", ls="--", label=f"bajada más rápida: {lr_steepest:.3g}")
+plt.axvline(lr_at_min / 10, color="orange", ls=":", label=f"mínimo / 10: {lr_at_min / 10:.3g}")
+plt.axvline(lr_at_min, color="gray", lw=0.8, label=f"mínimo: {lr_at_min:.3g}")
 plt.xlabel("lr (escala log)")
 plt.ylabel("pérdida suavizada")
 plt.legend()
 plt.tight_layout()
 plt.show()
-print(f"{len(tasas)} pasos; mínimo de la pérdida en lr = {lr_minimo:.3g}; se paró en "
-      f"lr = {tasas[-1]:.3g}")
-print(f"tasa sugerida: {lr_pendiente:.3g} (bajada más rápida) o {lr_minimo / 10:.3g} "
+print(f"{len(lrs)} pasos; mínimo de la pérdida en lr = {lr_at_min:.3g}; se paró en "
+      f"lr = {lrs[-1]:.3g}")
+print(f"tasa sugerida: {lr_steepest:.3g} (bajada más rápida) o {lr_at_min / 10:.3g} "
       f"(mínimo / 10)")
 
 # %% [markdown]
@@ -1273,69 +1434,69 @@ print(f"tasa sugerida: {lr_pendiente:.3g} (bajada más rápida) o {lr_minimo / 1
 # y continúa 2 más:
 
 # %% tags=["demo"]
-EPOCAS_REANUDAR = 4
+RESUME_EPOCHS = 4
 
 
-def crear_entrenamiento(semilla=0):
-    red = nuevo_modelo(semilla)
-    opt = torch.optim.AdamW(red.parameters(), lr=0.01, weight_decay=0.01)
-    planificador = torch.optim.lr_scheduler.OneCycleLR(
-        opt, max_lr=0.03, total_steps=EPOCAS_REANUDAR * len(nuevo_loader()))
-    return red, opt, planificador
+def make_training(seed=0):
+    net = new_model(seed)
+    opt = torch.optim.AdamW(net.parameters(), lr=0.01, weight_decay=0.01)
+    scheduler = torch.optim.lr_scheduler.OneCycleLR(
+        opt, max_lr=0.03, total_steps=RESUME_EPOCHS * len(new_loader()))
+    return net, opt, scheduler
 
 
-def entrenar_epocas(red, opt, planificador, epocas):
-    for epoca in epocas:  # each epoch's loader is seeded by its number: same batches on resume
-        train_loop(nuevo_loader(epoca), red, loss_fn, opt, planificador)
+def train_epochs(net, opt, scheduler, epochs):
+    for epoch in epochs:  # each epoch's loader is seeded by its number: same batches on resume
+        train_loop(new_loader(epoch), net, loss_fn, opt, scheduler)
 
 
-red_seguida, opt_seguido, planificador_seguido = crear_entrenamiento()
-entrenar_epocas(red_seguida, opt_seguido, planificador_seguido, range(EPOCAS_REANUDAR))
+net_uninterrupted, opt_uninterrupted, scheduler_uninterrupted = make_training()
+train_epochs(net_uninterrupted, opt_uninterrupted, scheduler_uninterrupted, range(RESUME_EPOCHS))
 
-red, opt, planificador = crear_entrenamiento()
-entrenar_epocas(red, opt, planificador, range(2))
-archivo = io.BytesIO()
-torch.save({"epoca": 2,
-            "modelo": red.state_dict(),
-            "optimizador": opt.state_dict(),
-            "planificador": planificador.state_dict(),
-            "escalador": torch.amp.GradScaler("cpu").state_dict()},  # fp16 only; see chapter 6
-           archivo)
-print(f"estado guardado: {archivo.tell() / 1024:.1f} KiB")
-del red, opt, planificador  # the "interruption"
+net, opt, scheduler = make_training()
+train_epochs(net, opt, scheduler, range(2))
+checkpoint_file = io.BytesIO()
+torch.save({"epoch": 2,
+            "model": net.state_dict(),
+            "optimizer": opt.state_dict(),
+            "scheduler": scheduler.state_dict(),
+            "scaler": torch.amp.GradScaler("cpu").state_dict()},  # fp16 only; see chapter 6
+           checkpoint_file)
+print(f"estado guardado: {checkpoint_file.tell() / 1024:.1f} KiB")
+del net, opt, scheduler  # the "interruption"
 
 # %% [markdown]
 # Para reanudar, crea los tres objetos como al empezar (la semilla da igual: los pesos se
 # van a sobrescribir) y solo después carga los estados.
 
 # %% tags=["demo"]
-def reanudar(cargar_optimizador=True, cargar_planificador=True, planificador_despues=False):
-    archivo.seek(0)
-    estado = torch.load(archivo, weights_only=True)
-    red, opt, planificador = crear_entrenamiento(semilla=1)
-    red.load_state_dict(estado["modelo"])
-    if cargar_optimizador:
-        opt.load_state_dict(estado["optimizador"])
-    if planificador_despues:  # the mistake: a scheduler created after loading the optimizer
-        planificador = torch.optim.lr_scheduler.OneCycleLR(
-            opt, max_lr=0.03, total_steps=EPOCAS_REANUDAR * len(nuevo_loader()))
-    if cargar_planificador:
-        planificador.load_state_dict(estado["planificador"])
-    lr_al_reanudar = opt.param_groups[0]["lr"]
-    entrenar_epocas(red, opt, planificador, range(estado["epoca"], EPOCAS_REANUDAR))
-    return red, planificador, lr_al_reanudar
+def resume(load_optimizer=True, load_scheduler=True, scheduler_after=False):
+    checkpoint_file.seek(0)
+    state = torch.load(checkpoint_file, weights_only=True)
+    net, opt, scheduler = make_training(seed=1)
+    net.load_state_dict(state["model"])
+    if load_optimizer:
+        opt.load_state_dict(state["optimizer"])
+    if scheduler_after:  # the mistake: a scheduler created after loading the optimizer
+        scheduler = torch.optim.lr_scheduler.OneCycleLR(
+            opt, max_lr=0.03, total_steps=RESUME_EPOCHS * len(new_loader()))
+    if load_scheduler:
+        scheduler.load_state_dict(state["scheduler"])
+    lr_on_resume = opt.param_groups[0]["lr"]
+    train_epochs(net, opt, scheduler, range(state["epoch"], RESUME_EPOCHS))
+    return net, scheduler, lr_on_resume
 
 
-def comparar_con_la_seguida(nombre, red, planificador, lr_al_reanudar):
-    pares = list(zip(red.parameters(), red_seguida.parameters()))
-    identicos = all(torch.equal(p, q) for p, q in pares)
-    diferencia = max((p - q).abs().max().item() for p, q in pares)
-    print(f"{nombre:>26}: ¿idénticos bit a bit? {identicos!s:5}  máx |dif| {diferencia:.2e}  "
-          f"lr al reanudar {lr_al_reanudar:.5f}  lr final {planificador.get_last_lr()[0]:.2e}")
+def compare_with_uninterrupted(name, net, scheduler, lr_on_resume):
+    pairs = list(zip(net.parameters(), net_uninterrupted.parameters()))
+    identical = all(torch.equal(p, q) for p, q in pairs)
+    difference = max((p - q).abs().max().item() for p, q in pairs)
+    print(f"{name:>26}: ¿idénticos bit a bit? {identical!s:5}  máx |dif| {difference:.2e}  "
+          f"lr al reanudar {lr_on_resume:.5f}  lr final {scheduler.get_last_lr()[0]:.2e}")
 
 
-print(f"{'ejecución seguida':>26}: lr final {planificador_seguido.get_last_lr()[0]:.2e}")
-comparar_con_la_seguida("todo cargado", *reanudar())
+print(f"{'ejecución seguida':>26}: lr final {scheduler_uninterrupted.get_last_lr()[0]:.2e}")
+compare_with_uninterrupted("todo cargado", *resume())
 
 # %% [markdown]
 # Los parámetros son idénticos bit a bit (`torch.equal`, no una tolerancia) a los de la
@@ -1348,16 +1509,16 @@ comparar_con_la_seguida("todo cargado", *reanudar())
 # Ahora olvida una parte cada vez:
 
 # %% tags=["demo"]
-comparar_con_la_seguida("sin el optimizador", *reanudar(cargar_optimizador=False))
-comparar_con_la_seguida("sin el planificador", *reanudar(cargar_planificador=False))
-comparar_con_la_seguida("planificador creado tarde", *reanudar(planificador_despues=True))
-archivo.seek(0)
-estado_opt = torch.load(archivo, weights_only=True)["optimizador"]
+compare_with_uninterrupted("sin el optimizador", *resume(load_optimizer=False))
+compare_with_uninterrupted("sin el planificador", *resume(load_scheduler=False))
+compare_with_uninterrupted("planificador creado tarde", *resume(scheduler_after=True))
+checkpoint_file.seek(0)
+opt_state = torch.load(checkpoint_file, weights_only=True)["optimizer"]
 print("\nlo que se pierde sin el optimizador, por parámetro:",
-      sorted(estado_opt["state"][0]), " step =", estado_opt["state"][0]["step"].item())
-archivo.seek(0)
-print("el estado del GradScaler (se carga con escalador.load_state_dict):",
-      torch.load(archivo, weights_only=True)["escalador"])
+      sorted(opt_state["state"][0]), " step =", opt_state["state"][0]["step"].item())
+checkpoint_file.seek(0)
+print("el estado del GradScaler (se carga con scaler.load_state_dict):",
+      torch.load(checkpoint_file, weights_only=True)["scaler"])
 
 # %% [markdown]
 # - **Sin el estado del optimizador**, AdamW empieza de cero: momentos a cero y `step = 0`,
@@ -1470,6 +1631,10 @@ def train_steps(model, optimizer, scheduler, loss_fn, batches, stop, state=None)
 # - `nn.CrossEntropyLoss` espera logits crudos: hace `log_softmax` y `NLLLoss` por dentro.
 #   Un softmax de más pone un suelo a la pérdida y frena el aprendizaje. La predicción es
 #   `argmax` de los logits.
+# - RMSProp divide el paso de cada parámetro por la raíz de una media móvil de $g^2$
+#   (`square_avg`); Adam añade el momento (`exp_avg`) y la corrección de sesgo. Con una
+#   pérdida mal escalada, los dos avanzan donde SGD apenas se mueve. Ese estado va en el
+#   `state_dict()` del optimizador.
 # - Adam y AdamW adaptan el paso a cada parámetro; AdamW aplica el decaimiento de pesos
 #   aparte del gradiente, proporcional a cada peso.
 # - Registra con `.item()`: `running_loss += loss` mantiene vivo el grafo de cada iteración.

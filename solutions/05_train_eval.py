@@ -334,6 +334,13 @@ for mode in ("train", "eval"):
 # evaluación: sin Dropout y con la BatchNorm congelada. No hay ningún error: solo unas
 # curvas raras.
 #
+# Las bibliotecas de entrenamiento lo hacen por ti: el `Trainer` de Hugging Face llama a
+# `model.train()` al empezar cada paso de entrenamiento y a `model.eval()` al empezar cada
+# evaluación, y el `Learner` de fastai llama a `model.train()` antes de la fase de
+# entrenamiento de cada época y a `model.eval()` antes de la de validación. En un bucle
+# escrito a mano, volver a `train()` es cosa tuya, y olvidarlo tras una evaluación a mitad
+# de época es el error clásico que reproduce esta sección.
+#
 # Un problema de clasificación sintético con etiquetas ruidosas y pocos datos de
 # entrenamiento, donde Dropout importa:
 

@@ -1058,6 +1058,26 @@ plt.tight_layout()
 plt.show()
 
 # %% [markdown]
+# ### Lo mismo en el `Trainer` de Hugging Face: `bf16=` y `fp16=`
+#
+# Con el `Trainer` de Hugging Face (biblioteca `transformers`), este capítulo entero se
+# reduce a dos banderas de `TrainingArguments`, que le pasan la precisión mixta a la
+# biblioteca `accelerate`:
+#
+# - `bf16=True`: el pase hacia adelante corre bajo `autocast` con bfloat16 y no hay
+#   escalador, como en la sección 5. Vale también en CPU.
+# - `fp16=True`: `autocast` con float16 **y** un `GradScaler`, con el orden de la sección 4:
+#   escala la pérdida antes de `backward()`, desescala antes del recorte de `max_grad_norm`,
+#   salta los pasos con `inf` y ajusta la escala. Es la opción de una GPU sin bf16 nativo,
+#   como la T4.
+#
+# Ninguna de las dos convierte los pesos del modelo: `autocast` trabaja con copias en 16
+# bits y los parámetros siguen en el dtype con que cargaste el modelo (en fp32, los pesos
+# maestros de la sección 3). Si lo cargaste entero en bf16, estás en el caso de la sección
+# 6. Cuál de las dos elegir lo decide la regla de la sección 2: bf16 donde el hardware la
+# tiene, fp16 con escalador en una GPU que no.
+
+# %% [markdown]
 # ## Resumen
 #
 # - fp16 tiene más precisión que bf16 pero poco rango (máximo 65504, nada por debajo de

@@ -27,7 +27,8 @@
 #   consultar `ctx.needs_input_grad`;
 # - comprobar un `backward` con `torch.autograd.gradcheck` y `gradgradcheck` en float64, y
 #   por qué un `backward` equivocado no da error: entrena peor, en silencio;
-# - escribir un estimador de paso directo (*straight-through estimator*) para el redondeo;
+# - escribir un estimador de paso directo (*straight-through estimator*) para el redondeo,
+#   y usar el mismo truco con `argmax` (el Gumbel-softmax *hard*);
 # - cambiar memoria por cómputo con el recálculo de activaciones (*gradient
 #   checkpointing*) de `torch.utils.checkpoint`, medir cuánto de cada cosa, y escribirlo
 #   tú como una `Function` que recalcula en el pase hacia atrás.
@@ -680,6 +681,67 @@ update()
 display(widgets.VBox([widgets.HBox([step_slider, levels_slider]), widget_out]))
 
 # %% [markdown]
+# ### El paso directo para `argmax`
+#
+# El redondeo no es la única operación sin derivada útil. `argmax` elige un índice, y su
+# versión one-hot (un 1 en la clase ganadora, 0 en las demás) es constante a trozos: su
+# derivada verdadera es 0 en casi todas partes, y no existe donde dos logits empatan. Un
+# gradiente así no dice qué logit habría que subir. Autograd ni lo intenta: `argmax`
+# devuelve enteros, y el one-hot sale sin grafo.
+
+# %% tags=["demo"]
+logits = torch.tensor([1.0, 3.0, 0.5, 2.0], requires_grad=True)
+index = logits.argmax()
+print("argmax:", index, "  grad_fn:", index.grad_fn)
+print("one-hot:", F.one_hot(index, num_classes=4),
+      "  requires_grad:", F.one_hot(index, num_classes=4).requires_grad)
+
+# %% [markdown]
+# El truco de `.detach()` de arriba sirve igual, con el softmax como sustituto en el pase
+# hacia atrás: en el pase hacia adelante, el one-hot del argmax (`y_hard`); en el pase
+# hacia atrás, el gradiente del softmax (`y_soft`):
+#
+# ```python
+# y = y_hard - y_soft.detach() + y_soft
+# ```
+#
+# En el valor, `- y_soft.detach()` y `+ y_soft` se anulan y queda `y_hard`. En el grafo,
+# `y_hard` y el término con `.detach()` no tienen historia: el gradiente solo pasa por
+# `y_soft`. Compruébalo con una pérdida cualquiera, $\sum_i y_i\,c_i$:
+
+# %% tags=["demo"]
+costs = torch.tensor([0.3, -1.0, 2.0, 0.5])  # una pérdida cualquiera: (y * costs).sum()
+y_soft = logits.softmax(dim=-1)
+y_hard = F.one_hot(y_soft.argmax(dim=-1), num_classes=4).to(y_soft.dtype)
+y = y_hard - y_soft.detach() + y_soft
+print("pase hacia adelante:", y.detach(), "  ¿es y_hard?", torch.equal(y.detach(), y_hard))
+
+(grad_soft,) = torch.autograd.grad((y_soft * costs).sum(), logits, retain_graph=True)
+(grad_straight,) = torch.autograd.grad((y * costs).sum(), logits)
+print("gradiente con paso directo:", grad_straight)
+print("gradiente del softmax:     ", grad_soft)
+print("¿iguales?", torch.equal(grad_straight, grad_soft))
+
+# %% [markdown]
+# Es el truco *hard* del Gumbel-softmax: `F.gumbel_softmax(logits, tau, hard=True)` suma
+# a los logits un ruido de Gumbel (muestrear así el argmax equivale a muestrear una clase
+# con las probabilidades del softmax), divide por la temperatura `tau` y hace exactamente
+# esto. Con el mismo ruido (la misma semilla), su salida es one-hot y su gradiente es el
+# de la versión suave, `hard=False`:
+
+# %% tags=["demo"]
+with torch.random.fork_rng():  # la semilla de esta celda no cambia el azar de las demás
+    torch.manual_seed(0)
+    y_gumbel_hard = F.gumbel_softmax(logits, tau=1.0, hard=True)
+    torch.manual_seed(0)
+    y_gumbel_soft = F.gumbel_softmax(logits, tau=1.0, hard=False)
+(grad_hard,) = torch.autograd.grad((y_gumbel_hard * costs).sum(), logits)
+(grad_soft,) = torch.autograd.grad((y_gumbel_soft * costs).sum(), logits)
+print("hard=True: ", y_gumbel_hard.detach())
+print("hard=False:", y_gumbel_soft.detach())
+print("¿mismo gradiente?", torch.equal(grad_hard, grad_soft))
+
+# %% [markdown]
 # ## Ejercicio 2 · Cuantizador con paso directo (2,5 puntos)
 #
 # Escribe `quantize_ste(x, step, levels)`:
@@ -1099,6 +1161,9 @@ for name, compute in ways.items():
 # - El estimador de paso directo redondea en el pase hacia adelante y deja pasar el
 #   gradiente en el pase hacia atrás (con una `Function` o con `x + (q - x).detach()`); con
 #   recorte, el gradiente es 0 fuera del rango.
+# - Con `argmax`, el mismo truco: `y_hard - y_soft.detach() + y_soft` es el one-hot en el
+#   pase hacia adelante y lleva el gradiente del softmax en el pase hacia atrás
+#   (`F.gumbel_softmax(..., hard=True)`, con ruido de Gumbel).
 # - `torch.utils.checkpoint.checkpoint(..., use_reentrant=False)` guarda solo la entrada de
 #   cada tramo y recalcula el resto en el pase hacia atrás: menos memoria a cambio de un
 #   pase hacia adelante más. Como `Function`: `forward` sin grafo que guarda las entradas,
