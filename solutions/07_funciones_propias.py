@@ -1147,6 +1147,143 @@ for name, compute in ways.items():
 # segunda fila: la comprobación del ejercicio lo mide con el mismo gancho.
 
 # %% [markdown]
+# ## 7 · Cuatro piezas más de `Function`
+#
+# La API tiene más de lo que usaron los ejercicios. Cuatro piezas aparecen en cuanto se lee
+# código de bibliotecas reales:
+#
+# - **`setup_context`**: `forward` recibe solo las entradas (sin `ctx`) y un método aparte,
+#   `setup_context(ctx, inputs, output)`, guarda lo que `backward` necesitará. Es el estilo
+#   que exigen las transformaciones de `torch.func` (`grad`, `vmap`, `jacrev`...): con el
+#   estilo clásico, `forward(ctx, ...)`, fallan con un error que pide justamente eso.
+# - **`ctx.mark_non_differentiable`**: para salidas que no tienen derivada, como los índices
+#   de una ordenación o de un `argmax`. La salida marcada no pide gradiente; `backward`
+#   sigue recibiendo un argumento por ella (siempre ceros) y lo ignora.
+# - **`@once_differentiable`** sobre `backward`: declara que tu `backward` no es derivable
+#   (usa NumPy, operaciones *in-place*...). Se ejecuta sin grafo, y una segunda derivada
+#   falla con un error en lugar de devolver un número sin sentido.
+# - **`torch.amp.custom_fwd` / `custom_bwd`**: cómo se comporta la `Function` dentro de
+#   `autocast` (capítulo 6). Con `cast_inputs=torch.float32`, `forward` recibe sus entradas
+#   en float32 y se ejecuta con `autocast` apagado; `custom_bwd` ejecuta `backward` en el
+#   mismo estado de `autocast` que tuvo `forward`.
+
+# %% tags=["demo"]
+class CubeWithContext(torch.autograd.Function):
+    @staticmethod
+    def forward(x):  # sin ctx
+        return x ** 3
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        (x,) = inputs
+        ctx.save_for_backward(x)
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        (x,) = ctx.saved_tensors
+        return grad_output * 3 * x ** 2
+
+
+class CubeClassic(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x ** 3
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        (x,) = ctx.saved_tensors
+        return grad_output * 3 * x ** 2
+
+
+point = torch.tensor(2.0)
+print("torch.func.grad con setup_context:", torch.func.grad(CubeWithContext.apply)(point))
+with muestra_error(RuntimeError):
+    torch.func.grad(CubeClassic.apply)(point)
+
+# %% tags=["demo"]
+class SortWithIndices(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        values, indices = x.sort()
+        ctx.mark_non_differentiable(indices)
+        ctx.save_for_backward(indices)
+        return values, indices
+
+    @staticmethod
+    def backward(ctx, grad_values, grad_indices):  # grad_indices no se usa
+        (indices,) = ctx.saved_tensors
+        return torch.zeros_like(grad_values).scatter_(-1, indices, grad_values)
+
+
+v = torch.tensor([3.0, 1.0, 2.0], requires_grad=True)
+values, indices = SortWithIndices.apply(v)
+print("¿piden gradiente? valores:", values.requires_grad, "· índices:", indices.requires_grad)
+(values * torch.tensor([1.0, 10.0, 100.0])).sum().backward()
+print("gradiente de v (cada peso vuelve a la posición de origen):", v.grad)
+
+# %% tags=["demo"]
+from torch.autograd.function import once_differentiable  # noqa: E402
+
+
+class CubeOnce(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x ** 3
+
+    @staticmethod
+    @once_differentiable
+    def backward(ctx, grad_output):
+        (x,) = ctx.saved_tensors
+        return grad_output * 3 * x ** 2
+
+
+x = torch.tensor(2.0, requires_grad=True)
+(first,) = torch.autograd.grad(CubeClassic.apply(x), x, create_graph=True)
+(second,) = torch.autograd.grad(first, x)
+print(f"sin el decorador: primera derivada {first.item():g}, segunda {second.item():g}")
+(first,) = torch.autograd.grad(CubeOnce.apply(x), x, create_graph=True)
+print(f"con @once_differentiable: primera {first.item():g}, ¿tiene grafo? "
+      f"{first.requires_grad}")
+with muestra_error(RuntimeError):
+    torch.autograd.grad(first, x)
+
+# %% [markdown]
+# La segunda derivada del cubo es $6x = 12$ en $x = 2$: sin el decorador sale bien porque
+# nuestro `backward` usa operaciones de PyTorch, que también se graban. Con el decorador,
+# la primera derivada llega sin grafo y pedir la segunda es un error: mejor un error que
+# una derivada falsa cuando `backward` no es derivable de verdad.
+
+# %% tags=["demo"]
+if hasattr(torch.amp, "custom_fwd"):
+    class MatmulFloat32(torch.autograd.Function):
+        @staticmethod
+        @torch.amp.custom_fwd(device_type="cpu", cast_inputs=torch.float32)
+        def forward(ctx, a, b):
+            ctx.save_for_backward(a, b)
+            print(f"  dentro de forward: entradas {a.dtype}, autocast encendido: "
+                  f"{torch.is_autocast_enabled('cpu')}")
+            return a @ b
+
+        @staticmethod
+        @torch.amp.custom_bwd(device_type="cpu")
+        def backward(ctx, grad_output):
+            a, b = ctx.saved_tensors
+            return grad_output @ b.T, a.T @ grad_output
+
+    a = torch.randn(4, 4, requires_grad=True)
+    b = torch.randn(4, 4, requires_grad=True)
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        print("a @ b dentro de autocast:", (a @ b).dtype)
+        out = MatmulFloat32.apply(a, b)
+        print("MatmulFloat32 dentro de autocast:", out.dtype)
+    out.sum().backward()
+    print("gradiente de a:", a.grad.dtype)
+else:
+    print("Esta versión de PyTorch no tiene torch.amp.custom_fwd (usa torch.cuda.amp.custom_fwd).")
+
+# %% [markdown]
 # ## Resumen
 #
 # - Una `torch.autograd.Function` tiene un `forward(ctx, ...)` y un `backward(ctx,
@@ -1168,3 +1305,7 @@ for name, compute in ways.items():
 #   cada tramo y recalcula el resto en el pase hacia atrás: menos memoria a cambio de un
 #   pase hacia adelante más. Como `Function`: `forward` sin grafo que guarda las entradas,
 #   `backward` que recalcula bajo `torch.enable_grad()` sobre copias separadas y deriva.
+# - `setup_context` separa guardar de calcular (lo exigen `torch.func.grad` y `vmap`);
+#   `ctx.mark_non_differentiable` marca salidas sin derivada (índices);
+#   `@once_differentiable` convierte una segunda derivada imposible en un error;
+#   `torch.amp.custom_fwd`/`custom_bwd` fijan el dtype de una `Function` dentro de `autocast`.
