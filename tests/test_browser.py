@@ -3,14 +3,16 @@
 As a student: every chapter's notebook, with the reference solutions filled in, runs top to
 bottom through the UI (Run → Run All Cells) without an error; every plot shows as an image,
 every widget renders and reacts to one interaction, every public check prints its success
-line. As an instructor: the Nbgrader menu, the Validate button and the formgrader.
+line. As an instructor: the Nbgrader menu, the Validate button and the formgrader, and
+the class report opened from its file (plots shown, tables that sort, nothing fetched).
 
 Screenshots go to build/artifacts/browser/ (<chapter>.png, <chapter>-widget.png,
-<chapter>-plot.png, instructor-*.png) for a person to look at.
+<chapter>-plot.png, instructor-*.png, report.png) for a person to look at.
 """
 
 import json
 import os
+import re
 
 import nbformat
 import pytest
@@ -417,3 +419,76 @@ def test_student_html_never_runs_in_feedback_or_formgrader(browser, lab, course,
     for where, state in seen.items():
         assert state["flag"] is None and state["title"] != "hackeado", (where, state)
         assert state["jsLinks"] == 0 and state["dialogs"] == [], (where, state)
+
+
+# Per sortable table of the report: each row's cells as the sort reads them (data-v, else
+# the text in lower case, as the page's script does).
+SORT_KEYS_JS = """(table) => [...table.tBodies[0].rows].map(row => [...row.cells].map(cell =>
+    cell.dataset.v !== undefined ? parseFloat(cell.dataset.v)
+                                 : cell.textContent.toLowerCase()))"""
+REPORT_STUDENTS = 40
+
+
+def sorted_both_ways(table, column, problems, where):
+    """Click the header of ``column`` twice: ascending, then descending, by its key."""
+    header = table.locator("thead th").nth(column)
+    name = header.inner_text()
+    before = [row[column] for row in table.evaluate(SORT_KEYS_JS)]
+    for direction, descending in (("up", False), ("down", True)):
+        header.click()
+        keys = [row[column] for row in table.evaluate(SORT_KEYS_JS)]
+        if keys != sorted(before, reverse=descending):
+            problems.append(f"{where}, column {name!r} clicked ({direction}): {keys[:8]}…")
+    if sorted(before) == sorted(before, reverse=True):
+        problems.append(f"{where}, column {name!r}: every row has the same key, so the "
+                        "test cannot see a sort")
+
+
+def test_the_class_report_renders_sorts_and_loads_nothing(browser, tmp_path):
+    """The report of a synthetic class (the course's real chapters and exercises), opened
+    from its file: every plot decoded and visible, every sortable table sorts by its first
+    column both ways (and the students' by their total), no console or page error, and no
+    request leaves the file. Screenshot: report.png (the top of it: docs/report.png)."""
+    from autograder.report import build_report
+    from autograder.report.synthetic import synthetic_class
+
+    page_path, _ = build_report(synthetic_class(REPORT_STUDENTS, seed=1), tmp_path)
+    tab = browser.new_page(viewport=VIEWPORT)
+    errors, requests = [], []
+    tab.on("console", lambda m: m.type == "error" and errors.append(f"console: {m.text}"))
+    tab.on("pageerror", lambda e: errors.append(f"page error: {e}"))
+    tab.on("request", lambda r: r.url.startswith(("file:", "data:")) or requests.append(r.url))
+    problems = []
+    try:
+        tab.goto(page_path.as_uri())
+        tab.wait_for_load_state("load")
+        try:
+            tab.wait_for_function(f"() => [...document.images].every({IMAGE_RENDERED_JS})",
+                                  timeout=10_000)
+        except PlaywrightTimeout:
+            pass  # reported below, image by image
+        images = tab.locator("img").evaluate_all(
+            "imgs => imgs.map(i => ({alt: i.alt, width: i.naturalWidth,"
+            " visible: i.checkVisibility()}))")
+        expected = len(re.findall(r"<img\b", page_path.read_text(encoding="utf-8")))
+        if len(images) != expected or expected < 2:
+            problems.append(f"{expected} <img> in the file, {len(images)} in the page")
+        problems += [f"image {n} ({i['alt']!r}) not shown: {i}" for n, i in enumerate(images)
+                     if not (i["width"] > 0 and i["visible"])]
+        tables = tab.locator("table.sortable")
+        if tables.count() < 2:  # the students', and those a person should look at
+            problems.append(f"{tables.count()} sortable table(s) in the page, expected 2")
+        for number in range(tables.count()):
+            sorted_both_ways(tables.nth(number), 0, problems, f"sortable table {number}")
+        students = tab.locator("table.sortable").filter(
+            has=tab.locator("th", has_text="estudiante")).last
+        headers = students.locator("thead th").all_inner_texts()
+        sorted_both_ways(students, headers.index("total"), problems, "students' table")
+        students.locator("thead th").first.click()  # back to the students by name
+        ARTIFACTS.mkdir(parents=True, exist_ok=True)
+        tab.evaluate("() => window.scrollTo(0, 0)")
+        tab.screenshot(path=ARTIFACTS / "report.png", full_page=True)
+    finally:
+        tab.close()
+    problems += errors + [f"request outside the file: {url}" for url in requests]
+    assert not problems, "the class report in Chromium:\n  " + "\n  ".join(problems)

@@ -128,7 +128,9 @@ def test_the_student_section_says_how_to_submit_from_colab_and_from_jupyterlab()
 # chNN or NN_slug and globs aside); the Layout table names the package's own by their path
 # inside autograder/ after the first.
 NAMED_PATH_RE = re.compile(
-    r"`((?:\.ci|ci|tests|autograder|solutions|notebooks|templates)/[^`\s*<>]*)`")
+    r"`((?:\.ci|ci|docs|tests|autograder|solutions|notebooks|templates)/[^`\s*<>]*)`")
+# Targets of the README's own links and images: [text](path), ![alt](path).
+LOCAL_LINK_RE = re.compile(r"!?\[[^\]]*\]\((?![a-z]+:|#)([^)\s#]+)")
 
 
 def test_every_file_the_readme_names_exists():
@@ -137,3 +139,9 @@ def test_every_file_the_readme_names_exists():
     missing = [path for path in sorted(named)
                if not (ROOT / path).exists() and not (ROOT / "autograder" / path).exists()]
     assert missing == []
+
+
+def test_every_local_link_and_image_of_the_readme_exists():
+    linked = set(LOCAL_LINK_RE.findall(README))
+    assert {"docs/report.png", "notebooks/01_grafo_dinamico.ipynb"} <= linked  # it reads
+    assert [path for path in sorted(linked) if not (ROOT / path).exists()] == []

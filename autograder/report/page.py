@@ -25,7 +25,8 @@ code{background:#f6f6f6;padding:0 .2em}
 """
 # Click a header to sort by it (again: the other way); numbers by data-v, text otherwise.
 SCRIPT = """
-document.querySelectorAll("table.sortable th").forEach(function (th, col) {
+document.querySelectorAll("table.sortable th").forEach(function (th) {
+  var col = th.cellIndex;  // its column in its own table (several tables sort)
   th.addEventListener("click", function () {
     var body = th.closest("table").tBodies[0], rows = Array.from(body.rows);
     var up = th.dataset.dir !== "up"; th.dataset.dir = up ? "up" : "down";
