@@ -36,8 +36,24 @@ class Diagnosis:
             self.example, self.example_of = anonymise(facts, student), student
 
 
+class ScoreSummary:
+    """Mean and shares at full marks and at zero of ``scores`` out of ``max_score``."""
+
+    @property
+    def mean(self):
+        return _mean(self.scores.values())
+
+    @property
+    def full_share(self):
+        return _share(s >= self.max_score - FULL for s in self.scores.values())
+
+    @property
+    def zero_share(self):
+        return _share(s <= FULL for s in self.scores.values())
+
+
 @dataclass
-class Exercise:
+class Exercise(ScoreSummary):
     assignment: str
     cell: str  # grade cell id
     max_score: float
@@ -51,18 +67,6 @@ class Exercise:
     def exercise_id(self):
         return self.cell.removesuffix(TEST_SUFFIX)
 
-    @property
-    def mean(self):
-        return _mean(self.scores.values())
-
-    @property
-    def full_share(self):
-        return _share(s >= self.max_score - FULL for s in self.scores.values())
-
-    @property
-    def zero_share(self):
-        return _share(s <= FULL for s in self.scores.values())
-
     def pass_rates(self):
         """Part name -> share of the submissions whose hidden test ran that passed it."""
         return {name: passed / tried for name, (passed, tried) in self.parts.items() if tried}
@@ -72,24 +76,12 @@ class Exercise:
 
 
 @dataclass
-class Chapter:
+class Chapter(ScoreSummary):
     assignment: str
     max_score: float
     scores: dict  # student -> points after the late penalty
     not_submitted: int
     exercises: list
-
-    @property
-    def mean(self):
-        return _mean(self.scores.values())
-
-    @property
-    def full_share(self):
-        return _share(s >= self.max_score - FULL for s in self.scores.values())
-
-    @property
-    def zero_share(self):
-        return _share(s <= FULL for s in self.scores.values())
 
 
 @dataclass
