@@ -15,6 +15,7 @@ this kernel adds defence in depth and reports what it saw: refused reads and cha
 attributes (its tampering records), which zero the exercise being graded.
 """
 
+import functools
 import os
 import re
 import resource
@@ -40,14 +41,17 @@ PRIVATE_PATHS_ENV = "AUTOGRADER_PRIVATE_PATHS"  # set by the grader (os.pathsep-
 SANDBOXED_ENV = "AUTOGRADER_SANDBOXED"  # "1": started by autograder.sandbox
 
 
-def protected_paths(cwd):
-    """What student code may not read while it is graded in ``cwd``."""
+def protected_paths(cwd, package_dir=PACKAGE_DIR, build_dir=None):
+    """What student code may not read while it is graded in ``cwd``. ``package_dir``:
+    where this package is as the kernel sees it (a warm kernel was imported elsewhere)."""
     from autograder.course import BUILD_DIR
 
-    paths = [REPO_DIR / "solutions", PACKAGE_DIR / "hidden", PACKAGE_DIR / "corpus.py",
-             *[folder / name for folder in PACKAGE_DIR.glob("chapters/ch*")
-               for name in ("hidden.py", "variants.py")], BUILD_DIR / "sample_class",
-             REPO_DIR / "build" / "sample_class", BUILD_DIR / "grades"]
+    repo_dir = package_dir.parent
+    build_dir = BUILD_DIR if build_dir is None else build_dir
+    paths = [repo_dir / "solutions", package_dir / "hidden", package_dir / "corpus.py",
+             *[package_dir / "chapters" / chapter / name for chapter in chapter_folders()
+               for name in ("hidden.py", "variants.py")], build_dir / "sample_class",
+             repo_dir / "build" / "sample_class", build_dir / "grades"]
     # The grader's own folders (the course, every worker's copy of it, the submissions):
     # without the OS sandbox this list is all that keeps them out of reach.
     paths += [Path(p) for p in os.environ.get(PRIVATE_PATHS_ENV, "").split(os.pathsep) if p]
@@ -57,6 +61,13 @@ def protected_paths(cwd):
                                              "submitted", "autograded", "feedback",
                                              "nbgrader_config.py")]
     return [p.resolve() for p in paths]
+
+
+@functools.cache
+def chapter_folders():
+    """The chapters' folder names (read once: a warm kernel no longer sees where it was
+    imported from, so its template reads them first)."""
+    return tuple(sorted(p.name for p in (PACKAGE_DIR / "chapters").glob("ch*") if p.is_dir()))
 
 
 def apply_limits(limits=LIMITS):
@@ -109,7 +120,14 @@ def watched_namespaces():
 
 
 KERNEL_SIDE_MODULES = ("autograder", "autograder.kernel", "autograder.harness",
-                       "autograder.course", "autograder.student", "autograder.chapters")
+                       "autograder.course", "autograder.student", "autograder.warm_kernel",
+                       "autograder.chapters")
+
+
+def pristine_state():
+    """The watched namespaces and a copy of each, as they are now (before student code)."""
+    spaces = watched_namespaces()
+    return spaces, {label: dict(space) for label, space in spaces.items()}
 
 
 class Guard:
@@ -121,9 +139,11 @@ class Guard:
     ``{"kind": "replaced" | "added", "target": ...}``, counts for as long as it lasts.
     """
 
-    def __init__(self, cwd, sandboxed=False):
+    def __init__(self, cwd, sandboxed=False, pristine=None, also_protected=()):
+        """``pristine``: (namespaces, snapshot) taken earlier by ``pristine_state`` (a warm
+        kernel's template, before any student code); default: taken now."""
         self.cwd = cwd.resolve()
-        self.protected = protected_paths(self.cwd)
+        self.protected = protected_paths(self.cwd) + [Path(p) for p in also_protected]
         self.sandboxed = sandboxed
         if sandboxed:
             # Inside the OS sandbox none of these is mounted (only the empty folders that
@@ -131,8 +151,7 @@ class Guard:
             # path as written, which costs no system call per file access.
             self.protected = [str(p) for p in self.protected if p not in self.cwd.parents]
         self.refused = []
-        self.spaces = watched_namespaces()
-        self.snapshot = {label: dict(space) for label, space in self.spaces.items()}
+        self.spaces, self.snapshot = pristine or pristine_state()
         from autograder.harness import TAMPERING_EVENT  # imported by watched_namespaces
 
         self.report_event = TAMPERING_EVENT  # the harness asks for the records with it
@@ -230,14 +249,18 @@ def install_kernelspec(prefix=sys.prefix):
     return folder
 
 
-def main():
-    os.environ.pop("COURSE_SECRET", None)  # the kernel never needs it
-    apply_limits()
-    guard = Guard(Path.cwd(), sandboxed=os.environ.get(SANDBOXED_ENV) == "1")
+def launch(guard, argv=None):
+    """Install the guard's audit hook (for good) and run ipykernel until it shuts down."""
     sys.addaudithook(guard.hook)
     from ipykernel import kernelapp
 
-    kernelapp.launch_new_instance()
+    kernelapp.launch_new_instance(argv=argv)
+
+
+def main():
+    os.environ.pop("COURSE_SECRET", None)  # the kernel never needs it
+    apply_limits()
+    launch(Guard(Path.cwd(), sandboxed=os.environ.get(SANDBOXED_ENV) == "1"))
 
 
 if __name__ == "__main__":

@@ -32,12 +32,13 @@ from pathlib import Path
 
 from jupyter_client import AsyncKernelManager
 
+from autograder import zygote
 from autograder.kernel import SANDBOXED_ENV
 
 PACKAGE_DIR = Path(__file__).resolve().parent
 # What a kernel may import of this package. Everything else (references, hidden draws,
 # variants, the pipeline) is not even visible inside the sandbox.
-KERNEL_SIDE = ("__init__.py", "kernel.py", "harness.py", "course.py", "student",
+KERNEL_SIDE = ("__init__.py", "kernel.py", "harness.py", "course.py", "warm_kernel.py", "student",
                "chapters/__init__.py", "chapters/*/__init__.py", "chapters/*/student.py")
 KERNEL_PACKAGE_ROOT = "/opt/autograder-kernel"
 SANDBOX_ENV = "AUTOGRADER_SANDBOX"
@@ -175,7 +176,8 @@ def kernel_side_paths():
     return [path for pattern in KERNEL_SIDE for path in sorted(PACKAGE_DIR.glob(pattern))]
 
 
-def _environment(kernel_dir):
+def kernel_environment(kernel_dir):
+    """The whole environment of a sandboxed kernel."""
     env = {"PATH": f"{Path(sys.executable).parent}:/usr/bin:/bin", "HOME": "/tmp",
            "USER": USER, "LOGNAME": USER, "LANG": "C.UTF-8", "PYTHONPATH": KERNEL_PACKAGE_ROOT,
            "MPLCONFIGDIR": str(kernel_dir / "matplotlib"), "PYTHONDONTWRITEBYTECODE": "1",
@@ -183,7 +185,26 @@ def _environment(kernel_dir):
            # PID 1, which it never polls (its real parent is outside the PID namespace).
            "JPY_PARENT_PID": "1", SANDBOXED_ENV: "1"}
     env.update({k: os.environ[k] for k in PASSED_ENV if k in os.environ})
-    return [arg for key, value in env.items() for arg in ("--setenv", key, value)]
+    return env
+
+
+def template_environment():
+    """The warm kernels' template's environment: a kernel's, but importing this package
+    from where the grader does, and matplotlib's backend and font list chosen as ipykernel
+    and ``_prepare_kernel_dir`` would (the template imports matplotlib for its kernels).
+    Nothing private: a kernel forked from it can read it in /proc/self/environ."""
+    env = kernel_environment(Path(tempfile.gettempdir()))
+    env["PYTHONPATH"] = str(PACKAGE_DIR.parent)
+    env["MPLBACKEND"] = "module://matplotlib_inline.backend_inline"
+    cache = _font_cache()
+    if cache is not None:
+        env["MPLCONFIGDIR"] = str(cache.parent)
+    return env
+
+
+def _environment(kernel_dir):
+    return [arg for key, value in kernel_environment(kernel_dir).items()
+            for arg in ("--setenv", key, value)]
 
 
 def bwrap_argv(bwrap, cwd, kernel_dir, scratch=None):
@@ -256,6 +277,7 @@ class SandboxedKernelManager(AsyncKernelManager):
 
     def format_kernel_cmd(self, extra_arguments=None):
         cmd = super().format_kernel_cmd(extra_arguments)
+        self._warm = None
         found = require_isolation()
         if not found.active:
             return cmd
@@ -267,7 +289,36 @@ class SandboxedKernelManager(AsyncKernelManager):
         cwd = Path(self._launch_args.get("cwd") or os.getcwd())
         shutil.rmtree(self.scratch)
         shutil.copytree(cwd, self.scratch, symlinks=True)
-        return bwrap_argv(shutil.which("bwrap"), cwd, self.kernel_dir, self.scratch) + cmd
+        argv = bwrap_argv(shutil.which("bwrap"), cwd, self.kernel_dir, self.scratch)
+        self._cold_cmd = argv + cmd
+        template = zygote.shared(template_environment()) if cmd[1:3] == [
+            "-m", "autograder.kernel"] else None
+        if template is None:
+            return self._cold_cmd
+        self._warm = zygote.WarmStart(template, {
+            "cwd": str(cwd), "env": kernel_environment(self.kernel_dir), "argv": cmd[3:],
+            "package_root": KERNEL_PACKAGE_ROOT})
+        return self._warm.payload_argv(argv)
+
+    async def _async_launch_kernel(self, kernel_cmd, **kw):
+        warm, self._warm = getattr(self, "_warm", None), None
+        if warm is None:
+            return await super()._async_launch_kernel(kernel_cmd, **kw)
+        try:
+            await super()._async_launch_kernel(kernel_cmd, stdin=warm.alive_reader,
+                                               pass_fds=(warm.info_writer,), **kw)
+        except BaseException:
+            warm.close()
+            raise
+        finally:
+            warm.launched()
+        try:
+            warm.start()
+        except zygote.WarmStartFailed as error:
+            self.log.warning("Kernel en frío: %s", error)
+            await self.provisioner.kill()
+            await self.provisioner.wait()
+            await super()._async_launch_kernel(self._cold_cmd, **kw)
 
     async def _async_cleanup_resources(self, restart=False):
         await super()._async_cleanup_resources(restart=restart)
