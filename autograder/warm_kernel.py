@@ -283,6 +283,10 @@ def _relocate_package(package_root):
         spec = getattr(module, "__spec__", None)
         if spec is not None and spec.origin:
             spec.origin = spec.origin.replace(host, sandboxed, 1)
+    spaces, snapshot = _template["pristine"]
+    for label, space in spaces.items():  # the new paths are not tampering
+        if "__file__" in snapshot[label]:
+            snapshot[label]["__file__"] = space.get("__file__")
     repo = str(Path(host).parent)
     sys.path[:] = [package_root if p == repo else p for p in sys.path if p not in ("", ".")]
     if package_root not in sys.path:

@@ -1,0 +1,150 @@
+"""Warm kernels (``autograder.zygote``, ``autograder.warm_kernel``): forked from a template,
+yet each in its own sandbox, as isolated as a cold one, and sharing nothing with the next."""
+
+import asyncio
+import json
+import time
+
+import pytest
+
+from autograder import sandbox, zygote
+from autograder.sandbox import SandboxedKernelManager
+
+pytestmark = [pytest.mark.slow,
+              pytest.mark.skipif(not sandbox.isolation().active,
+                                 reason="bubblewrap is not available here")]
+
+PROBE = """
+import json, os, socket, torch, numpy, builtins
+status = dict(line.split(':\\t', 1) for line in open('/proc/self/status').read().splitlines()
+              if ':\\t' in line)
+try:
+    socket.create_connection(('1.1.1.1', 53), timeout=2)
+    net = True
+except OSError:
+    net = False
+try:
+    import autograder.chapters.ch01.hidden
+    hidden = 'imported'
+except Exception as error:
+    hidden = type(error).__name__
+leftover = getattr(torch, 'left_by_the_last_kernel', None), hasattr(builtins, 'planted')
+torch.left_by_the_last_kernel = 1
+builtins.planted = True
+print(json.dumps({'pid': os.getpid(), 'procs': sorted(p for p in os.listdir('/proc')
+                  if p.isdigit()), 'files': sorted(os.listdir('.')), 'net': net,
+                  'hidden': hidden, 'caps': [status[k].strip() for k in
+                  ('CapPrm', 'CapEff', 'CapBnd', 'CapAmb')], 'nnp': status['NoNewPrivs'].strip(),
+                  'leftover': leftover, 'torch_seed': torch.initial_seed(),
+                  'numpy': int(numpy.random.randint(1 << 30)), 'threads': torch.get_num_threads(),
+                  'file': __import__('autograder.harness').harness.__file__,
+                  'environ': sorted(os.environ)}))
+"""
+
+
+async def _run(work, code, timeout=60):
+    """Start a kernel in ``work``, run ``code``; (seconds to ready, outputs, manager)."""
+    manager = SandboxedKernelManager(kernel_name="autograder-hardened")
+    started = time.perf_counter()
+    await manager.start_kernel(cwd=str(work))
+    client = manager.client()
+    client.start_channels()
+    await client.wait_for_ready(timeout=120)
+    ready = time.perf_counter() - started
+    outputs = []
+    try:
+        await client.execute_interactive(code, timeout=timeout,
+                                         output_hook=lambda m: outputs.append(m))
+    finally:
+        client.stop_channels()
+    return ready, [m["content"] for m in outputs if m["msg_type"] in ("stream", "error")], manager
+
+
+def _probe(work):
+    async def go():
+        ready, outputs, manager = await _run(work, PROBE)
+        await manager.shutdown_kernel(now=True)
+        text = "".join(o.get("text", "") for o in outputs)
+        return ready, json.loads(text)
+    return asyncio.run(go())
+
+
+@pytest.fixture
+def work(tmp_path, monkeypatch):
+    monkeypatch.setenv(zygote.WARM_ENV, "1")
+    folder = tmp_path / "entrega"
+    folder.mkdir()
+    (folder / "notebook.ipynb").write_text("{}")
+    return folder
+
+
+def test_warm_kernels_are_sandboxed_and_share_nothing(work):
+    _, first = _probe(work)
+    _, second = _probe(work)
+    for found in (first, second):
+        # bubblewrap's init, the waiting payload, the kernel: a PID namespace of its own
+        assert found["procs"] == ["1", "2", "3"] and found["pid"] == 3
+        assert found["files"] == ["notebook.ipynb"] and not found["net"]
+        assert found["hidden"] == "PermissionError"  # the guard is on
+        assert set(found["caps"]) == {"0000000000000000"} and found["nnp"] == "1"
+        assert found["file"].startswith(sandbox.KERNEL_PACKAGE_ROOT)
+        assert "COURSE_SECRET" not in found["environ"]
+    assert first["leftover"] == second["leftover"] == [None, False]
+    assert first["torch_seed"] != second["torch_seed"] and first["numpy"] != second["numpy"]
+    assert zygote._shared["template"] is not None and zygote._shared["failed"] is None
+
+
+def test_a_warm_kernel_that_dies_is_seen_dead_and_leaves_nothing(work):
+    async def go():
+        manager = SandboxedKernelManager(kernel_name="autograder-hardened")
+        await manager.start_kernel(cwd=str(work))
+        client = manager.client()
+        client.start_channels()
+        await client.wait_for_ready(timeout=120)
+        sandbox_pid = manager.provisioner.process.pid
+        client.execute("import os\nos._exit(3)")
+        deadline = time.monotonic() + 20
+        while await manager.is_alive() and time.monotonic() < deadline:
+            await asyncio.sleep(0.1)
+        alive = await manager.is_alive()
+        client.stop_channels()
+        await manager.shutdown_kernel(now=True)
+        return alive, sandbox_pid
+    alive, sandbox_pid = asyncio.run(go())
+    assert not alive
+    import os
+
+    assert not os.path.exists(f"/proc/{sandbox_pid}")
+
+
+def test_a_warm_kernel_can_be_interrupted(work):
+    async def go():
+        ready, outputs, manager = None, [], None
+        manager = SandboxedKernelManager(kernel_name="autograder-hardened")
+        await manager.start_kernel(cwd=str(work))
+        client = manager.client()
+        client.start_channels()
+        await client.wait_for_ready(timeout=120)
+        client.execute("while True:\n    pass")
+        await asyncio.sleep(2)
+        await manager.interrupt_kernel()
+        reply = await client.get_shell_msg(timeout=30)
+        client.stop_channels()
+        await manager.shutdown_kernel(now=True)
+        return reply["content"]
+    reply = asyncio.run(go())
+    assert reply["status"] == "error" and reply["ename"] == "KeyboardInterrupt"
+
+
+def test_without_a_template_kernels_start_cold(work, monkeypatch):
+    def fails(env):
+        raise zygote.WarmStartFailed("no disponible en esta prueba")
+
+    monkeypatch.setattr(zygote, "_shared", {"template": None, "failed": None})
+    monkeypatch.setattr(zygote, "Template", fails)
+    _, found = _probe(work)
+    assert found["procs"] == ["1", "2"] and found["pid"] == 2  # bubblewrap runs it directly
+    assert set(found["caps"]) == {"0000000000000000"} and found["hidden"] == "PermissionError"
+    monkeypatch.setenv(zygote.WARM_ENV, "0")
+    monkeypatch.setattr(zygote, "_shared", {"template": None, "failed": None})
+    assert zygote.shared({}) is None
