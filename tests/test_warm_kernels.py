@@ -3,6 +3,7 @@ yet each in its own sandbox, as isolated as a cold one, and sharing nothing with
 
 import asyncio
 import json
+import os
 import time
 
 import pytest
@@ -42,30 +43,28 @@ print(json.dumps({'pid': os.getpid(), 'procs': sorted(p for p in os.listdir('/pr
 """
 
 
-async def _run(work, code, timeout=60):
-    """Start a kernel in ``work``, run ``code``; (seconds to ready, outputs, manager)."""
+async def _started(work):
+    """A grading kernel working in ``work``, ready: (manager, client)."""
     manager = SandboxedKernelManager(kernel_name="autograder-hardened")
-    started = time.perf_counter()
     await manager.start_kernel(cwd=str(work))
     client = manager.client()
     client.start_channels()
     await client.wait_for_ready(timeout=120)
-    ready = time.perf_counter() - started
-    outputs = []
-    try:
-        await client.execute_interactive(code, timeout=timeout,
-                                         output_hook=lambda m: outputs.append(m))
-    finally:
-        client.stop_channels()
-    return ready, [m["content"] for m in outputs if m["msg_type"] in ("stream", "error")], manager
+    return manager, client
 
 
 def _probe(work):
+    """What ``PROBE`` finds in a fresh grading kernel."""
     async def go():
-        ready, outputs, manager = await _run(work, PROBE)
-        await manager.shutdown_kernel(now=True)
-        text = "".join(o.get("text", "") for o in outputs)
-        return ready, json.loads(text)
+        manager, client = await _started(work)
+        outputs = []
+        try:
+            await client.execute_interactive(PROBE, timeout=60, output_hook=outputs.append)
+        finally:
+            client.stop_channels()
+            await manager.shutdown_kernel(now=True)
+        return json.loads("".join(m["content"].get("text", "") for m in outputs
+                                  if m["msg_type"] == "stream"))
     return asyncio.run(go())
 
 
@@ -79,8 +78,7 @@ def work(tmp_path, monkeypatch):
 
 
 def test_warm_kernels_are_sandboxed_and_share_nothing(work):
-    _, first = _probe(work)
-    _, second = _probe(work)
+    first, second = _probe(work), _probe(work)
     for found in (first, second):
         # bubblewrap's init, the waiting payload, the kernel: a PID namespace of its own
         assert found["procs"] == ["1", "2", "3"] and found["pid"] == 3
@@ -96,11 +94,7 @@ def test_warm_kernels_are_sandboxed_and_share_nothing(work):
 
 def test_a_warm_kernel_that_dies_is_seen_dead_and_leaves_nothing(work):
     async def go():
-        manager = SandboxedKernelManager(kernel_name="autograder-hardened")
-        await manager.start_kernel(cwd=str(work))
-        client = manager.client()
-        client.start_channels()
-        await client.wait_for_ready(timeout=120)
+        manager, client = await _started(work)
         sandbox_pid = manager.provisioner.process.pid
         client.execute("import os\nos._exit(3)")
         deadline = time.monotonic() + 20
@@ -112,19 +106,12 @@ def test_a_warm_kernel_that_dies_is_seen_dead_and_leaves_nothing(work):
         return alive, sandbox_pid
     alive, sandbox_pid = asyncio.run(go())
     assert not alive
-    import os
-
     assert not os.path.exists(f"/proc/{sandbox_pid}")
 
 
 def test_a_warm_kernel_can_be_interrupted(work):
     async def go():
-        ready, outputs, manager = None, [], None
-        manager = SandboxedKernelManager(kernel_name="autograder-hardened")
-        await manager.start_kernel(cwd=str(work))
-        client = manager.client()
-        client.start_channels()
-        await client.wait_for_ready(timeout=120)
+        manager, client = await _started(work)
         client.execute("while True:\n    pass")
         await asyncio.sleep(2)
         await manager.interrupt_kernel()
@@ -142,7 +129,7 @@ def test_without_a_template_kernels_start_cold(work, monkeypatch):
 
     monkeypatch.setattr(zygote, "_shared", {"template": None, "failed": None})
     monkeypatch.setattr(zygote, "Template", fails)
-    _, found = _probe(work)
+    found = _probe(work)
     assert found["procs"] == ["1", "2"] and found["pid"] == 2  # bubblewrap runs it directly
     assert set(found["caps"]) == {"0000000000000000"} and found["hidden"] == "PermissionError"
     monkeypatch.setenv(zygote.WARM_ENV, "0")
