@@ -9,6 +9,7 @@ import time
 import pytest
 
 from autograder import sandbox, zygote
+from autograder.kernel import _hidden_module
 from autograder.sandbox import SandboxedKernelManager
 
 pytestmark = [pytest.mark.slow,
@@ -16,7 +17,7 @@ pytestmark = [pytest.mark.slow,
                                  reason="bubblewrap is not available here")]
 
 PROBE = """
-import json, os, socket, torch, numpy, builtins
+import json, os, socket, sys, torch, numpy, builtins
 status = dict(line.split(':\\t', 1) for line in open('/proc/self/status').read().splitlines()
               if ':\\t' in line)
 try:
@@ -39,7 +40,8 @@ print(json.dumps({'pid': os.getpid(), 'procs': sorted(p for p in os.listdir('/pr
                   'leftover': leftover, 'torch_seed': torch.initial_seed(),
                   'numpy': int(numpy.random.randint(1 << 30)), 'threads': torch.get_num_threads(),
                   'file': __import__('autograder.harness').harness.__file__,
-                  'environ': sorted(os.environ)}))
+                  'environ': sorted(os.environ),
+                  'modules': sorted(m for m in sys.modules if m.startswith('autograder'))}))
 """
 
 
@@ -87,6 +89,8 @@ def test_warm_kernels_are_sandboxed_and_share_nothing(work):
         assert set(found["caps"]) == {"0000000000000000"} and found["nnp"] == "1"
         assert found["file"].startswith(sandbox.KERNEL_PACKAGE_ROOT)
         assert "COURSE_SECRET" not in found["environ"]
+        # the template imported nothing a kernel may not import itself
+        assert not [m for m in found["modules"] if _hidden_module(m)], found["modules"]
     assert first["leftover"] == second["leftover"] == [None, False]
     assert first["torch_seed"] != second["torch_seed"] and first["numpy"] != second["numpy"]
     assert zygote._shared["template"] is not None and zygote._shared["failed"] is None
