@@ -116,10 +116,12 @@ def test_a_warm_kernel_that_dies_is_seen_dead_and_leaves_nothing(work):
 def test_a_warm_kernel_can_be_interrupted(work):
     async def go():
         manager, client = await _started(work)
-        client.execute("while True:\n    pass")
+        request = client.execute("while True:\n    pass")
         await asyncio.sleep(2)
         await manager.interrupt_kernel()
         reply = await client.get_shell_msg(timeout=30)
+        while reply["parent_header"].get("msg_id") != request:  # kernel_info replies
+            reply = await client.get_shell_msg(timeout=30)
         client.stop_channels()
         await manager.shutdown_kernel(now=True)
         return reply["content"]
