@@ -27,6 +27,7 @@ from autograder.grading import grade_one, plain_feedback, read_scores
 from autograder.hidden.seeds import SECRET_FILE
 from autograder.kernel import PRIVATE_PATHS_ENV
 from autograder.outcome import Outcome, Status
+from autograder.sandbox import prestart_warm_kernels
 
 _worker = {}  # per worker process: its folder, NbGraderAPI and gradebook
 # A submission's worker is killed after this long: every cell at its limit, the kernel
@@ -80,6 +81,7 @@ def _folder(run, root):
         # read the course, every worker's folder, the submissions and the grades.
         os.environ[PRIVATE_PATHS_ENV] = os.pathsep.join(
             str(p) for p in (run.course_dir, root, *run.private))
+        prestart_warm_kernels()  # the template imports torch while this copies the course
         folder = Path(root) / f"worker-{os.getpid()}"
         for name in ("source", "release"):
             shutil.copytree(run.course_dir / name, folder / name)

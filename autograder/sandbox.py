@@ -202,6 +202,13 @@ def template_environment():
     return env
 
 
+def prestart_warm_kernels():
+    """Start this process's warm-kernel template now, without waiting for it, where
+    kernels will be sandboxed (``autograder.zygote``)."""
+    if isolation().active:
+        zygote.shared(template_environment(), wait=False)
+
+
 def _environment(kernel_dir):
     return [arg for key, value in kernel_environment(kernel_dir).items()
             for arg in ("--setenv", key, value)]

@@ -49,9 +49,15 @@ class Template:
                 start_new_session=True)
         self.channel = mine
         self.lock = threading.Lock()
-        if self._receive(START_S) != b"ready":
-            self.close()
-            raise WarmStartFailed("la plantilla de kernels no arrancó")
+        self.ready = False
+
+    def wait_ready(self):
+        """Block until the template has imported everything (once)."""
+        if not self.ready:
+            if self._receive(START_S) != b"ready":
+                self.close()
+                raise WarmStartFailed("la plantilla de kernels no arrancó")
+            self.ready = True
 
     def alive(self):
         return self.process.poll() is None
@@ -94,24 +100,26 @@ def enabled():
     return os.environ.get(WARM_ENV, "1").strip() != "0"
 
 
-def shared(env):
+def shared(env, wait=True):
     """This process's template (started on first use with ``env``), or None when warm
-    kernels are off or the template cannot run here (said once, in the log)."""
+    kernels are off or the template cannot run here (said once, in the log).
+    ``wait=False``: start it, and return at once (it imports while the caller works)."""
     if not enabled():
         return None
     with _shared_lock:
         template = _shared["template"]
-        if template is not None and template.alive():
-            return template
         if _shared["failed"] is not None:
             return None
         try:
-            _shared["template"] = Template(env)
+            if template is None or not template.alive():
+                template = _shared["template"] = Template(env)
+            if wait:
+                template.wait_ready()
         except (OSError, WarmStartFailed) as error:
-            _shared["failed"] = str(error)
+            _shared["template"], _shared["failed"] = None, str(error)
             log.warning("Kernels en frío: %s", error)
             return None
-        return _shared["template"]
+        return template
 
 
 @atexit.register
