@@ -76,7 +76,7 @@ class DaskPool:
                         result = parallel.not_graded(outcome, run, *_why(error))
                     finished[id(outcome)] = done(result)
             finally:
-                client.run(_forget_on_worker, root)
+                client.run(_forget_on_worker, root, on_error="ignore")
         return [finished[id(o)] for o in outcomes]
 
     def _client(self):

@@ -37,9 +37,9 @@ def _start(command, log, env):
 
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory):
-    """(scheduler address, client): a scheduler and two workers of one thread each, run
-    with this Python and this checkout; a task may kill one worker and be run again, not
-    two (``allowed-failures`` 1, to keep the test short)."""
+    """(scheduler address, client, the workers' temporary folder): a scheduler and two
+    workers of one thread each, run with this Python and this checkout; a task may kill one
+    worker and be run again, not two (``allowed-failures`` 1, to keep the test short)."""
     folder = tmp_path_factory.mktemp("dask")
     port = free_port()
     address = f"tcp://127.0.0.1:{port}"
@@ -60,7 +60,7 @@ def cluster(tmp_path_factory):
                      "--local-directory", str(folder / name)], log, env))
             client = distributed.Client(address, timeout=60, set_as_default=False)
             client.wait_for_workers(2, timeout=60)
-            yield address, client
+            yield address, client, folder
             client.close()
         finally:
             for process in processes:
@@ -133,7 +133,7 @@ def kill_a_busy_worker(client, seconds_into_task=2.0, patience=120):
 @pytest.mark.slow
 def test_a_cluster_with_a_worker_killed_mid_run_grades_as_one_machine(
         cluster, postgres, submissions, one_machine, tmp_path):
-    address, client = cluster
+    address, client, workers_tmp = cluster
     url = postgres.create_database("curso_dask")
     out = tmp_path / "out"
     run = subprocess.Popen(
@@ -148,7 +148,11 @@ def test_a_cluster_with_a_worker_killed_mid_run_grades_as_one_machine(
     finally:
         run.kill()
     assert run.returncode == 0, log
-    assert killed not in client.run(os.getpid).values()
+    alive = client.run(os.getpid).values()
+    assert killed not in alive
+    # The workers alive removed their private copies of the course (the killed one could not).
+    assert not {f"worker-{pid}" for pid in alive} & {
+        p.name for p in workers_tmp.glob("autograder-dask-*/worker-*")}
     # Every student graded as on one machine: statuses, points, feedback pages.
     assert (out / "grades.csv").read_text() == (one_machine / "grades.csv").read_text()
     for student in STUDENTS:
@@ -160,7 +164,7 @@ def test_a_cluster_with_a_worker_killed_mid_run_grades_as_one_machine(
 
 @pytest.mark.slow
 def test_a_task_that_kills_every_worker_it_touches_is_grader_crashed(cluster):
-    _, client = cluster
+    _, client, _ = cluster
     client.wait_for_workers(2, timeout=60)  # the worker killed above is back
     results = sorted(run_tasks(client, eval, [("__import__('os')._exit(1)",), ("6 * 7",)]),
                      key=lambda result: result[0])
