@@ -40,7 +40,8 @@ from autograder import parallel
 from autograder.hidden.seeds import SECRET_ENV, course_secret
 from autograder.outcome import Status
 
-_one_at_a_time = threading.Lock()  # a worker process's private course folder is one
+# One private course folder per worker process: a worker's threads grade in turn.
+_one_at_a_time = threading.Lock()
 
 
 class SchedulerUnreachable(RuntimeError):

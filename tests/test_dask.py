@@ -17,7 +17,7 @@ from postgres import Server  # tests/postgres.py
 
 from autograder.__main__ import main
 from autograder.course import DB_URL_ENV, ROOT, sqlite_gradebook
-from autograder.dask_pool import _why, run_tasks
+from autograder.dask_pool import DaskPool, SchedulerUnreachable, _why, run_tasks
 from autograder.export import gradebook_outcomes
 from autograder.outcome import Status
 from autograder.pipeline import grade, prepare_course
@@ -185,3 +185,8 @@ def test_the_cli_refuses_a_scheduler_without_a_server_gradebook_or_with_a_shard(
                  "--course-dir", str(tmp_path / "course"), *options])
     assert code == 2 and says in capsys.readouterr().err
     assert not (tmp_path / "course").exists()  # refused before anything was written
+
+
+def test_no_scheduler_at_the_address_is_said_in_spanish():
+    with pytest.raises(SchedulerUnreachable, match="No responde ningún planificador"):
+        DaskPool(f"tcp://127.0.0.1:{free_port()}", connect_timeout=1)._client()
