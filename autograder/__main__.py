@@ -84,7 +84,24 @@ def _grade_places(args):
     return course_dir, out, sqlite_gradebook(course_dir)
 
 
+def _check_scheduler(args, course_dir, db_url):
+    """With ``--scheduler`` the cluster's workers, on other machines, all write the grades:
+    a server gradebook, and no shard (the cluster takes the whole class)."""
+    from autograder.course import gradebook_url, sqlite_gradebook
+
+    if not args.scheduler:
+        return
+    if args.shard:
+        raise ValueError("--scheduler y --shard no se combinan: el clúster de Dask califica "
+                         "toda la clase.")
+    if gradebook_url(course_dir, db_url) == sqlite_gradebook(course_dir):
+        raise ValueError("--scheduler requiere un libro de calificaciones en un servidor que "
+                         "alcancen todos los trabajadores: --db-url postgresql://… (o "
+                         "AUTOGRADER_DB_URL).")
+
+
 def cmd_grade(args):
+    from autograder.dask_pool import DaskPool, SchedulerUnreachable
     from autograder.export import summary_table
     from autograder.pipeline import grade, prepare_course
     from autograder.report.stats import ClassStats
@@ -95,6 +112,7 @@ def cmd_grade(args):
     started = time.perf_counter()
     try:
         course_dir, out, db_url = _grade_places(args)
+        _check_scheduler(args, course_dir, db_url)
     except ValueError as error:
         print(error, file=sys.stderr)
         return 2
@@ -111,11 +129,18 @@ def cmd_grade(args):
     if missing:
         print(f"No submissions in {submissions} for: {', '.join(missing)}", file=sys.stderr)
         return 2
-    print(f"Grading with {args.workers} worker(s)"
+    executor = DaskPool(args.scheduler) if args.scheduler else None
+    print(f"Grading on the Dask cluster at {args.scheduler}:" if executor else
+          f"Grading with {args.workers} worker(s)"
           + (f", shard {args.shard[0]}/{args.shard[1]}" if args.shard else "") + ":")
-    outcomes = grade(submissions, out, course_dir=course_dir, timeout=args.timeout,
-                     workers=args.workers, db_url=db_url, shard=args.shard,
-                     bar=not args.lines, progress=print, students=args.students)
+    try:
+        outcomes = grade(submissions, out, course_dir=course_dir, timeout=args.timeout,
+                         workers=args.workers, db_url=db_url, shard=args.shard,
+                         bar=not args.lines, progress=print, students=args.students,
+                         executor=executor)
+    except SchedulerUnreachable as error:
+        print(error, file=sys.stderr)
+        return 1
     print()
     print(summary_table(outcomes))
     print("\n" + isolation().words()[0].upper() + isolation().words()[1:] + ".")
@@ -308,7 +333,11 @@ def main(argv=None):
                        help="gradebook URL, e.g. postgresql://user@host/db (default: "
                             "$AUTOGRADER_DB_URL, else the course's sqlite file)")
     grade.add_argument("--shard", type=_shard, default=None, metavar="K/N",
-                       help="grade only the K-th of N shares of the students (by id)")
+                       help="grade only the K-th of N shares of the students (by id): "
+                            "several machines without a cluster (with one, --scheduler)")
+    grade.add_argument("--scheduler", default=None, metavar="ADDRESS",
+                       help="grade on the workers of a Dask cluster, e.g. tcp://host:8786 "
+                            "(needs --db-url postgresql://…; see the README)")
     grade.add_argument("--course-dir", type=Path, default=None,
                        help="the nbgrader course folder, one per machine (default: "
                             "build/course; the sample class: build/sample/course)")

@@ -17,8 +17,8 @@ class Status(str, enum.Enum):
     UNREADABLE = "unreadable", "el cuaderno entregado no se pudo leer"
     KERNEL_DIED = ("kernel died",
                    "el kernel se cerró durante la ejecución: la entrega no pudo calificarse")
-    GRADER_CRASHED = ("grader crashed", "el proceso que la calificaba murió dos veces: la "
-                      "entrega no pudo calificarse")
+    GRADER_CRASHED = ("grader crashed", "el proceso que la calificaba murió en cada intento: "
+                      "la entrega no pudo calificarse")
     GRADER_ERROR = "grader error", "error al calificar"
     RECORDED = "recorded", "registrada en el libro de calificaciones"  # read back, not graded
 

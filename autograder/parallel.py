@@ -11,7 +11,8 @@ Workers run under ``autograder.workers``: a worker that dies (whatever killed it
 replaced, its submission is graded once more in a fresh worker, and recorded as
 ``grader crashed`` if that dies too; the rest of the class is graded either way.
 
-``LocalPool`` is the executor ``autograder.pipeline.grade`` uses unless handed another.
+``LocalPool`` is the executor ``autograder.pipeline.grade`` uses unless handed another;
+``autograder.dask_pool.DaskPool`` runs ``grade_task`` on a Dask cluster's workers instead.
 """
 
 import os
@@ -46,7 +47,7 @@ class LocalPool:
         """Grade the collected ``outcomes`` of ``run`` (a ``grading.GradeRun``);
         ``done(outcome)`` as each finishes. Returns them in the order given."""
         readable = [o for o in outcomes if o.status != Status.UNREADABLE]
-        finished = {id(o): done(_ungraded(o, run))
+        finished = {id(o): done(ungraded(o, run))
                     for o in outcomes if o.status == Status.UNREADABLE}
 
         def finish(result):
@@ -55,7 +56,7 @@ class LocalPool:
                 key = id(result.task[1])
             else:
                 key, outcome = result
-                if _own_gradebook(run):
+                if own_gradebook(run):
                     record_grades(run, outcome)
             finished[key] = done(outcome)
 
@@ -66,7 +67,7 @@ class LocalPool:
         return [finished[id(o)] for o in outcomes]
 
 
-def _own_gradebook(run):
+def own_gradebook(run):
     """Whether the run's gradebook is the course's own sqlite file: workers then grade
     against private copies of it (one sqlite file takes no writers side by side), and
     their grades are recorded in it afterwards. A server gradebook they write directly."""
@@ -74,9 +75,10 @@ def _own_gradebook(run):
 
 
 def _folder(run, root):
-    """This process's private course folder (made on its first submission), its
-    NbGraderAPI and the gradebook that API writes to."""
-    if "folder" not in _worker:
+    """This process's private course folder under ``root`` (made on its first submission
+    there: a process that outlives a run, like a Dask worker, starts afresh for the next),
+    its NbGraderAPI and the gradebook that API writes to."""
+    if _worker.get("root") != root:
         # Kernels started without the OS sandbox inherit this: their guard refuses to
         # read the course, every worker's folder, the submissions and the grades.
         os.environ[PRIVATE_PATHS_ENV] = os.pathsep.join(
@@ -88,12 +90,23 @@ def _folder(run, root):
         for name in ("nbgrader_config.py", SECRET_FILE):
             shutil.copy2(run.course_dir / name, folder / name)
         db_url = run.db_url
-        if _own_gradebook(run):
+        if own_gradebook(run):
             shutil.copy2(run.course_dir / "gradebook.db", folder / "gradebook.db")
             db_url = sqlite_gradebook(folder)
-        _worker.update(folder=folder, db_url=db_url,
+        _worker.update(root=root, folder=folder, db_url=db_url,
                        api=nbgrader_api(folder, timeout=run.timeout, db_url=db_url))
     return _worker["folder"], _worker["api"], _worker["db_url"]
+
+
+def forget_folder(root):
+    """Remove this process's private course folder under ``root``, if it has one."""
+    if _worker.get("root") == root:
+        shutil.rmtree(_worker["folder"], ignore_errors=True)
+        _worker.clear()
+        try:
+            Path(root).rmdir()  # the last of this machine's workers removes the run's folder
+        except OSError:
+            pass
 
 
 def _replace(produced, target):
@@ -103,7 +116,7 @@ def _replace(produced, target):
     shutil.move(str(produced), str(target))
 
 
-def _grade_task(run, root, outcome):
+def grade_task(run, root, outcome):
     """In a worker: grade one submission, then hand its folders back to the course."""
     import warnings
 
@@ -126,7 +139,7 @@ def _grade_task(run, root, outcome):
 
 def _keyed_grade_task(run, root, task):
     key, outcome = task
-    return key, _grade_task(run, root, outcome)
+    return key, grade_task(run, root, outcome)
 
 
 def record_grades(run, outcome):
@@ -166,12 +179,17 @@ def _lost(result, run):
     else:
         outcome, how = result.task[1], result.error.strip().splitlines()[-1]
         status = Status.GRADER_ERROR
-    outcome = Outcome(outcome.student, outcome.assignment, status=status, detail=how,
+    return not_graded(outcome, run, status, how)
+
+
+def not_graded(outcome, run, status, detail):
+    """The Outcome of a submission that a worker could not grade: 0 points, and why."""
+    outcome = Outcome(outcome.student, outcome.assignment, status=status, detail=detail,
                       notes=outcome.notes)
-    return _ungraded(outcome, run)
+    return ungraded(outcome, run)
 
 
-def _ungraded(outcome, run):
+def ungraded(outcome, run):
     """Nothing graded: zero points and a plain page, here, without a worker."""
     read_scores(outcome, run.db_url)
     plain_feedback(outcome, run.feedback_page(outcome))

@@ -7,7 +7,7 @@ import yaml
 from autograder.course import ROOT
 
 CONDA_NAMES = {"pytorch": "torch", "python-graphviz": "graphviz", "psycopg-c": "psycopg-binary",
-               "playwright-python": "playwright"}
+               "playwright-python": "playwright", "dask-core": "dask"}
 NOT_PACKAGES = {"python", "pip"}
 
 
