@@ -119,11 +119,27 @@ def cmd_grade(args):
     print()
     print(summary_table(outcomes))
     print("\n" + isolation().words()[0].upper() + isolation().words()[1:] + ".")
+    if args.submissions is None and not args.students:
+        outcomes += _generated_students(course_dir, out, db_url, args.shard)
     print("\n" + "\n".join(summary_lines(ClassStats.of(outcomes))))
     print(f"\nGrades: {out / 'grades.csv'} (Canvas, Moodle: canvas.csv, moodle.csv beside it)"
           f"   Feedback: {out / 'feedback'}/")
     print(f"Graded {len(outcomes)} submissions in {time.perf_counter() - started:.1f} s")
     return 0
+
+
+def _generated_students(course_dir, out, db_url, shard):
+    """The rest of the sample class (``autograder.sample_generated``), graded in process."""
+    from autograder.sample_generated import add_generated
+
+    started = time.perf_counter()
+    generated = add_generated(course_dir, out, db_url, shard)
+    print(f"\nY el resto de la clase de muestra: {len({o.student for o in generated})} "
+          f"estudiantes generados del corpus de variantes, {len(generated)} entregas "
+          "calificadas por las mismas pruebas ocultas en este proceso, sin kernel ni página "
+          f"de comentarios ({time.perf_counter() - started:.1f} s; ver "
+          "autograder/sample_generated.py).")
+    return generated
 
 
 def cmd_collect_lms(args):
