@@ -15,8 +15,9 @@ points, diagnoses and facts a kernel run would record (``hidden.runner.hidden_re
 written to the sample gradebook, grades.csv and diagnoses.json, which the report reads.
 No kernel ran, so they have no notebook and no feedback page. Why in process: a notebook
 costs a kernel start (seconds), an exercise here about a tenth of a second, and
-``make grade`` must stay within 3 minutes on 2 cores. ``GENERATED`` is the knob: the
-share of the class graded this cheaper way.
+``make grade`` must stay within 3 minutes on 2 cores; ``grade`` grades them in a process
+of their own while the kernels grade the others. ``GENERATED`` is the knob: the share of
+the class graded this cheaper way.
 """
 
 import contextlib
@@ -130,14 +131,36 @@ def record_in_gradebook(outcomes, db_url):
         gradebook.db.commit()
 
 
-def add_generated(course_dir, out_dir, db_url, shard=None, size=GENERATED):
-    """Grade the generated students (those of ``shard``) into the sample course's gradebook
-    and the grades files in ``out_dir``, beside the students graded in kernels; returns
-    their Outcomes."""
-    from autograder.pipeline import in_shard, write_results
+def graded_outcomes(course_dir, shard=None, size=GENERATED):
+    """The Outcomes of the generated students of ``shard`` (default: all)."""
+    from autograder.pipeline import in_shard
 
-    students = [s for s in generated_class(size) if in_shard(s.student_id, shard)]
-    outcomes = grade_generated(students, course_dir)
+    return grade_generated([s for s in generated_class(size) if in_shard(s.student_id, shard)],
+                           course_dir)
+
+
+def grade_in_background(course_dir, shard=None, size=GENERATED):
+    """``graded_outcomes`` in a process of its own, started now: a Future. Grading in
+    kernels leaves the cores idle most of the time (kernel starts, messages, the gradebook),
+    so the generated students cost ``make grade`` little wall time when graded meanwhile.
+    The course's secret must exist already (``prepare_course``)."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    executor = ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn"))
+    future = executor.submit(graded_outcomes, course_dir, shard, size)
+    executor.shutdown(wait=False)
+    return future
+
+
+def add_generated(course_dir, out_dir, db_url, shard=None, size=GENERATED, pending=None):
+    """The generated students (those of ``shard``), graded here or by ``pending`` (from
+    ``grade_in_background``), into the sample course's gradebook and the grades files in
+    ``out_dir``, beside the students graded in kernels; returns their Outcomes."""
+    from autograder.pipeline import write_results
+
+    outcomes = pending.result() if pending is not None else graded_outcomes(
+        course_dir, shard, size)
     record_in_gradebook(outcomes, db_url)
     write_results(outcomes, out_dir, update=True)
     return outcomes

@@ -39,9 +39,11 @@ def recorded_grade_run(monkeypatch):
                         lambda course_dir, db_url: calls.update(prepared=course_dir))
     monkeypatch.setattr(autograder.sample_class, "write_sample_class",
                         lambda course_dir, destination: destination)
+    monkeypatch.setattr(autograder.sample_generated, "grade_in_background",
+                        lambda course_dir, shard: ("graded from", course_dir))
     monkeypatch.setattr(autograder.sample_generated, "add_generated",
-                        lambda course_dir, out, db_url, shard: calls.update(
-                            generated=(course_dir, out, db_url)) or [])
+                        lambda course_dir, out, db_url, shard, pending: calls.update(
+                            generated=(course_dir, out, db_url, pending)) or [])
     monkeypatch.setattr(autograder.sandbox, "isolation",
                         lambda: autograder.sandbox.Isolation(False, "prueba"))
     return calls
@@ -57,7 +59,8 @@ def test_the_sample_class_is_graded_in_a_course_of_its_own(recorded_grade_run, m
     # not the shared gradebook either: the sample's own file
     assert calls["db_url"] == course.sqlite_gradebook(SAMPLE_COURSE_DIR)
     # the generated rest of the class too
-    assert calls["generated"] == (calls["course_dir"], calls["out"], calls["db_url"])
+    assert calls["generated"] == (calls["course_dir"], calls["out"], calls["db_url"],
+                                  ("graded from", calls["course_dir"]))
     for instructors in (COURSE_DIR, GRADES_DIR):
         assert not any(p.is_relative_to(instructors) for p in (
             calls["course_dir"], calls["out"], calls["submissions"]))
