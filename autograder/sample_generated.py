@@ -9,10 +9,11 @@ variants.py``): each has an ability; per chapter, a student now and then hands n
 (abler students more often), else one of its labelled mistakes, the k-th the corpus lists
 with weight 1/k (each exercise lists its classic mistakes first).
 
-They are graded by the same hidden tests as everyone, in this process, as the fairness
-report grades the corpus: inputs drawn from the course secret and their id, and the parts,
-points, diagnoses and facts a kernel run would record (``hidden.runner.hidden_record``),
-written to the sample gradebook, grades.csv and diagnoses.json, which the report reads.
+They are graded by the same hidden tests as everyone, in the grader's Python (not in a
+kernel), as the fairness report grades the corpus: inputs drawn from the course secret
+and their id, and the parts, points, diagnoses and facts a kernel run would record
+(``hidden.runner.hidden_record``), written to the sample gradebook, grades.csv and
+diagnoses.json, which the report reads.
 No kernel ran, so they have no notebook and no feedback page. Why in process: a notebook
 costs a kernel start (seconds), an exercise here about a tenth of a second, and
 ``make grade`` must stay within 3 minutes on 2 cores; ``grade`` grades them in a process
