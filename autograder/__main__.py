@@ -101,6 +101,7 @@ def _check_scheduler(args, course_dir, db_url):
 
 
 def cmd_grade(args):
+    from autograder import sample_generated
     from autograder.dask_pool import DaskPool, SchedulerUnreachable
     from autograder.export import summary_table
     from autograder.pipeline import grade, prepare_course
@@ -116,9 +117,11 @@ def cmd_grade(args):
     except ValueError as error:
         print(error, file=sys.stderr)
         return 2
-    submissions = args.submissions
+    submissions, generated = args.submissions, None
     if submissions is None:
         prepare_course(course_dir, db_url=db_url)
+        if not args.students:  # the rest of the class, graded meanwhile
+            generated = sample_generated.grade_in_background(course_dir, args.shard)
         submissions = write_sample_class(course_dir, SAMPLE_DIR / "class")
         print(f"Sample class written to {submissions}; graded in its own course {course_dir} "
               f"(the real course, {COURSE_DIR}, is not touched)")
@@ -144,11 +147,28 @@ def cmd_grade(args):
     print()
     print(summary_table(outcomes))
     print("\n" + isolation().words()[0].upper() + isolation().words()[1:] + ".")
+    if generated is not None:
+        outcomes += _generated_students(course_dir, out, db_url, args.shard, generated)
     print("\n" + "\n".join(summary_lines(ClassStats.of(outcomes))))
     print(f"\nGrades: {out / 'grades.csv'} (Canvas, Moodle: canvas.csv, moodle.csv beside it)"
           f"   Feedback: {out / 'feedback'}/")
     print(f"Graded {len(outcomes)} submissions in {time.perf_counter() - started:.1f} s")
     return 0
+
+
+def _generated_students(course_dir, out, db_url, shard, pending):
+    """The rest of the sample class (``autograder.sample_generated``), graded in process
+    while the kernels graded the others: recorded beside them."""
+    from autograder import sample_generated
+
+    started = time.perf_counter()
+    generated = sample_generated.add_generated(course_dir, out, db_url, shard, pending=pending)
+    print(f"\nY el resto de la clase de muestra: {len({o.student for o in generated})} "
+          f"estudiantes generados del corpus de variantes, {len(generated)} entregas "
+          "calificadas por las mismas pruebas ocultas en un proceso del calificador (a la "
+          "vez que los kernels), sin kernel ni página de comentarios (esperados "
+          f"{time.perf_counter() - started:.1f} s más; ver autograder/sample_generated.py).")
+    return generated
 
 
 def cmd_collect_lms(args):

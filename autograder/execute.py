@@ -31,7 +31,7 @@ from nbgrader.preprocessors import Execute
 from traitlets import Integer
 
 from autograder.facts import FORGED_REPORT, TAMPERING_WORDS, Facts, describe_tampering
-from autograder.hidden.runner import part_results, plan, score
+from autograder.hidden.runner import hidden_record, plan, score
 from autograder.hidden.seeds import course_secret
 from autograder.markers import TEST_SUFFIX
 from autograder.outcome import Status
@@ -250,8 +250,7 @@ class GradingExecute(Execute):
                 "manipulacion", {"que": describe_tampering(counted)}))
             report = f"{title}: 0 / {hidden.points:g} puntos\n  {tampering}"
             points = 0.0
-        self._facts.hidden_tests[exercise_id] = {
-            "points": float(points), "max_points": hidden.points,
-            "parts": part_results(result), "zeroed": "tampering" if counted else None}
+        self._facts.hidden_tests[exercise_id] = hidden_record(
+            hidden, result, "tampering" if counted else None)
         cell.outputs = [_stream(report), nbformat.v4.new_output(
             "execute_result", data={"text/plain": repr(float(points))}, execution_count=None)]

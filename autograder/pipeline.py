@@ -88,10 +88,17 @@ def grade(submissions_dir, out_dir, course_dir=COURSE_DIR, timeout=None, progres
     # that grades it (or that process's own death) reaches this one.
     outcomes = (executor or LocalPool(workers)).grade(run, pending, report.done)
     report.close()
-    grades_csv = export(outcomes, out_dir / "grades.csv", update=bool(students))
-    write_diagnoses(outcomes, diagnoses_path(grades_csv), update=bool(students))
-    write_lms_exports(grades_csv)
+    write_results(outcomes, out_dir, update=bool(students))
     return outcomes
+
+
+def write_results(outcomes, out_dir, update=False):
+    """grades.csv, with diagnoses.json, canvas.csv and moodle.csv beside it; ``update``
+    keeps the rows of the submissions not in ``outcomes``."""
+    grades_csv = export(outcomes, Path(out_dir) / "grades.csv", update=update)
+    write_diagnoses(outcomes, diagnoses_path(grades_csv), update=update)
+    write_lms_exports(grades_csv)
+    return grades_csv
 
 
 class Progress:

@@ -2,16 +2,20 @@
 
 import csv
 import hashlib
+import html
 import re
 
 import pytest
 
 from autograder.canary import expected_points
+from autograder.course import gradebook_url
 from autograder.export import summary_table
 from autograder.outcome import SHOWS_NOTEBOOK as SHOWS
 from autograder.outcome import Status
 from autograder.pipeline import grade, prepare_course
 from autograder.sample_class import SAMPLE_CLASS, write_sample_class
+from autograder.sample_generated import add_generated, generated_class
+from autograder.titles import hidden_tests_heading
 
 pytestmark = pytest.mark.slow
 LEAKS = ("BEGIN HIDDEN TESTS", "check(\"manual_backward\"", "autograder.chapters.ch01.hidden",
@@ -31,12 +35,16 @@ def graded(tmp_path_factory):
     before = digest(submissions)
     outcomes = grade(submissions, root / "out", course_dir=course, timeout=10,
                      progress=lambda line: None, workers=2)
+    unchanged = digest(submissions) == before
+    # The generated rest of the class, as `make grade` adds it (the first few: seconds).
+    generated = add_generated(course, root / "out", gradebook_url(course), size=GENERATED)
     return {"outcomes": {(o.student, o.assignment): o for o in outcomes}, "out": root / "out",
-            "submissions_unchanged": digest(submissions) == before, "course": course,
-            "submissions": submissions}
+            "submissions_unchanged": unchanged, "course": course,
+            "submissions": submissions, "generated": generated}
 
 
 FIRST = "01_grafo_dinamico"
+GENERATED = 4  # generated students the end-to-end test adds (make grade: all of them)
 EXPECTED = [(assignment, s) for assignment, students in SAMPLE_CLASS.items() for s in students]
 
 
@@ -96,8 +104,166 @@ def test_each_hidden_test_is_stored_part_by_part_in_the_graded_notebook(graded):
 def test_grades_csv_has_one_row_per_submission(graded):
     with (graded["out"] / "grades.csv").open() as handle:
         rows = list(csv.DictReader(handle))
-    assert {(r["student"], r["assignment"]) for r in rows} == set(graded["outcomes"])
+    assert {(r["student"], r["assignment"]) for r in rows} == set(graded["outcomes"]) | {
+        (o.student, o.assignment) for o in graded["generated"]}
     assert all(float(r["score"]) <= float(r["max_score"]) for r in rows)
+
+
+# The class report on the sample class, against what grading wrote elsewhere.
+HEADING = re.compile(r"^(Pruebas ocultas · .*): [\d.]+ / [\d.]+ puntos$")
+PART = re.compile(r"^  ([✓✗]) (.*) \([\d.]+/[\d.]+\)$")
+
+
+def feedback_parts(text, headings):
+    """exercise id -> [(part, passed, first line of its message)], as a feedback page shows
+    each hidden test's report (``headings``: report heading -> exercise id)."""
+    found = {}
+    for block in re.findall(r"<pre>(.*?)</pre>", text, re.S):
+        lines = html.unescape(re.sub(r"<[^>]+>", "", block)).split("\n")
+        heading = HEADING.match(lines[0])
+        if not heading or heading.group(1) not in headings:
+            continue
+        parts = []
+        for line in lines[1:]:
+            part = PART.match(line)
+            if part:
+                parts.append([part.group(2), part.group(1) == "✓", None])
+            elif line.startswith("      ") and parts and not parts[-1][1] \
+                    and parts[-1][2] is None:
+                parts[-1][2] = line.strip()
+        found[headings[heading.group(1)]] = [tuple(p) for p in parts]
+    return found
+
+
+def message_kind(message):
+    """What a student reads names the misconception by its title («Error frecuente: …»);
+    the two that name none (an exception, a value not recognised) by their wording."""
+    from autograder.report.names import _catalogue
+    from autograder.student.messages import SIN_NOMBRE
+
+    if message.startswith("Error frecuente: "):
+        return max((title for title, *_ in _catalogue().values()
+                    if message.startswith(f"Error frecuente: {title}. ")), key=len)
+    kinds = [i for i in SIN_NOMBRE if re.fullmatch(".*".join(
+        map(re.escape, re.split(r"\{\w+\}", _catalogue()[i][1].split("\n")[0]))), message)]
+    assert len(kinds) == 1, message
+    return kinds[0]
+
+
+def kind_of(diagnosis):
+    """A diagnosis id as ``message_kind`` names it."""
+    from autograder.report.names import diagnosis_title
+    from autograder.student.messages import SIN_NOMBRE
+
+    return diagnosis if diagnosis in SIN_NOMBRE else diagnosis_title(diagnosis)
+
+
+@pytest.fixture(scope="module")
+def reported(graded, tmp_path_factory):
+    """The report `make report` builds, on the sample class the fixture graded."""
+    from autograder.report import build_report, load_class
+    from autograder.report.stats import ClassStats
+
+    outcomes, students = load_class(None, graded["course"], [graded["out"] / "grades.csv"])
+    out = tmp_path_factory.mktemp("report")
+    build_report(outcomes, out, students)
+    with (out / "estudiantes.csv").open(newline="") as handle:
+        rows = {r["student"]: r for r in csv.DictReader(handle)}
+    return {"stats": ClassStats.of(outcomes, students), "rows": rows}
+
+
+def test_the_generated_students_score_as_their_variants_declare(graded, reported):
+    """Every correct variant at full marks, every mistake below; every chapter handed in
+    by the students the declarations name (the hand-written and the generated ones)."""
+    declared = generated_class(GENERATED)
+    assert {o.student for o in graded["generated"]} == {s.student_id for s in declared}
+    stats = reported["stats"]
+    assert len(stats.students) == len({s.student_id for _, s in EXPECTED}) + GENERATED
+    for chapter in stats.chapters:
+        assert set(chapter.scores) == {s.student_id for a, s in EXPECTED if a ==
+                                       chapter.assignment} | {
+            s.student_id for s in declared if chapter.assignment in s.answers}
+    exercises = {(e.assignment, e.exercise_id): e for e in stats.exercises}
+    for student in declared:
+        for assignment, answers in student.answers.items():
+            for exercise, variant in answers.items():
+                e = exercises[(assignment, exercise)]
+                full = e.scores[student.student_id] == e.max_score
+                assert full == variant.correct, (student.student_id, variant.name)
+
+
+def test_the_report_counts_what_the_feedback_pages_show(graded, reported):
+    """Misconceptions and part pass rates: read from the feedback pages of the students
+    graded in kernels (the generated ones have none: their hidden tests ran in process,
+    and their parts are added from that run), they equal the report's."""
+    from autograder.course import chapters
+
+    shown, tallies, course = {}, {}, {}
+    for chapter in chapters():
+        headings = {hidden_tests_heading(chapter.name, exercise): exercise
+                    for exercise in chapter.module("hidden").HIDDEN}
+        for page in sorted((graded["out"] / "feedback").glob(f"*/{chapter.name}.html")):
+            student = page.parent.name
+            for exercise, parts in feedback_parts(page.read_text(), headings).items():
+                for part, passed, message in parts:
+                    tally = tallies.setdefault((chapter.name, exercise, part), [0, 0])
+                    tally[0] += passed
+                    tally[1] += 1
+                    if not passed:
+                        kind = message_kind(message)
+                        shown.setdefault((chapter.name, exercise), {}).setdefault(
+                            kind, set()).add(student)
+                        course.setdefault(kind, set()).add(student)
+    with_pages = {p.parent.name for p in (graded["out"] / "feedback").glob("*/*.html")}
+    assert shown and with_pages.isdisjoint(o.student for o in graded["generated"])
+    for o in graded["generated"]:
+        for exercise, test in o.hidden_tests.items():
+            for part in test["parts"]:
+                tally = tallies.setdefault((o.assignment, exercise, part["part"]), [0, 0])
+                tally[0] += part["diagnosis"] is None
+                tally[1] += 1
+    stats = reported["stats"]
+    for e in stats.exercises:
+        found = {}
+        for d in e.ranked():
+            found.setdefault(kind_of(d.id), set()).update(d.students & with_pages)
+        assert {k: v for k, v in found.items() if v} == shown.get(
+            (e.assignment, e.exercise_id), {}), e.exercise_id
+        assert e.pass_rates() == {part: p / n for (a, f, part), (p, n) in tallies.items()
+                                  if (a, f) == (e.assignment, e.exercise_id)}
+    # Across the course, in the report's table of students.
+    found = {}
+    for student, row in reported["rows"].items():
+        for diagnosis in row["diagnoses"].split():
+            if student in with_pages:
+                found.setdefault(kind_of(diagnosis), set()).add(student)
+    assert found == course
+
+
+def test_the_report_pass_rates_equal_the_gradebook(graded, reported):
+    """Per exercise: mean, share at full marks and at zero, as the gradebook's points
+    give them (read here with nbgrader's API); per chapter, who did not hand it in."""
+    from nbgrader.api import Gradebook
+
+    with Gradebook(gradebook_url(graded["course"])) as gradebook:
+        students = len(gradebook.students)
+        points, handed_in = {}, {}
+        for assignment in gradebook.assignments:
+            handed_in[assignment.name] = len(assignment.submissions)
+            for submission in assignment.submissions:
+                for notebook in submission.notebooks:
+                    for grade in notebook.grades:
+                        points.setdefault((assignment.name, grade.name), []).append(
+                            (float(grade.score), grade.max_score))
+    stats = reported["stats"]
+    assert len(stats.students) == students
+    assert {c.assignment: students - c.not_submitted for c in stats.chapters} == handed_in
+    assert {(e.assignment, e.cell) for e in stats.exercises} == set(points)
+    for e in stats.exercises:
+        scores = points[(e.assignment, e.cell)]
+        assert e.mean == pytest.approx(sum(s for s, _ in scores) / len(scores))
+        assert e.full_share == sum(s == m for s, m in scores) / len(scores)
+        assert e.zero_share == sum(s == 0 for s, _ in scores) / len(scores)
 
 
 def test_submissions_are_never_modified(graded):

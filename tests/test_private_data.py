@@ -25,6 +25,7 @@ def recorded_grade_run(monkeypatch):
     """`python -m autograder grade` with nothing graded: the folders it was handed."""
     import autograder.pipeline
     import autograder.sample_class
+    import autograder.sample_generated
     import autograder.sandbox
 
     calls = {}
@@ -38,6 +39,11 @@ def recorded_grade_run(monkeypatch):
                         lambda course_dir, db_url: calls.update(prepared=course_dir))
     monkeypatch.setattr(autograder.sample_class, "write_sample_class",
                         lambda course_dir, destination: destination)
+    monkeypatch.setattr(autograder.sample_generated, "grade_in_background",
+                        lambda course_dir, shard: ("graded from", course_dir))
+    monkeypatch.setattr(autograder.sample_generated, "add_generated",
+                        lambda course_dir, out, db_url, shard, pending: calls.update(
+                            generated=(course_dir, out, db_url, pending)) or [])
     monkeypatch.setattr(autograder.sandbox, "isolation",
                         lambda: autograder.sandbox.Isolation(False, "prueba"))
     return calls
@@ -52,6 +58,9 @@ def test_the_sample_class_is_graded_in_a_course_of_its_own(recorded_grade_run, m
     assert calls["submissions"].is_relative_to(course.SAMPLE_DIR)
     # not the shared gradebook either: the sample's own file
     assert calls["db_url"] == course.sqlite_gradebook(SAMPLE_COURSE_DIR)
+    # the generated rest of the class too
+    assert calls["generated"] == (calls["course_dir"], calls["out"], calls["db_url"],
+                                  ("graded from", calls["course_dir"]))
     for instructors in (COURSE_DIR, GRADES_DIR):
         assert not any(p.is_relative_to(instructors) for p in (
             calls["course_dir"], calls["out"], calls["submissions"]))
@@ -69,7 +78,7 @@ def test_a_real_class_is_graded_in_the_instructor_course(recorded_grade_run, tmp
     assert cli.main(["grade", "--submissions", str(tmp_path)]) == 0
     assert recorded_grade_run["course_dir"] == COURSE_DIR
     assert recorded_grade_run["out"] == GRADES_DIR
-    assert "prepared" not in recorded_grade_run
+    assert "prepared" not in recorded_grade_run and "generated" not in recorded_grade_run
 
 
 def _course(tmp_path):

@@ -97,6 +97,14 @@ def part_results(result):
             for part, failure in result.fallos]
 
 
+def hidden_record(hidden, result, zeroed=None):
+    """What a hidden test found, as ``Outcome.hidden_tests`` and the notebook's facts keep
+    it: points, maximum, parts (``part_results``), and why the points were zeroed, if so."""
+    points = 0.0 if zeroed else float(result.puntos)
+    return {"points": points, "max_points": hidden.points, "parts": part_results(result),
+            "zeroed": zeroed}
+
+
 FACT_CHARS = 200  # a fact longer than this (a traceback) keeps its end: the exception
 
 
