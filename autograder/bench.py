@@ -219,13 +219,13 @@ def bench_chapter(chapter, course, students, workers, timeout, out, stock, cold_
     run.points["ours"] = {o.student: o.score for o in outcomes}
 
     paths = [out / "submissions" / s / chapter.name / f"{chapter.name}.ipynb" for s, _ in roster]
+    source_path = course / "source" / chapter.name / f"{chapter.name}.ipynb"
     floors, run.warm_up_s, run.walls["floor"] = warm_floor(
-        chapter.name, paths, course_secret(course), timeout, workers)
+        chapter.name, paths, course_secret(course), timeout, workers, source_path)
     run.rows += [("floor", s, k, t) for (s, k), (t, _) in zip(roster, floors)]
     run.points["floor"] = {s: points for (s, _), (_, points) in zip(roster, floors)}
 
     if cold_floor:
-        source_path = course / "source" / chapter.name / f"{chapter.name}.ipynb"
         started = time.perf_counter()
         context = multiprocessing.get_context("spawn")
         with concurrent.futures.ProcessPoolExecutor(workers, mp_context=context) as executor:

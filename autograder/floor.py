@@ -61,19 +61,24 @@ class Job:
     deaths: int = 0
 
 
-def steps_of(submitted, hidden):
+def steps_of(submitted, hidden, tests=None):
     """What grading ``submitted`` runs: its code cells but demonstrations, in order; at each
     graded test cell of an exercise with hidden tests, their observation (what the real
-    grader runs there, whatever the cell holds), else the cell."""
+    grader runs there, whatever the cell holds), else the instructor's cell from ``tests``
+    (grade id → source; as nbgrader overwrites it), or the cell if it has none."""
+    tests = tests or {}
     steps = []
     for cell in submitted.cells:
         if cell.cell_type != "code" or is_demo(cell):
             continue
         if is_test_cell(cell):
-            exercise = cell.metadata["nbgrader"]["grade_id"].removesuffix(TEST_SUFFIX)
+            grade_id = cell.metadata["nbgrader"]["grade_id"]
+            exercise = grade_id.removesuffix(TEST_SUFFIX)
             if exercise in hidden:
                 steps.append(Step(f"observe {exercise}", exercise))
-                continue
+            else:
+                steps.append(Step(tests.get(grade_id, cell.source)))
+            continue
         steps.append(Step(cell.source))
     return steps
 
@@ -177,7 +182,7 @@ def _finish(job, report, folder, hidden, cases):
     lines = report.splitlines()
     if not lines or not lines[-1].startswith("done "):
         job.deaths += 1
-        if lines and job.deaths < MAX_DEATHS:
+        if lines and len(job.killers) < MAX_DEATHS:
             job.killers.add(int(lines[-1]))
             shutil.rmtree(folder, ignore_errors=True)
             return False
@@ -225,7 +230,7 @@ def _serve(jobs, chapter_key, hidden, secret, timeout, workers):
     return jobs
 
 
-def _warm_parent(chapter_name, paths, secret, timeout, workers, answer):
+def _warm_parent(chapter_name, paths, source_path, secret, timeout, workers, answer):
     """The spawned warm parent: import, then serve; send back [(timings, points)], the
     seconds its imports took and the seconds the grading took."""
     started = time.perf_counter()
@@ -249,7 +254,12 @@ def _warm_parent(chapter_name, paths, secret, timeout, workers, answer):
     for exercise in hidden.values():
         public_answers(exercise)  # computed once per process by the real grader too
     warm_s = time.perf_counter() - started
-    jobs = [Job(Path(p).parent.parent.name, steps_of(nb, hidden))
+    tests = {}
+    if source_path:
+        tests = {c.metadata["nbgrader"]["grade_id"]: c.source
+                 for c in nbformat.read(source_path, as_version=4).cells
+                 if c.cell_type == "code" and is_test_cell(c)}
+    jobs = [Job(Path(p).parent.parent.name, steps_of(nb, hidden, tests))
             for p, nb in zip(paths, notebooks)]
     started = time.perf_counter()
     _serve(jobs, chapter.key, hidden, secret, timeout, workers)
@@ -257,9 +267,10 @@ def _warm_parent(chapter_name, paths, secret, timeout, workers, answer):
                  time.perf_counter() - started))
 
 
-def warm_floor(chapter_name, paths, secret, timeout, workers):
+def warm_floor(chapter_name, paths, secret, timeout, workers, source_path=None):
     """Grade the submissions at ``paths`` (…/<student>/<assignment>/<assignment>.ipynb) the
-    cheapest isolated way, ``workers`` children at a time, from a fresh warm parent.
+    cheapest isolated way, ``workers`` children at a time, from a fresh warm parent;
+    ``source_path``: the instructor's notebook (its test cells replace the submission's).
 
     Returns ([(seconds by phase, points)] in the order of ``paths``, the seconds the
     parent took to start and import, the wall seconds of the grading after that)."""
@@ -267,7 +278,8 @@ def warm_floor(chapter_name, paths, secret, timeout, workers):
     receive, send = context.Pipe(duplex=False)
     started = time.perf_counter()
     parent = context.Process(target=_warm_parent, args=(
-        chapter_name, [str(p) for p in paths], secret, timeout, workers, send))
+        chapter_name, [str(p) for p in paths], source_path and str(source_path), secret,
+        timeout, workers, send))
     parent.start()
     send.close()
     results, _, grading_s = receive.recv()

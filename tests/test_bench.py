@@ -25,6 +25,9 @@ def test_projection_adds_each_chapter_and_the_once_per_run_cost():
 def _run(chapter, ours_s, floor_s, stock_s=None, students=12):
     run = ChapterRun(chapter, students, once_s=30.0, warm_up_s=4.0)
     run.walls.update(ours=ours_s * students, floor=floor_s * students)
+    # each notebook's phases sum to 2 s: 1 s of work each on 2 workers
+    run.rows = [("ours", f"s{i}", "correct", {"kernel start": 1.5, "execution": 0.5})
+                for i in range(students)]
     if stock_s is not None:
         run.walls["stock"] = stock_s * students
     return run
@@ -35,6 +38,7 @@ def test_report_states_the_goals_met_and_not_met():
     text = report([_run("01_grafo_dinamico", 1.2, 0.3, 6.0)], 12, 2, 10)
     assert "stock / ours          5.00" in text
     assert "28.5 min" in text and "warming its parent" in text
+    assert f"{(200 * 7 * 1.0 + 30) / 60:6.1f} min from the work" in text
     goals = text[text.index("Goals"):]
     assert "NOT met" not in goals and goals.count("met") == 3
     assert "indicative only" not in goals
@@ -70,6 +74,11 @@ def test_steps_skip_demonstrations_and_observe_at_the_test_cell():
     steps = steps_of(_notebook(REFERENCE), hidden)
     assert [s.exercise for s in steps] == [None, None, EXERCISE]
     assert "os._exit" not in "".join(s.source for s in steps)
+    # a graded cell without hidden tests runs the instructor's version, as nbgrader's
+    nb = _notebook(REFERENCE)
+    nb.cells[-1].metadata["nbgrader"]["grade_id"] = "sin_ocultas_test"
+    steps = steps_of(nb, hidden, {"sin_ocultas_test": "assert True"})
+    assert [s.source for s in steps][-1] == "assert True" and steps[-1].exercise is None
     assert imported_modules([_notebook(REFERENCE)]) == ["autograder.hidden.reference",
                                                         "math", "torch"]
 
