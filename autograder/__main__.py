@@ -11,7 +11,8 @@
   grades moved aside
 - ``collect-lms``: an LMS download (zips or folders) into the course's ``submitted/``, newer
   submissions replacing older ones, which are kept
-- ``bench``: time stock nbgrader, this pipeline and the floor on a synthetic class
+- ``bench``: time stock nbgrader, this pipeline and the floor on synthetic classes, and
+  project a class of 200 students × 7 chapters
 - ``exercises``: the catalogue of graded exercises
 - ``fairness``: the variant corpus and the mutants of every reference through the hidden tests
 - ``probe``: blind submissions, labelled correct or wrong, through the hidden tests
@@ -259,7 +260,9 @@ def cmd_reset_course(args):
 def cmd_bench(args):
     from autograder.bench import bench
 
-    text, csv_path = bench(args.chapter, args.students, args.workers, args.timeout)
+    stock = "" if args.no_stock else args.stock
+    text, csv_path = bench(args.chapters or args.chapter, args.students, args.workers,
+                           args.timeout, stock=stock, cold_floor=args.cold_floor)
     print(text)
     print(f"\nPer notebook: {csv_path}")
     return 0
@@ -413,10 +416,19 @@ def main(argv=None):
     reset.add_argument("--grades", type=Path, default=GRADES_DIR)
     reset.set_defaults(run=cmd_reset_course)
 
-    bench = sub.add_parser("bench", help="time stock nbgrader, ours and the floor on a "
-                           "synthetic class (table on stdout, CSV in build/bench)")
+    bench = sub.add_parser("bench", help="time stock nbgrader, ours and the floor on "
+                           "synthetic classes, project 200 × 7 (table on stdout, CSV in "
+                           "build/bench)")
     bench.add_argument("--students", type=int, default=50)
-    bench.add_argument("--chapter", default="04", help="default: 04, the heaviest")
+    bench.add_argument("--chapter", default="04", help="one chapter; default: 04, the heaviest")
+    bench.add_argument("--chapters", default=None,
+                       help="several, each on a class of its own: all, or e.g. 01,04")
+    bench.add_argument("--stock", default=None,
+                       help="chapters to run stock nbgrader on (all, or e.g. 01); default: "
+                            "the one chapter benchmarked, or of several only 01")
+    bench.add_argument("--no-stock", action="store_true", help="no stock nbgrader at all")
+    bench.add_argument("--cold-floor", action="store_true",
+                       help="also the former floor: bare nbclient, a fresh kernel each")
     bench.add_argument("--workers", type=int, default=None, help="default: all cores")
     bench.add_argument("--timeout", type=int, default=10, help="per-cell limit, seconds")
     bench.set_defaults(run=cmd_bench)

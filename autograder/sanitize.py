@@ -22,6 +22,7 @@ cleaned once, as data, before it is written:
 The course's own markdown (no raw HTML) survives with its headings, tables, code and math.
 """
 
+import functools
 import html
 import re
 
@@ -93,6 +94,9 @@ def clean_html(fragment):
     return neutralize_tex(cleaned)
 
 
+# Every submission of a chapter repeats the course's markdown cells: each is rendered and
+# cleaned once per worker (~10 ms each, 40 a notebook), not once per notebook.
+@functools.lru_cache(maxsize=4096)
 def markdown_block(source):
     """Markdown → cleaned HTML, as one HTML block (no blank line, so a markdown renderer
     shows it as is instead of parsing its text again)."""

@@ -68,3 +68,34 @@ def test_validation_results_are_unchanged(monkeypatch):
         nbformat.validate(_with_extra_field(), relax_add_props=True)
         with pytest.raises(nbformat.ValidationError):
             nbformat.validate(_broken(), relax_add_props=True)
+
+
+def test_cell_metadata_checks_are_unchanged_and_the_schema_checked_once():
+    import jsonschema
+    from nbgrader.nbgraderformat import MetadataValidator, common
+
+    speedups.install()
+    speedups.install()  # idempotent
+    good = nbformat.v4.new_code_cell("pass", metadata={"nbgrader": {
+        "grade": True, "solution": False, "locked": True, "grade_id": "a", "points": 1,
+        "schema_version": 3}})
+    bad = nbformat.v4.new_code_cell("pass", metadata={"nbgrader": {
+        "grade": "sí", "solution": False, "grade_id": "a", "schema_version": 3}})
+    MetadataValidator().validate_cell(good)
+    with pytest.raises(jsonschema.ValidationError) as cached:
+        MetadataValidator().validate_cell(bad)
+    assert len(common.jsonschema.validators) == 1  # two validators, one schema
+    with pytest.raises(jsonschema.ValidationError) as stock:
+        jsonschema.validate(bad.metadata["nbgrader"], MetadataValidator().schema)
+    assert str(cached.value) == str(stock.value)
+
+
+def test_sanitized_markdown_is_rendered_once_and_unchanged():
+    from autograder.sanitize import markdown_block
+
+    source = "## Ejercicio 1\n\n$x^2$ y <script>alert(1)</script> **negrita**"
+    uncached = markdown_block.__wrapped__(source)
+    hits = markdown_block.cache_info().hits
+    assert markdown_block(source) == markdown_block(source) == uncached
+    assert markdown_block.cache_info().hits > hits
+    assert "<script" not in uncached and "<math" in uncached
