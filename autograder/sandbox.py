@@ -51,6 +51,7 @@ PASSED_ENV = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "TZ"
               "CUDA_VISIBLE_DEVICES", "PYDEVD_DISABLE_FILE_VALIDATION")
 SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
 USER = "estudiante"
+KERNEL_THREADS_ENV = "AUTOGRADER_KERNEL_THREADS"  # torch threads of a warm kernel
 
 
 @dataclass(frozen=True)
@@ -194,6 +195,12 @@ def template_environment():
     and ``_prepare_kernel_dir`` would (the template imports matplotlib for its kernels).
     Nothing private: a kernel forked from it can read it in /proc/self/environ."""
     env = kernel_environment(Path(tempfile.gettempdir()))
+    # Importing torch without OMP_NUM_THREADS starts a thread, and a process with threads
+    # cannot fork safely: the template imports on one, its kernels get a cold one's count.
+    env[KERNEL_THREADS_ENV] = os.environ.get("OMP_NUM_THREADS") or str(
+        len(os.sched_getaffinity(0)))
+    env["OMP_NUM_THREADS"] = "1"
+    env["PYDEVD_DISABLE_FILE_VALIDATION"] = "1"  # debugpy's import warning, once per template
     env["PYTHONPATH"] = str(PACKAGE_DIR.parent)
     env["MPLBACKEND"] = "module://matplotlib_inline.backend_inline"
     cache = _font_cache()

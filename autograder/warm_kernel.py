@@ -52,15 +52,24 @@ def warm_up():
     environment_before = dict(os.environ)
     import torch
 
-    threads = torch.get_num_threads()  # a fresh process's count (OMP_NUM_THREADS or cores)
+    # A cold kernel's count (OMP_NUM_THREADS or the cores), given by the grader: torch is
+    # imported here with one thread (``sandbox.template_environment``).
+    threads = int(os.environ.get("AUTOGRADER_KERNEL_THREADS") or torch.get_num_threads())
     torch.set_num_threads(1)
+    import ipykernel.debugger  # noqa: F401 - debugpy: a third of a second per kernel
     import ipykernel.ipkernel  # noqa: F401
     import ipykernel.kernelapp  # noqa: F401
+    import ipykernel.zmqshell  # noqa: F401
+    import IPython.core.completerlib  # noqa: F401 - what ipykernel imports as it starts
+    import IPython.core.debugger  # noqa: F401
+    import IPython.core.interactiveshell  # noqa: F401
+    import IPython.extensions.storemagic  # noqa: F401
     import ipywidgets  # noqa: F401
     import matplotlib.pyplot  # noqa: F401 - the backend is chosen by MPLBACKEND, as in a kernel
     import matplotlib_inline.backend_inline  # noqa: F401
     import torch.nn  # noqa: F401
     import torch.utils.data  # noqa: F401
+    import tornado.platform.asyncio  # noqa: F401
 
     from autograder import kernel
 

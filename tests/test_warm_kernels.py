@@ -73,6 +73,10 @@ def _probe(work):
 @pytest.fixture
 def work(tmp_path, monkeypatch):
     monkeypatch.setenv(zygote.WARM_ENV, "1")
+    # As `make grade` runs: without OMP_NUM_THREADS (importing torch then starts a thread),
+    # and a template of this test's own.
+    monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
+    monkeypatch.setattr(zygote, "_shared", {"template": None, "failed": None})
     folder = tmp_path / "entrega"
     folder.mkdir()
     (folder / "notebook.ipynb").write_text("{}")
@@ -91,6 +95,7 @@ def test_warm_kernels_are_sandboxed_and_share_nothing(work):
         assert "COURSE_SECRET" not in found["environ"]
         # the template imported nothing a kernel may not import itself
         assert not [m for m in found["modules"] if _hidden_module(m)], found["modules"]
+    assert first["threads"] == len(os.sched_getaffinity(0))  # as many as a cold kernel's
     assert first["leftover"] == second["leftover"] == [None, False]
     assert first["torch_seed"] != second["torch_seed"] and first["numpy"] != second["numpy"]
     assert zygote._shared["template"] is not None and zygote._shared["failed"] is None
