@@ -61,7 +61,10 @@ class LocalPool:
             finished[key] = done(outcome)
 
         with tempfile.TemporaryDirectory(prefix="autograder-workers-") as root:
+            # Each worker's warm-kernel template imports torch while the worker imports
+            # nbgrader and the rest (seconds each).
             pool.run([(id(o), o) for o in readable], _keyed_grade_task, args=(run, root),
+                     starter=prestart_warm_kernels,
                      workers=self.workers, done=finish,
                      task_seconds=task_seconds(run.course_dir, readable, run.timeout))
         return [finished[id(o)] for o in outcomes]

@@ -9,6 +9,7 @@ run ``function(*args, task)`` for each task; results and tasks travel pickled ov
 """
 
 import multiprocessing
+import pickle
 import signal
 import time
 import traceback
@@ -46,9 +47,14 @@ class Failed:
     error: str
 
 
-def _serve(connection, function, args):
-    """A worker's life: take a task, send back what ``function`` made of it, until None."""
+def _serve(connection, work, starter):
+    """A worker's life: ``starter()``, then take a task, send back what ``function`` made
+    of it, until None. ``work`` is (function, args) pickled: unpickling imports the
+    function's module, which may take seconds that ``starter`` can use meanwhile."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
+    if starter is not None:
+        starter()
+    function, args = pickle.loads(work)
     while True:
         try:
             task = connection.recv()
@@ -65,9 +71,10 @@ def _serve(connection, function, args):
 
 
 class _Worker:
-    def __init__(self, context, function, args):
+    def __init__(self, context, function, args, starter):
         self.connection, child = context.Pipe()
-        self.process = context.Process(target=_serve, args=(child, function, args), daemon=True)
+        self.process = context.Process(
+            target=_serve, args=(child, pickle.dumps((function, args)), starter), daemon=True)
         self.process.start()
         child.close()
         self.task, self.started = None, None
@@ -91,15 +98,17 @@ class _Worker:
         self.process.join()
 
 
-def run(tasks, function, args=(), workers=1, done=None, task_seconds=None):
+def run(tasks, function, args=(), workers=1, done=None, task_seconds=None, starter=None):
     """``function(*args, task)`` for every task, in ``workers`` processes; ``done(result)``
     as each finishes (a result, ``Failed`` or ``Lost``). Returns the results in task order.
     ``task_seconds``: a worker busy longer than that with one task is killed (the task is
-    then retried once, like any task whose worker died)."""
+    then retried once, like any task whose worker died). ``starter``: called first in each
+    worker, before ``function``'s module is imported (a function of a light module)."""
     context = multiprocessing.get_context("spawn")
     queue = deque(enumerate(tasks))
     attempts, results = {}, {}
-    pool = [_Worker(context, function, args) for _ in range(max(1, min(workers, len(queue))))]
+    pool = [_Worker(context, function, args, starter)
+            for _ in range(max(1, min(workers, len(queue))))]
     try:
         while queue or any(w.task is not None for w in pool):
             for worker in pool:
@@ -119,7 +128,7 @@ def run(tasks, function, args=(), workers=1, done=None, task_seconds=None):
                     continue
                 if result is _DIED or result is _OVERRAN:
                     worker.kill()
-                    pool[position] = _Worker(context, function, args)
+                    pool[position] = _Worker(context, function, args, starter)
                     if attempts[index] < ATTEMPTS:
                         queue.appendleft((index, task))
                         continue
