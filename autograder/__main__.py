@@ -102,6 +102,10 @@ def _check_scheduler(args, course_dir, db_url):
 
 
 def cmd_grade(args):
+    if not args.scheduler:  # the local workers' seed imports while this prepares
+        from autograder import grading_seed, workers
+
+        workers.start_seed([grading_seed.PRELOAD])
     from autograder import sample_generated
     from autograder.dask_pool import DaskPool, SchedulerUnreachable
     from autograder.export import summary_table

@@ -18,6 +18,7 @@ What happened is written into the notebook's metadata as plain data
 (``autograder.facts``): the grader classifies the submission from it, never from text.
 """
 
+import asyncio
 import contextlib
 import io
 import secrets
@@ -41,6 +42,7 @@ from autograder.student.compare import ComprobacionFallida
 from autograder.student.diagnosis import Diagnostico
 from autograder.titles import hidden_tests_heading
 
+KERNEL_WATCH_S = 0.05  # how often a running cell's kernel is checked to be alive
 KERNEL_DIED = "KernelMuerto"  # the error output of a cell that was skipped or never run
 # Guard records that are attempts count once, for the exercise being run when they happened;
 # the others (attributes changed) for as long as they last.
@@ -107,6 +109,18 @@ class GradingExecute(Execute):
         # nbgrader's Execute passes its own manager as an argument, which beats configuration.
         kwargs.setdefault("kernel_manager_class", SandboxedKernelManager)
         super().__init__(*args, **kwargs)
+
+    async def _async_poll_kernel_alive(self):
+        """nbclient's watch over the kernel while a cell runs, every ``KERNEL_WATCH_S``
+        instead of every second: a cell that kills its kernel (os._exit, a segfault) costs
+        the time it ran, not up to a second more."""
+        while True:
+            await asyncio.sleep(KERNEL_WATCH_S)
+            try:
+                await self._async_check_alive()
+            except DeadKernelError:
+                self.task_poll_for_reply.cancel()
+                return
 
     def preprocess(self, nb, resources=None, km=None):
         self._killers = set()

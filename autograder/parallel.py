@@ -22,6 +22,7 @@ from pathlib import Path
 
 import nbformat
 
+from autograder import grading_seed
 from autograder import workers as pool
 from autograder.course import nbgrader_api, sqlite_gradebook
 from autograder.grading import grade_one, plain_feedback, read_scores
@@ -43,6 +44,11 @@ class LocalPool:
     def __init__(self, workers=1):
         self.workers = workers
 
+    def start(self):
+        """Start the seed the workers are forked from (``autograder.grading_seed``): it
+        imports while the caller prepares the course and collects the submissions."""
+        pool.start_seed([grading_seed.PRELOAD])
+
     def grade(self, run, outcomes, done):
         """Grade the collected ``outcomes`` of ``run`` (a ``grading.GradeRun``);
         ``done(outcome)`` as each finishes. Returns them in the order given."""
@@ -61,10 +67,10 @@ class LocalPool:
             finished[key] = done(outcome)
 
         with tempfile.TemporaryDirectory(prefix="autograder-workers-") as root:
-            # Each worker's warm-kernel template imports torch while the worker imports
-            # nbgrader and the rest (seconds each).
+            # Workers are forked from the seed, which has imported nbgrader, torch and the
+            # rest and started the machine's warm-kernel template.
             pool.run([(id(o), o) for o in readable], _keyed_grade_task, args=(run, root),
-                     starter=prestart_warm_kernels,
+                     starter=grading_seed.start_worker, preload=[grading_seed.PRELOAD],
                      workers=self.workers, done=finish,
                      task_seconds=task_seconds(run.course_dir, readable, run.timeout))
         return [finished[id(o)] for o in outcomes]

@@ -72,6 +72,9 @@ def grade(submissions_dir, out_dir, course_dir=COURSE_DIR, timeout=None, progres
     the students; ``students`` only these students (a re-grade: grades.csv then lists
     just them). ``bar`` shows a progress bar.
     """
+    executor = executor or LocalPool(workers)
+    if hasattr(executor, "start"):
+        executor.start()  # its workers' imports go on while this prepares and collects
     course_dir, out_dir = Path(course_dir).resolve(), Path(out_dir).resolve()
     run = GradeRun(course_dir, out_dir, gradebook_url(course_dir, db_url), timeout,
                    private=(Path(submissions_dir).resolve(), out_dir))
@@ -86,7 +89,7 @@ def grade(submissions_dir, out_dir, course_dir=COURSE_DIR, timeout=None, progres
     report = Progress(len(pending), progress, bar)
     # Even one worker is a process of its own: nothing a submission does to the process
     # that grades it (or that process's own death) reaches this one.
-    outcomes = (executor or LocalPool(workers)).grade(run, pending, report.done)
+    outcomes = executor.grade(run, pending, report.done)
     report.close()
     write_results(outcomes, out_dir, update=bool(students))
     return outcomes

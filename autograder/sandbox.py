@@ -31,9 +31,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from jupyter_client import AsyncKernelManager
+from traitlets import DottedObjectName, Type
 
 from autograder import zygote
 from autograder.kernel import SANDBOXED_ENV
+from autograder.kernel_client import PromptKernelClient
 
 PACKAGE_DIR = Path(__file__).resolve().parent
 # What a kernel may import of this package. Everything else (references, hidden draws,
@@ -197,8 +199,7 @@ def template_environment():
     env = kernel_environment(Path(tempfile.gettempdir()))
     # Importing torch without OMP_NUM_THREADS starts a thread, and a process with threads
     # cannot fork safely: the template imports on one, its kernels get a cold one's count.
-    env[KERNEL_THREADS_ENV] = os.environ.get("OMP_NUM_THREADS") or str(
-        len(os.sched_getaffinity(0)))
+    env[KERNEL_THREADS_ENV] = kernel_threads()
     env["OMP_NUM_THREADS"] = "1"
     env["PYDEVD_DISABLE_FILE_VALIDATION"] = "1"  # debugpy's import warning, once per template
     env["PYTHONPATH"] = str(PACKAGE_DIR.parent)
@@ -209,11 +210,16 @@ def template_environment():
     return env
 
 
+def kernel_threads():
+    """torch's thread count in a cold kernel: OMP_NUM_THREADS, else the usable cores."""
+    return os.environ.get("OMP_NUM_THREADS") or str(len(os.sched_getaffinity(0)))
+
+
 def prestart_warm_kernels():
     """Start this process's warm-kernel template now, without waiting for it, where
     kernels will be sandboxed (``autograder.zygote``)."""
     if isolation().active:
-        zygote.shared(template_environment(), wait=False)
+        zygote.shared(template_environment, wait=False)
 
 
 def _environment(kernel_dir):
@@ -279,6 +285,9 @@ class SandboxedKernelManager(AsyncKernelManager):
     """A kernel manager whose kernels talk over ZMQ ``ipc`` sockets in a folder of their
     own, and start inside the sandbox when it is available."""
 
+    client_class = DottedObjectName("autograder.kernel_client.PromptKernelClient")
+    client_factory = Type(PromptKernelClient, klass="jupyter_client.client.KernelClient")
+
     def __init__(self, **kwargs):
         super().__init__(**kwargs)
         folder = Path(tempfile.mkdtemp(prefix="ag-kernel-"))
@@ -305,13 +314,13 @@ class SandboxedKernelManager(AsyncKernelManager):
         shutil.copytree(cwd, self.scratch, symlinks=True)
         argv = bwrap_argv(shutil.which("bwrap"), cwd, self.kernel_dir, self.scratch)
         self._cold_cmd = argv + cmd
-        template = zygote.shared(template_environment()) if cmd[1:3] == [
+        template = zygote.shared(template_environment) if cmd[1:3] == [
             "-m", "autograder.kernel"] else None
         if template is None:
             return self._cold_cmd
         self._warm = zygote.WarmStart(template, {
             "cwd": str(cwd), "env": kernel_environment(self.kernel_dir), "argv": cmd[3:],
-            "package_root": KERNEL_PACKAGE_ROOT})
+            "package_root": KERNEL_PACKAGE_ROOT, "threads": kernel_threads()})
         return self._warm.payload_argv(argv)
 
     async def _async_launch_kernel(self, kernel_cmd, **kw):

@@ -93,26 +93,58 @@ def _threads():
 
 
 def serve(channel):
-    """Answer spawn requests until the grading worker closes its end."""
+    """Answer requests until every channel is closed: the first (its starter's), and those
+    it handed out (``autograder.zygote.Template.private_copy``)."""
+    import select
+
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the worker's to handle
-    while True:
-        try:
-            message, fds, _, _ = socket.recv_fds(channel, MAX_REQUEST, 1)
-        except OSError:
-            return
-        if not message:
-            return
-        try:
-            reply = {"pid": spawn(json.loads(message), fds[0], channel)}
-        except Exception as error:  # noqa: BLE001 - the worker falls back to a cold start
-            reply = {"error": f"{type(error).__name__}: {error}"}
-        finally:
-            for fd in fds:
-                os.close(fd)
+    channels = [channel]
+    while channels:
+        for ready in select.select(channels, [], [])[0]:
+            try:
+                message, fds, _, _ = socket.recv_fds(ready, MAX_REQUEST, 1)
+            except OSError:
+                message, fds = b"", []
+            if not message:
+                channels.remove(ready)
+                ready.close()
+                continue
+            answer(ready, message, fds, channels)
+
+
+def answer(channel, message, fds, channels):
+    """One request on ``channel``: a channel of its own for a process forked from the
+    template's starter (``{"op": "channel"}`` with its end; answered on that end only), or
+    a kernel (answered with its PID or why not)."""
+    try:
+        request = json.loads(message)
+    except ValueError:
+        request = {}
+    if request.get("op") == "channel":
+        if len(fds) == 1:
+            private = socket.socket(fileno=fds.pop())
+            try:
+                private.sendall(b"ready")
+                channels.append(private)
+            except OSError:
+                private.close()
+        for fd in fds:
+            os.close(fd)
+        return
+    try:
+        reply = {"pid": spawn(request, fds[0], channels)}
+    except Exception as error:  # noqa: BLE001 - the worker falls back to a cold start
+        reply = {"error": f"{type(error).__name__}: {error}"}
+    finally:
+        for fd in fds:
+            os.close(fd)
+    try:
         channel.sendall(json.dumps(reply).encode())
+    except OSError:
+        pass  # that worker is gone: its channel closes on the next round
 
 
-def spawn(request, alive_fd, channel):
+def spawn(request, alive_fd, channels):
     """Fork a kernel into the sandbox of ``request["payload"]``; its PID (host's view)."""
     if _threads() != 1:
         raise RuntimeError(f"la plantilla tiene {_threads()} hilos: fork no sería seguro")
@@ -122,7 +154,7 @@ def spawn(request, alive_fd, channel):
         namespaces = _namespaces_to_join(f"/proc/{int(request['payload'])}/ns/")
         joiner = os.fork()
         if joiner == 0:
-            _join_and_fork(request, namespaces, alive_fd, channel, reader, writer)
+            _join_and_fork(request, namespaces, alive_fd, channels, reader, writer)
         os.close(writer)
         writer = None
         answer = b""
@@ -170,7 +202,7 @@ def _capable_here():
     return False
 
 
-def _join_and_fork(request, namespaces, alive_fd, channel, reader, writer):
+def _join_and_fork(request, namespaces, alive_fd, channels, reader, writer):
     """The first child: join the sandbox's namespaces, fork the kernel (a PID namespace
     applies to children only), write its PID, leave."""
     status = 1
@@ -184,7 +216,7 @@ def _join_and_fork(request, namespaces, alive_fd, channel, reader, writer):
         kernel_pid = os.fork()
         if kernel_pid == 0:
             os.close(writer)
-            become_kernel(request, alive_fd, channel, libc)
+            become_kernel(request, alive_fd, channels, libc)
         os.write(writer, str(kernel_pid).encode())
         status = 0
     except BaseException as error:  # noqa: BLE001 - reported through the pipe
@@ -193,16 +225,16 @@ def _join_and_fork(request, namespaces, alive_fd, channel, reader, writer):
         os._exit(status)
 
 
-def become_kernel(request, alive_fd, channel, libc):
+def become_kernel(request, alive_fd, channels, libc):
     """In the sandbox: shed what the template holds, then run the hardened kernel."""
     try:
         os.setsid()
         _drop_privileges(libc)
-        _only_fds(alive_fd, channel)
+        _only_fds(alive_fd, channels)
         os.chdir(request["cwd"])
         os.environ.clear()
         os.environ.update({**_template["imported_env"], **request["env"]})
-        _fresh_process_state()
+        _fresh_process_state(int(request.get("threads") or _template["threads"]))
         _relocate_package(request["package_root"])
         from autograder import kernel
 
@@ -240,10 +272,11 @@ def _drop_privileges(libc):
         raise OSError(ctypes.get_errno(), "no se pudieron quitar los privilegios")
 
 
-def _only_fds(alive_fd, channel):
+def _only_fds(alive_fd, channels):
     """Close every descriptor but the standard streams and the sandbox's keep-alive pipe;
     standard input reads nothing."""
-    channel.detach()
+    for channel in channels:
+        channel.detach()
     keep = {1, 2, alive_fd}
     for name in os.listdir("/proc/self/fd"):
         fd = int(name)
@@ -257,7 +290,7 @@ def _only_fds(alive_fd, channel):
     os.close(null)
 
 
-def _fresh_process_state():
+def _fresh_process_state(threads):
     """What a new Python process would have: its signal handlers, torch's threads, fresh
     seeds for torch, numpy and random (a fork would share the template's)."""
     import random
@@ -272,7 +305,7 @@ def _fresh_process_state():
     torch.seed()
     numpy.random.seed()
     random.seed()
-    torch.set_num_threads(_template["threads"])
+    torch.set_num_threads(threads)
 
 
 def _relocate_package(package_root):
@@ -322,6 +355,9 @@ def main():
     warm_up()
     channel.sendall(b"ready")
     serve(channel)
+    # Nothing to flush or clean: skip tearing down torch and the rest (seconds), which the
+    # grader's exit would otherwise wait for.
+    os._exit(0)
 
 
 if __name__ == "__main__":

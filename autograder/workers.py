@@ -4,11 +4,15 @@ others. ``concurrent.futures.ProcessPoolExecutor`` breaks as a whole when one wo
 (``BrokenProcessPool``); this pool replaces the dead worker, runs the task once more in a
 fresh one, and reports it as lost if that dies too.
 
-Workers are started with ``spawn`` (the parent may hold threads that a fork would copy) and
-run ``function(*args, task)`` for each task; results and tasks travel pickled over pipes.
+Workers are started with ``spawn`` (the parent may hold threads that a fork would copy), or
+with ``preload`` forked from multiprocessing's fork server, a single-threaded process that
+has imported those modules once (``start_seed`` starts it ahead of time); either way they
+run ``function(*args, task)`` for each task, with the parent's environment and working
+folder as they are when they start. Results and tasks travel pickled over pipes.
 """
 
 import multiprocessing
+import os
 import pickle
 import signal
 import time
@@ -18,6 +22,7 @@ from dataclasses import dataclass
 from multiprocessing.connection import wait
 
 ATTEMPTS = 2  # a task whose worker dies is tried once more in a fresh worker
+STOP_S = 5  # how long workers asked to stop may take to leave before they are killed
 
 
 @dataclass
@@ -47,11 +52,15 @@ class Failed:
     error: str
 
 
-def _serve(connection, work, starter):
+def _serve(connection, work, starter, environment, folder):
     """A worker's life: ``starter()``, then take a task, send back what ``function`` made
     of it, until None. ``work`` is (function, args) pickled: unpickling imports the
     function's module, which may take seconds that ``starter`` can use meanwhile."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
+    # A fork server's are the parent's when the server started: take today's.
+    os.environ.clear()
+    os.environ.update(environment)
+    os.chdir(folder)
     if starter is not None:
         starter()
     function, args = pickle.loads(work)
@@ -74,7 +83,8 @@ class _Worker:
     def __init__(self, context, function, args, starter):
         self.connection, child = context.Pipe()
         self.process = context.Process(
-            target=_serve, args=(child, pickle.dumps((function, args)), starter), daemon=True)
+            target=_serve, args=(child, pickle.dumps((function, args)), starter,
+                                 dict(os.environ), os.getcwd()), daemon=True)
         self.process.start()
         child.close()
         self.task, self.started = None, None
@@ -83,12 +93,15 @@ class _Worker:
         self.task, self.started = task, time.monotonic()
         self.connection.send(task)
 
-    def stop(self):
+    def ask_to_stop(self):
         try:
             self.connection.send(None)
         except OSError:
             pass
-        self.process.join(5)
+
+    def stop(self, deadline):
+        """After ``ask_to_stop``: wait until ``deadline`` (monotonic) for it to leave."""
+        self.process.join(max(0.0, deadline - time.monotonic()))
         if self.process.is_alive():
             self.process.kill()
             self.process.join()
@@ -98,13 +111,32 @@ class _Worker:
         self.process.join()
 
 
-def run(tasks, function, args=(), workers=1, done=None, task_seconds=None, starter=None):
+def _context(preload):
+    if not preload or "forkserver" not in multiprocessing.get_all_start_methods():
+        return multiprocessing.get_context("spawn")
+    context = multiprocessing.get_context("forkserver")
+    context.set_forkserver_preload(list(preload))  # used when the server (re)starts
+    return context
+
+
+def start_seed(preload):
+    """Start the fork server that ``run(..., preload=preload)`` forks workers from, without
+    waiting for its imports: they go on while the caller works."""
+    if _context(preload).get_start_method() == "forkserver":
+        from multiprocessing import forkserver
+
+        forkserver.ensure_running()
+
+
+def run(tasks, function, args=(), workers=1, done=None, task_seconds=None, starter=None,
+        preload=()):
     """``function(*args, task)`` for every task, in ``workers`` processes; ``done(result)``
     as each finishes (a result, ``Failed`` or ``Lost``). Returns the results in task order.
     ``task_seconds``: a worker busy longer than that with one task is killed (the task is
     then retried once, like any task whose worker died). ``starter``: called first in each
-    worker, before ``function``'s module is imported (a function of a light module)."""
-    context = multiprocessing.get_context("spawn")
+    worker, before ``function``'s module is imported (a function of a light module).
+    ``preload``: modules the fork server imports once; workers are forked from it."""
+    context = _context(preload)
     queue = deque(enumerate(tasks))
     attempts, results = {}, {}
     pool = [_Worker(context, function, args, starter)
@@ -138,8 +170,12 @@ def run(tasks, function, args=(), workers=1, done=None, task_seconds=None, start
                     worker.task = None
                 results[index] = done(result) if done else result
     finally:
+        # All at once: each worker's exit (its interpreter's teardown) takes a while.
         for worker in pool:
-            worker.stop()
+            worker.ask_to_stop()
+        deadline = time.monotonic() + STOP_S
+        for worker in pool:
+            worker.stop(deadline)
     return [results[i] for i in range(len(results))]
 
 

@@ -1,5 +1,7 @@
 """The grader's side of warm kernels (``autograder.warm_kernel``): one template process per
-process that starts grading kernels, asked over a socket for each sandboxed kernel.
+grading machine (started by the pool's seed, ``autograder.grading_seed``, and shared by the
+workers forked from it) or per process that starts grading kernels on its own, asked over
+a socket for each sandboxed kernel.
 
 ``SandboxedKernelManager`` starts bubblewrap as usual, with a payload that only waits
 (``cat`` on a pipe), and hands the template the payload's PID and the pipe's other end:
@@ -27,6 +29,7 @@ from pathlib import Path
 WARM_ENV = "AUTOGRADER_WARM_KERNELS"
 START_S = 180  # importing torch and the rest on a loaded machine
 ANSWER_S = 60
+CHANNEL_REQUEST = b'{"op": "channel"}'
 SANDBOX_UP_S = 30
 
 log = logging.getLogger(__name__)
@@ -37,7 +40,11 @@ class WarmStartFailed(RuntimeError):
 
 
 class Template:
-    """A running ``python -m autograder.warm_kernel``, connected by a socket pair."""
+    """A running ``python -m autograder.warm_kernel``, connected by a socket pair.
+
+    A process forked from the one that started it (a grading worker forked from the
+    pool's seed, ``autograder.grading_seed``) asks it for a channel of its own
+    (``private_copy``): one template serves every worker of the machine."""
 
     def __init__(self, env):
         mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
@@ -47,9 +54,31 @@ class Template:
                 [sys.executable, "-m", "autograder.warm_kernel", str(theirs.fileno())],
                 pass_fds=(theirs.fileno(),), env=env, stdin=subprocess.DEVNULL,
                 start_new_session=True)
-        self.channel = mine
+        self._connected(mine, self.process.pid)
+
+    def _connected(self, channel, pid):
+        self.channel, self.pid, self.owner = channel, pid, os.getpid()
         self.lock = threading.Lock()
         self.ready = False
+
+    def private_copy(self):
+        """In a process forked from this template's owner: a channel of its own to the
+        same template (the inherited one is the owner's). The request carries the new
+        channel's other end, so that processes asking at once never read each other's
+        answers; the template says "ready" on it once it has imported everything."""
+        mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        try:
+            with theirs:
+                socket.send_fds(self.channel, [CHANNEL_REQUEST], [theirs.fileno()])
+        except OSError as error:
+            mine.close()
+            raise WarmStartFailed(f"la plantilla de kernels no responde: {error}") from error
+        finally:
+            self.channel.close()
+        copy = Template.__new__(Template)
+        copy.process = None  # the owner's child: only the owner may wait for it
+        copy._connected(mine, self.pid)
+        return copy
 
     def wait_ready(self):
         """Block until the template has imported everything (once)."""
@@ -60,7 +89,15 @@ class Template:
             self.ready = True
 
     def alive(self):
-        return self.process.poll() is None
+        if self.process is not None:
+            return self.process.poll() is None
+        try:
+            os.kill(self.pid, 0)
+        except ProcessLookupError:
+            return False
+        except PermissionError:
+            pass
+        return True
 
     def _receive(self, seconds):
         ready, _, _ = select.select([self.channel], [], [], seconds)
@@ -84,7 +121,9 @@ class Template:
         return reply["pid"]
 
     def close(self):
-        self.channel.close()  # the template leaves when its end closes
+        self.channel.close()  # the template leaves when its last channel closes
+        if self.process is None:
+            return
         try:
             self.process.wait(10)
         except subprocess.TimeoutExpired:
@@ -100,10 +139,12 @@ def enabled():
     return os.environ.get(WARM_ENV, "1").strip() != "0"
 
 
-def shared(env, wait=True):
-    """This process's template (started on first use with ``env``), or None when warm
-    kernels are off or the template cannot run here (said once, in the log).
-    ``wait=False``: start it, and return at once (it imports while the caller works)."""
+def shared(environment, wait=True):
+    """This process's template, or None when warm kernels are off or the template cannot
+    run here (said once, in the log). Started on first use with ``environment()`` (a
+    function: it is only needed then), unless this process was forked from one that has a
+    template: it then gets a channel of its own to that one. ``wait=False``: start it, and
+    return at once (it imports while the caller works)."""
     if not enabled():
         return None
     with _shared_lock:
@@ -111,8 +152,10 @@ def shared(env, wait=True):
         if _shared["failed"] is not None:
             return None
         try:
+            if template is not None and template.owner != os.getpid():
+                template = _shared["template"] = template.private_copy()
             if template is None or not template.alive():
-                template = _shared["template"] = Template(env)
+                template = _shared["template"] = Template(environment())
             if wait:
                 template.wait_ready()
         except (OSError, WarmStartFailed) as error:
@@ -125,7 +168,7 @@ def shared(env, wait=True):
 @atexit.register
 def close_shared():
     template, _shared["template"] = _shared["template"], None
-    if template is not None:
+    if template is not None and template.owner == os.getpid():
         template.close()
 
 

@@ -145,4 +145,31 @@ def test_without_a_template_kernels_start_cold(work, monkeypatch):
     assert set(found["caps"]) == {"0000000000000000"} and found["hidden"] == "PermissionError"
     monkeypatch.setenv(zygote.WARM_ENV, "0")
     monkeypatch.setattr(zygote, "_shared", {"template": None, "failed": None})
-    assert zygote.shared({}) is None
+    assert zygote.shared(dict) is None
+
+
+def _probe_in_worker(work):
+    """In a grading worker forked from the seed: ``PROBE`` in a kernel, and which template
+    forked it (this worker's channel to it, not a template of its own)."""
+    found = _probe(work)
+    template = zygote._shared["template"]
+    return found, template.pid, template.process is None, os.getpid()
+
+
+def test_workers_forked_from_the_seed_share_its_template(work, monkeypatch):
+    from autograder import grading_seed, workers
+
+    seeded = [grading_seed.PRELOAD]
+    results = workers.run([work] * 3, _probe_in_worker, workers=2, preload=seeded,
+                          starter=grading_seed.start_worker)
+    assert all(isinstance(result, tuple) for result in results), results
+    assert len({worker for *_, worker in results}) == 2
+    assert len({template for _, template, _, _ in results}) == 1  # one for the machine
+    assert all(borrowed for _, _, borrowed, _ in results)
+    for found, *_ in results:
+        assert found["procs"] == ["1", "2", "3"] and found["pid"] == 3  # forked, sandboxed
+        assert set(found["caps"]) == {"0000000000000000"} and found["nnp"] == "1"
+        assert found["hidden"] == "PermissionError" and not found["net"]
+        assert found["leftover"] == [None, False]
+        assert found["threads"] == len(os.sched_getaffinity(0))
+    assert len({found["torch_seed"] for found, *_ in results}) == 3

@@ -4,7 +4,12 @@ import os
 import signal
 import time
 
-from autograder import workers
+import pytest
+
+from autograder import grading_seed, workers
+
+# The local grading pool's own way: workers forked from its seed (the fork server).
+SEEDED = [grading_seed.PRELOAD]
 
 
 def _task(marks, task):
@@ -23,12 +28,13 @@ def _task(marks, task):
     return f"{name} ok ({attempt})"
 
 
-def test_every_task_finishes_whatever_its_neighbours_do(tmp_path):
+@pytest.mark.parametrize("preload", [(), SEEDED], ids=["spawned", "forked from the seed"])
+def test_every_task_finishes_whatever_its_neighbours_do(tmp_path, preload):
     tasks = [("a", "ok"), ("b", "kill"), ("c", "ok"), ("d", "kill-once"), ("e", "raise"),
              ("f", "exit"), ("g", "ok")]
     seen = []
     results = workers.run(tasks, _task, args=(str(tmp_path),), workers=2,
-                           done=lambda result: seen.append(result) or result)
+                           done=lambda result: seen.append(result) or result, preload=preload)
     assert results[0] == "a ok (1)" and results[2] == "c ok (1)" and results[6] == "g ok (1)"
     assert results[3] == "d ok (2)"  # retried once in a fresh worker
     lost = results[1]
@@ -53,3 +59,21 @@ def test_a_task_over_its_time_is_killed_and_reported(tmp_path):
     assert isinstance(results[0], workers.Lost) and results[0].overran
     assert results[1] == "b ok (1)"
     assert time.monotonic() - started < 30
+
+
+def _surroundings(task):
+    return (os.environ.get("AG_MARCA"), os.getcwd(), os.getpid(), os.getppid(),
+            len(os.listdir("/proc/self/task")))
+
+
+def test_forked_workers_start_as_the_parent_is_now(tmp_path, monkeypatch):
+    """The seed started before this test changed anything: its workers still get today's
+    environment and working folder, and start single-threaded, from the seed."""
+    workers.start_seed(SEEDED)
+    monkeypatch.setenv("AG_MARCA", "hoy")
+    monkeypatch.chdir(tmp_path)
+    results = workers.run(["a", "b", "c"], _surroundings, workers=2, preload=SEEDED)
+    assert {(mark, folder) for mark, folder, *_ in results} == {("hoy", str(tmp_path))}
+    assert len({pid for _, _, pid, _, _ in results}) == 2
+    assert {parent for *_, parent, _ in results} != {os.getpid()}  # the seed's children
+    assert {threads for *_, threads in results} == {1}
