@@ -353,7 +353,10 @@ def _exit_like_python(status):
 def main():
     channel = socket.socket(fileno=int(sys.argv[1]))
     warm_up()
-    channel.sendall(b"ready")
+    try:
+        channel.sendall(b"ready")
+    except OSError:  # whoever started it has left already
+        os._exit(0)
     serve(channel)
     # Nothing to flush or clean: skip tearing down torch and the rest (seconds), which the
     # grader's exit would otherwise wait for.

@@ -1,11 +1,15 @@
 """The hardened kernel's guard, exercised in process (its hook is called, not installed)."""
 
 import builtins
+from pathlib import Path
 
+import nbformat
 import pytest
 import torch
 
 from autograder.kernel import Guard, protected_paths
+
+NOTEBOOKS = Path(__file__).resolve().parent.parent / "notebooks"
 
 
 @pytest.fixture
@@ -96,3 +100,32 @@ def test_inside_the_sandbox_attempts_are_noticed_by_the_path_as_written(tmp_path
         guard.hook("open", (str(work / ".." / ".." / ".." / "gradebook.db"), "rb", 0))
     guard.hook("os.scandir", (str(work.parent),))  # the folders leading to its own
     guard.hook("open", (str(work / "notas.txt"), "r", 0))
+
+
+
+EDGE_CELLS = ["\n\nx = 1\ny = 2", "\n\npwd", "pwd", "x = 1\n%time y = 2", "a = 1\nb?",
+              "a = 1\n!ls", "def f():\n    return '?'\n# ¿qué?\n", "x = 1\r\ny = 2",
+              "  x = 1\n  y = 2", "x = '\'\'\n%magic\n\'\'\'\n", "x = 1 \\\n  + 2\n",
+              "%%time\nx = 1", ">>> x = 1\n>>> y = 2", "In [1]: x = 1\n", "await x\ny = 1",
+              "x = 1\ny;", "a = %who_ls\nb = 2", "files = !ls\nn = 1"]
+
+
+def test_the_kernels_cell_transform_is_ipythons(tmp_path):
+    """``kernel.plain_python_first`` gives exactly what IPython gives, on every code cell of
+    the student notebooks and on cells with IPython's own syntax."""
+    from IPython.core.interactiveshell import InteractiveShell
+
+    from autograder.kernel import plain_python_first
+
+    shell = InteractiveShell.instance()
+    fast = plain_python_first(InteractiveShell.transform_cell)
+    cells = [c.source for path in sorted(NOTEBOOKS.glob("*.ipynb"))
+             for c in nbformat.read(path, 4).cells if c.cell_type == "code"]
+    assert len(cells) > 100
+    for cell in cells + EDGE_CELLS:
+        assert fast(shell, cell) == shell.transform_cell(cell), cell[:200]
+    shell.input_transformers_post.append(lambda lines: [line.upper() for line in lines])
+    try:
+        assert fast(shell, "x = 1\ny = 2") == "X = 1\nY = 2\n"
+    finally:
+        shell.input_transformers_post.pop()
