@@ -13,7 +13,10 @@ per-cell limit:
 - **ours**: ``autograder.pipeline.grade`` with N workers (intake, hardened kernel,
   demonstrations skipped, hidden tests scored in the grader, feedback). Its wall time is
   the grading itself; what a run pays once (preparing every chapter, collecting,
-  exporting) is printed apart and added once to the projection.
+  exporting) is printed apart and added once to the projection. The workers' seed
+  (``autograder.grading_seed``) starts as ``grade`` begins, as in a real run, and imports
+  while the course is prepared: whatever of it is not ready when grading starts is in the
+  wall time; it then serves every chapter of the run.
 - **floor**: the cheapest possible isolated grading (``autograder.floor``): with the same N
   workers, one child per submission forked from a warm process that has imported torch
   runs the exercise cells and observes the hidden cases, and the parent scores them.

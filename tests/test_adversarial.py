@@ -212,7 +212,9 @@ def test_a_dead_grading_worker_is_replaced_and_nothing_is_lost(tmp_path):
     def kill_a_busy_worker():
         deadline = time.monotonic() + 120
         while time.monotonic() < deadline and not killed:
-            for worker in _children(os.getpid()):
+            # Workers are forked from the pool's seed (the fork server, a child of this
+            # process), or spawned by this process itself.
+            for worker in _descendants(os.getpid()):
                 if any("bwrap" in _cmdline(k) for k in _children(worker)):
                     os.kill(worker, signal.SIGKILL)
                     killed.append(worker)
@@ -239,6 +241,13 @@ def _children(pid):
                 continue
             if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
                 found.append(int(entry.name))
+    return found
+
+
+def _descendants(pid):
+    found = _children(pid)
+    for child in list(found):
+        found += _descendants(child)
     return found
 
 
