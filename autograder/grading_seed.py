@@ -68,10 +68,10 @@ def warm_caches():
     import nbformat
     import nbgrader
     import sqlalchemy.orm
-    from nbconvert.exporters import HTMLExporter
 
     from autograder import speedups
     from autograder.course import TEMPLATES_DIR
+    from autograder.feedback_exporter import FeedbackPageExporter
 
     speedups.install()
     for minor in (4, 5):
@@ -82,7 +82,7 @@ def warm_caches():
     sqlalchemy.orm.configure_mappers()
     # As nbgrader's GenerateFeedback configures it (nbgrader_config.py names the template).
     formgrader = Path(nbgrader.__file__).parent / "server_extensions" / "formgrader"
-    exporter = HTMLExporter(
+    exporter = FeedbackPageExporter(
         template_name="feedback_es", extra_template_basedirs=[str(TEMPLATES_DIR)],
         extra_template_paths=[str(formgrader / "static" / "node_modules" / "bootstrap"
                                   / "dist" / "css")])

@@ -21,6 +21,7 @@ from nbgrader.preprocessors import (
 from autograder.course import TEMPLATES_DIR
 from autograder.execute import GradingExecute
 from autograder.facts import METADATA_KEY
+from autograder.feedback_exporter import FeedbackPageExporter
 from autograder.preprocessors import (
     DropStderrFromTests,
     ExerciseTitles,
@@ -119,6 +120,8 @@ c.GenerateFeedback.preprocessors = [GetGrades, HideHiddenTests, StatusBanner, La
 # GenerateFeedback): the formgrader keeps nbgrader's own template.
 c.GenerateFeedback.HTMLExporter.template_name = "feedback_es"
 c.GenerateFeedback.HTMLExporter.extra_template_basedirs = [str(TEMPLATES_DIR)]
+# Without HTMLExporter's last pass over the whole page (autograder/feedback_exporter.py).
+c.GenerateFeedback.exporter_class = FeedbackPageExporter
 
 # LMS downloads ("download all submissions"): `python -m autograder collect-lms` (autograder/
 # lms.py) and nbgrader's own `zip_collect` match each file name against this pattern (the

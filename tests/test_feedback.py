@@ -4,6 +4,7 @@ the cleaner keeps inert, and the template set for feedback only. ``test_feedback
 renders real pages."""
 
 import importlib
+from pathlib import Path
 
 import nbformat
 import pytest
@@ -120,9 +121,56 @@ def test_the_spanish_template_is_set_for_feedback_only():
     config = load_config()
     assert config.GenerateFeedback.HTMLExporter.template_name == "feedback_es"
     assert "template_name" not in config.HTMLExporter  # the formgrader keeps its own
+    from autograder.feedback_exporter import FeedbackPageExporter
+
+    assert config.GenerateFeedback.exporter_class is FeedbackPageExporter
 
 
 def test_the_plain_page_names_the_chapter():
     page = plain_page(Outcome("ana", ASSIGNMENT, Status.UNREADABLE, "el archivo está vacío"))
     assert "<h1>Capítulo 1 · El grafo dinámico · ana</h1>" in page
     assert ASSIGNMENT not in page
+
+
+def _page(exporter_class, nb):
+    import nbgrader
+
+    from autograder.course import TEMPLATES_DIR
+
+    formgrader = Path(nbgrader.__file__).parent / "server_extensions" / "formgrader"
+    exporter = exporter_class(
+        template_name="feedback_es", extra_template_basedirs=[str(TEMPLATES_DIR)],
+        extra_template_paths=[str(formgrader / "static" / "node_modules" / "bootstrap" / "dist"
+                                  / "css")])
+    return exporter.from_notebook_node(nb, resources={"nbgrader": {
+        "score": 1, "max_score": 2, "late_penalty": 0, "notebook": ASSIGNMENT},
+        "titulos": {}})[0]
+
+
+def test_the_feedback_exporter_is_nbconverts_without_its_last_pass():
+    """``FeedbackPageExporter``: the same page as nbconvert's HTMLExporter (same text, same
+    tags and attributes), but images without alt text get a Spanish one."""
+    from bs4 import BeautifulSoup
+    from nbconvert.exporters import HTMLExporter
+
+    from autograder.feedback_exporter import IMAGE_ALT, FeedbackPageExporter
+
+    png = ("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJ"
+           "RU5ErkJggg==")
+    plot = nbformat.v4.new_code_cell("dibujar()", outputs=[
+        nbformat.v4.new_output("display_data", {"image/png": png, "text/plain": "<Figure>"})])
+    described = nbformat.v4.new_code_cell("dibujar()", outputs=[
+        nbformat.v4.new_output("display_data", {"image/png": png},
+                               metadata={"image/png": {"alt": "La pérdida baja"}})])
+    nb = nbformat.v4.new_notebook(cells=[
+        nbformat.v4.new_markdown_cell("# Título\n\nTexto con **negrita** & <b>etiquetas</b>"),
+        nbformat.v4.new_code_cell("x = 1 < 2\nprint('a & b')", outputs=[
+            nbformat.v4.new_output("stream", name="stdout", text="a & b\n")]),
+        plot, described])
+    ours = BeautifulSoup(_page(FeedbackPageExporter, nb), "html.parser")
+    theirs = BeautifulSoup(_page(HTMLExporter, nb), "html.parser")
+    assert [img["alt"] for img in ours.find_all("img")] == [IMAGE_ALT, "La pérdida baja"]
+    for img in theirs.find_all("img"):
+        img["alt"] = IMAGE_ALT if img["alt"].startswith("No description") else img["alt"]
+    assert str(ours) == str(theirs)
+    assert "Texto con" in ours.get_text() and "a &amp; b" in str(ours)
