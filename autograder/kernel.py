@@ -202,6 +202,11 @@ class Guard:
             if args[0] is not None and not isinstance(args[0], int) and self._is_protected(
                     args[0]):
                 self._refuse("read", os.fsdecode(args[0]), event)
+        elif event == "socket.connect" and len(args) > 1 and isinstance(
+                args[1], (str, bytes)) and self._is_protected(args[1]):
+            # A Unix socket of the grader's (the workers' seed listens on one): whoever
+            # connects could have code run outside this guard.
+            self._refuse("read", os.fsdecode(args[1]), event)
         elif event == "import" and args and _hidden_module(args[0]):
             self._refuse("import", args[0], event)
         elif event in ("os.kill", "os.killpg") and args and not self._own(event, args[0]):

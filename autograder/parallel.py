@@ -15,6 +15,7 @@ replaced, its submission is graded once more in a fresh worker, and recorded as
 ``autograder.dask_pool.DaskPool`` runs ``grade_task`` on a Dask cluster's workers instead.
 """
 
+import dataclasses
 import os
 import shutil
 import tempfile
@@ -69,11 +70,21 @@ class LocalPool:
         with tempfile.TemporaryDirectory(prefix="autograder-workers-") as root:
             # Workers are forked from the seed, which has imported nbgrader, torch and the
             # rest and started the machine's warm-kernel template.
-            pool.run([(id(o), o) for o in readable], _keyed_grade_task, args=(run, root),
+            pool.run([(id(o), o) for o in readable], _keyed_grade_task,
+                     args=(with_seed_private(run), root),
                      starter=grading_seed.start_worker, preload=[grading_seed.PRELOAD],
                      workers=self.workers, done=finish,
                      task_seconds=task_seconds(run.course_dir, readable, run.timeout))
         return [finished[id(o)] for o in outcomes]
+
+
+def with_seed_private(run):
+    """``run`` with the folder of the seed's socket among the folders kernels must not
+    read: without the sandbox, a kernel could otherwise connect to it from /tmp."""
+    seed = pool.seed_folder([grading_seed.PRELOAD])
+    if seed is None:
+        return run
+    return dataclasses.replace(run, private=(*run.private, Path(seed)))
 
 
 def own_gradebook(run):

@@ -128,6 +128,19 @@ def start_seed(preload):
         forkserver.ensure_running()
 
 
+def seed_folder(preload):
+    """The folder of the fork server's socket, once ``start_seed(preload)`` has started
+    it (None with ``spawn``): anyone who can connect there can have code run in a fork of
+    the seed, so kernels must not reach it."""
+    if _context(preload).get_start_method() != "forkserver":
+        return None
+    from multiprocessing import forkserver
+
+    forkserver.ensure_running()
+    address = forkserver._forkserver._forkserver_address  # noqa: SLF001 - no public name
+    return os.path.dirname(address) if isinstance(address, str) else None
+
+
 def run(tasks, function, args=(), workers=1, done=None, task_seconds=None, starter=None,
         preload=()):
     """``function(*args, task)`` for every task, in ``workers`` processes; ``done(result)``

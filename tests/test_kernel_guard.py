@@ -129,3 +129,24 @@ def test_the_kernels_cell_transform_is_ipythons(tmp_path):
         assert fast(shell, "x = 1\ny = 2") == "X = 1\nY = 2\n"
     finally:
         shell.input_transformers_post.pop()
+
+
+def test_the_workers_seed_cannot_be_reached_from_a_kernel(tmp_path):
+    """Whoever connects to the fork server's socket can have code run in a fork of the seed,
+    outside the guard: the pool makes its folder private (without the sandbox, a kernel
+    could otherwise find it in /tmp), and the guard refuses connections there."""
+    import socket
+
+    from autograder import grading_seed, workers
+    from autograder.grading import GradeRun
+    from autograder.parallel import with_seed_private
+
+    seed = workers.seed_folder([grading_seed.PRELOAD])
+    listener = next(Path(seed).glob("listener-*"))
+    run = GradeRun(tmp_path / "course", tmp_path / "notas", "sqlite://", private=(tmp_path,))
+    assert with_seed_private(run).private == (tmp_path, Path(seed))
+    guard = Guard(tmp_path, also_protected=[Path(seed)])
+    with pytest.raises(PermissionError):
+        guard.hook("socket.connect", (socket.socket(socket.AF_UNIX), str(listener)))
+    guard.hook("socket.connect", (None, ("127.0.0.1", 80)))  # not a path: not this rule
+    assert {"kind": "read", "target": str(listener)} in guard.refused
