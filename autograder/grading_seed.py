@@ -62,17 +62,19 @@ def plant():
 
 
 def warm_caches():
-    """What a worker's first notebook would pay once: nbformat's validators compiled, the
-    gradebook's SQLAlchemy mappers configured, the feedback page's templates compiled (into
-    ``autograder.speedups``' caches, which the workers inherit)."""
+    """What a worker's first notebook would pay once: every chapter's hidden tests imported,
+    nbformat's validators compiled, the gradebook's SQLAlchemy mappers configured, the
+    feedback page's templates compiled (into ``autograder.speedups``' caches, which the
+    workers inherit)."""
     import nbformat
     import nbgrader
     import sqlalchemy.orm
 
     from autograder import speedups
-    from autograder.course import TEMPLATES_DIR
+    from autograder.course import TEMPLATES_DIR, chapter_modules
     from autograder.feedback_exporter import FeedbackPageExporter
 
+    chapter_modules("hidden")
     speedups.install()
     for minor in (4, 5):
         notebook = nbformat.v4.new_notebook()
