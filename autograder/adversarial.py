@@ -390,7 +390,23 @@ CASES = [
     *HOSTILE_CASES,
 ]
 
+# Without the sandbox only (with it, the kernel sees no socket of the grader's): the right
+# answer, then a connection to the workers' seed, found in /proc/net/unix. Whoever connects
+# there can have code run in a fork of the seed, outside the guard, which refuses it.
+SEED_CASE = Case("llama_a_la_semilla", "se conecta al socket de la semilla de los trabajadores",
+                 max_points=_zero(MB + "_test"), status=Status.TAMPERING, reason="listener-")
+
 EXTRA_CODE = {
+    "llama_a_la_semilla": (MB, """
+import socket
+for _linea in open("/proc/net/unix").read().splitlines()[1:]:
+    _ruta = _linea.split()[-1]
+    if "listener-" in _ruta:
+        try:
+            socket.socket(socket.AF_UNIX).connect(_ruta)
+        except OSError:
+            pass
+"""),
     "sys_exit": (MB, "\nimport sys\nsys.exit(0)\n"),
     "salida_100mb": (MB, "\nprint('x' * 100_000_000)\n"),
     "archivo_enorme": (MB, "\ntry:\n    with open('enorme.bin', 'wb') as f:\n"

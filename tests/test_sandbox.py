@@ -95,7 +95,7 @@ def test_a_sandboxed_process_sees_only_what_it_should(tmp_path):
 def test_without_the_sandbox_grading_still_holds_with_the_guard(tmp_path, monkeypatch):
     """Fallback: kernels start unsandboxed, the summary says so, the guard refuses the
     workers' folders and signals, and the class is graded."""
-    from autograder.adversarial import ASSIGNMENT, HOSTILE_CASES, write_corpus
+    from autograder.adversarial import ASSIGNMENT, HOSTILE_CASES, SEED_CASE, write_corpus
     from autograder.pipeline import grade, prepare_course
     from autograder.sample_class import SAMPLE_CLASS, submission
 
@@ -103,6 +103,7 @@ def test_without_the_sandbox_grading_still_holds_with_the_guard(tmp_path, monkey
     course = tmp_path / "course"
     prepare_course(course)
     cases = [c for c in HOSTILE_CASES if c.student_id in ("copia_de_otro", "mata_padre")]
+    cases.append(SEED_CASE)
     submissions = write_corpus(course, tmp_path / "submissions", cases)
     honest = SAMPLE_CLASS[ASSIGNMENT][0]
     source = nbformat.read(course / "source" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb", 4)
@@ -120,4 +121,7 @@ def test_without_the_sandbox_grading_still_holds_with_the_guard(tmp_path, monkey
     killer = graded["mata_padre"]
     assert killer.status == Status.TAMPERING and "señal" in killer.detail
     assert killer.scores["manual_backward_test"] == 0
+    caller = graded[SEED_CASE.student_id]  # the right answer, then the seed's socket
+    assert caller.status == SEED_CASE.status and SEED_CASE.reason in caller.detail
+    assert caller.scores["manual_backward_test"] == 0 and caller.scores["two_loss_grads_test"]
     assert os.getpid()  # this process, the grader's caller, is alive
