@@ -12,18 +12,19 @@ benchmark's chapters, a test session) are forked from the same seed.
 The seed stays single-threaded, so forking it is safe: numpy's BLAS is loaded with one
 thread (the graders' arithmetic is small), torch runs no parallel region before the fork
 (``start_worker`` gives a worker the thread count a fresh process would have had), and
-nothing here starts a ZMQ context, a kernel or an event loop. It never reads the course secret or
-a submission: a worker does, after the fork. Anything that fails here costs speed only:
-the worker imports or starts what it needs itself.
+nothing here starts a ZMQ context, a kernel or an event loop. It never reads the course
+secret or a submission: a worker does, after the fork. Anything that fails here costs
+speed only: the worker imports or starts what it needs itself.
 """
 
 import logging
 import os
 from pathlib import Path
 
+PRELOAD = "autograder.plant_seed"  # the fork server imports it: it calls ``plant``
+BLAS_THREADS = "OPENBLAS_NUM_THREADS"
 log = logging.getLogger(__name__)
 _seed = {}
-BLAS_THREADS = "OPENBLAS_NUM_THREADS"
 
 
 def _threads():
@@ -31,9 +32,6 @@ def _threads():
         return len(os.listdir("/proc/self/task"))
     except OSError:  # no /proc (macOS): nothing to check it with
         return 1
-
-
-PRELOAD = "autograder.plant_seed"  # the fork server imports it: it calls ``plant``
 
 
 def plant():
