@@ -262,17 +262,24 @@ def plain_python_first(transform_cell):
     none of it, and IPython returns it unchanged but for its leading blank lines; that
     scan is 0.1-0.25 s for the course's 94 KB utilities cell, once per graded notebook.
     A cell Python parses, of more than one line (single lines may be automagics such as
-    ``pwd``), is returned as IPython would, unless transformers were added after IPython's;
+    ``pwd``), is returned as IPython would, unless transformers were added to IPython's;
     anything else goes through IPython (``tests/test_kernel_guard.py`` compares the two)."""
     import ast
 
-    from IPython.core.inputtransformer2 import leading_empty_lines
+    from IPython.core.inputtransformer2 import TransformerManager, leading_empty_lines
+
+    defaults = TransformerManager()
+
+    def as_shipped(manager):
+        return all(getattr(manager, kind, None) == getattr(defaults, kind) for kind in (
+            "cleanup_transforms", "line_transforms", "token_transformers"))
 
     @functools.wraps(transform_cell)
     def transform(self, raw_cell):
         cell = raw_cell if raw_cell.endswith("\n") else raw_cell + "\n"
         lines = leading_empty_lines(cell.splitlines(keepends=True))
-        if len(lines) > 1 and not self.input_transformers_post:
+        if len(lines) > 1 and not self.input_transformers_post and as_shipped(
+                self.input_transformer_manager):
             text = "".join(lines)
             try:
                 ast.parse(text)
