@@ -27,16 +27,10 @@ log = logging.getLogger(__name__)
 _seed = {}
 
 
-def _threads():
-    try:
-        return len(os.listdir("/proc/self/task"))
-    except OSError:  # no /proc (macOS): nothing to check it with
-        return 1
-
-
 def plant():
     """In the fork server, once: the template, then the imports and the warm caches."""
     from autograder.sandbox import prestart_warm_kernels
+    from autograder.warm_kernel import thread_count
 
     # numpy's OpenBLAS starts its threads as it loads (torch and matplotlib load numpy).
     before = os.environ.get(BLAS_THREADS)
@@ -58,8 +52,8 @@ def plant():
             os.environ.pop(BLAS_THREADS, None)
         else:
             os.environ[BLAS_THREADS] = before
-    if _threads() != 1:
-        log.warning("La semilla de los trabajadores tiene %d hilos", _threads())
+    if thread_count() != 1:
+        log.warning("La semilla de los trabajadores tiene %d hilos", thread_count())
 
 
 def warm_caches():

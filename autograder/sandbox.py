@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from jupyter_client import AsyncKernelManager
-from traitlets import DottedObjectName, Type
+from traitlets import Type
 
 from autograder import zygote
 from autograder.kernel import SANDBOXED_ENV
@@ -53,7 +53,6 @@ PASSED_ENV = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "TZ"
               "CUDA_VISIBLE_DEVICES", "PYDEVD_DISABLE_FILE_VALIDATION")
 SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
 USER = "estudiante"
-KERNEL_THREADS_ENV = "AUTOGRADER_KERNEL_THREADS"  # torch threads of a warm kernel
 
 
 @dataclass(frozen=True)
@@ -197,9 +196,9 @@ def template_environment():
     and ``_prepare_kernel_dir`` would (the template imports matplotlib for its kernels).
     Nothing private: a kernel forked from it can read it in /proc/self/environ."""
     env = kernel_environment(Path(tempfile.gettempdir()))
-    # Importing torch without OMP_NUM_THREADS starts a thread, and a process with threads
-    # cannot fork safely: the template imports on one, its kernels get a cold one's count.
-    env[KERNEL_THREADS_ENV] = kernel_threads()
+    # numpy's OpenBLAS starts threads as torch imports it without this, and a process with
+    # threads cannot fork safely: the template imports on one; each kernel is asked for
+    # with a cold one's count (``kernel_threads``).
     env["OMP_NUM_THREADS"] = "1"
     env["PYDEVD_DISABLE_FILE_VALIDATION"] = "1"  # debugpy's import warning, once per template
     env["PYTHONPATH"] = str(PACKAGE_DIR.parent)
@@ -285,7 +284,6 @@ class SandboxedKernelManager(AsyncKernelManager):
     """A kernel manager whose kernels talk over ZMQ ``ipc`` sockets in a folder of their
     own, and start inside the sandbox when it is available."""
 
-    client_class = DottedObjectName("autograder.kernel_client.PromptKernelClient")
     client_factory = Type(PromptKernelClient, klass="jupyter_client.client.KernelClient")
 
     def __init__(self, **kwargs):

@@ -52,9 +52,8 @@ def warm_up():
     environment_before = dict(os.environ)
     import torch
 
-    # A cold kernel's count (OMP_NUM_THREADS or the cores), given by the grader: torch is
-    # imported here with one thread (``sandbox.template_environment``).
-    threads = int(os.environ.get("AUTOGRADER_KERNEL_THREADS") or torch.get_num_threads())
+    # Imported with one thread (``sandbox.template_environment``); each request brings the
+    # count of a cold kernel (``sandbox.kernel_threads``).
     torch.set_num_threads(1)
     import ipykernel.debugger  # noqa: F401 - debugpy: a third of a second per kernel
     import ipykernel.ipkernel  # noqa: F401
@@ -74,7 +73,7 @@ def warm_up():
     from autograder import kernel
 
     kernel.chapter_folders()  # read while the package's folder is in sight
-    _template.update(threads=threads, pristine=kernel.pristine_state(), cap_last=_cap_last(),
+    _template.update(pristine=kernel.pristine_state(), cap_last=_cap_last(),
                      package=Path(kernel.PACKAGE_DIR),
                      # what importing set in the environment (torch: TORCHINDUCTOR_CACHE_DIR)
                      imported_env={k: v for k, v in os.environ.items()
@@ -88,8 +87,13 @@ def _cap_last():
         return 40
 
 
-def _threads():
-    return len(os.listdir("/proc/self/task"))
+def thread_count():
+    """This process's threads (a fork is safe with one); 1 where there is no /proc to ask
+    (macOS, where no template runs)."""
+    try:
+        return len(os.listdir("/proc/self/task"))
+    except OSError:
+        return 1
 
 
 def serve(channel):
@@ -146,8 +150,8 @@ def answer(channel, message, fds, channels):
 
 def spawn(request, alive_fd, channels):
     """Fork a kernel into the sandbox of ``request["payload"]``; its PID (host's view)."""
-    if _threads() != 1:
-        raise RuntimeError(f"la plantilla tiene {_threads()} hilos: fork no sería seguro")
+    if thread_count() != 1:
+        raise RuntimeError(f"la plantilla tiene {thread_count()} hilos: fork no sería seguro")
     namespaces = []
     reader, writer = os.pipe()
     try:
@@ -234,7 +238,7 @@ def become_kernel(request, alive_fd, channels, libc):
         os.chdir(request["cwd"])
         os.environ.clear()
         os.environ.update({**_template["imported_env"], **request["env"]})
-        _fresh_process_state(int(request.get("threads") or _template["threads"]))
+        _fresh_process_state(int(request["threads"]))
         _relocate_package(request["package_root"])
         from autograder import kernel
 
