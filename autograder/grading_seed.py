@@ -38,6 +38,7 @@ def plant():
     try:
         prestart_warm_kernels()  # first: the template imports while this does too
         import torch
+        import torch._dynamo  # noqa: F401 - what an optimizer's first step imports: 1 s
 
         _seed["torch"] = torch
         import nbgrader.apps.api  # noqa: F401

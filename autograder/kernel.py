@@ -263,12 +263,15 @@ def plain_python_first(transform_cell):
     scan is 0.1-0.25 s for the course's 94 KB utilities cell, once per graded notebook.
     A cell Python parses, of more than one line (single lines may be automagics such as
     ``pwd``), is returned as IPython would, unless transformers were added to IPython's;
-    anything else goes through IPython (``tests/test_kernel_guard.py`` compares the two)."""
+    anything else goes through IPython (``tests/test_kernel_guard.py`` compares the two).
+    ipykernel transforms each cell twice (once to ask ``should_run_async``, once to run
+    it): the last plain cell's result is kept for the second time."""
     import ast
 
     from IPython.core.inputtransformer2 import TransformerManager, leading_empty_lines
 
     defaults = TransformerManager()
+    last = {}
 
     def as_shipped(manager):
         return all(getattr(manager, kind, None) == getattr(defaults, kind) for kind in (
@@ -276,20 +279,42 @@ def plain_python_first(transform_cell):
 
     @functools.wraps(transform_cell)
     def transform(self, raw_cell):
+        if self.input_transformers_post or not as_shipped(self.input_transformer_manager):
+            return transform_cell(self, raw_cell)
+        if last.get("raw") == raw_cell:
+            return last["text"]
         cell = raw_cell if raw_cell.endswith("\n") else raw_cell + "\n"
         lines = leading_empty_lines(cell.splitlines(keepends=True))
-        if len(lines) > 1 and not self.input_transformers_post and as_shipped(
-                self.input_transformer_manager):
+        if len(lines) > 1:
             text = "".join(lines)
             try:
                 ast.parse(text)
             except (SyntaxError, ValueError):
                 pass
             else:
+                last.update(raw=raw_cell, text=text)
                 return text
         return transform_cell(self, raw_cell)
 
     return transform
+
+
+def no_await_no_compile(should_run_async):
+    """IPython's ``should_run_async`` without its compilation of the cell (25 ms for the
+    utilities cell) where the answer is already known: a cell runs as a coroutine only if it
+    has a top-level ``await``, ``async for`` or ``async with``, whose keywords no token can
+    spell otherwise (a lookalike such as fullwidth ``ａｗａｉｔ`` is a syntax error, which
+    IPython answers with False too), so a cell without those words is not one."""
+
+    @functools.wraps(should_run_async)
+    def should(self, raw_cell, *, transformed_cell=None, preprocessing_exc_tuple=None):
+        if (isinstance(transformed_cell, str) and "await" not in transformed_cell
+                and "async" not in transformed_cell):
+            return False
+        return should_run_async(self, raw_cell, transformed_cell=transformed_cell,
+                                preprocessing_exc_tuple=preprocessing_exc_tuple)
+
+    return should
 
 
 def launch(guard, argv=None):
@@ -297,6 +322,7 @@ def launch(guard, argv=None):
     from IPython.core.interactiveshell import InteractiveShell
 
     InteractiveShell.transform_cell = plain_python_first(InteractiveShell.transform_cell)
+    InteractiveShell.should_run_async = no_await_no_compile(InteractiveShell.should_run_async)
     sys.addaudithook(guard.hook)
     from ipykernel import kernelapp
 

@@ -35,7 +35,7 @@ from traitlets import Type
 
 from autograder import zygote
 from autograder.kernel import SANDBOXED_ENV
-from autograder.kernel_client import PromptKernelClient
+from autograder.kernel_client import PromptKernelClient, prompt_context
 
 PACKAGE_DIR = Path(__file__).resolve().parent
 # What a kernel may import of this package. Everything else (references, hidden draws,
@@ -285,6 +285,14 @@ class SandboxedKernelManager(AsyncKernelManager):
     own, and start inside the sandbox when it is available."""
 
     client_factory = Type(PromptKernelClient, klass="jupyter_client.client.KernelClient")
+    exit_poll_s = 0.005  # how often a kernel being shut down is checked (jupyter_client: 0.1)
+
+    def _context_default(self):
+        self._created_context = True
+        return prompt_context()
+
+    async def _async_wait(self, pollinterval=0.1):
+        await super()._async_wait(pollinterval=min(pollinterval, self.exit_poll_s))
 
     def __init__(self, **kwargs):
         super().__init__(**kwargs)

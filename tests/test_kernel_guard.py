@@ -135,6 +135,45 @@ def test_the_kernels_cell_transform_is_ipythons(tmp_path):
             added.pop()
 
 
+def test_the_kernels_coroutine_check_is_ipythons():
+    """``kernel.no_await_no_compile`` answers as IPython's ``should_run_async`` does, on every
+    code cell of the student notebooks and on cells that await (or look as if they did)."""
+    from IPython.core.interactiveshell import InteractiveShell
+
+    from autograder.kernel import no_await_no_compile
+
+    shell = InteractiveShell.instance()
+    fast = no_await_no_compile(InteractiveShell.should_run_async)
+    cells = [c.source for path in sorted(NOTEBOOKS.glob("*.ipynb"))
+             for c in nbformat.read(path, 4).cells if c.cell_type == "code"]
+    awaiting = ["await f()", "import asyncio\nawait asyncio.sleep(0)",
+                "async with a as b:\n    pass", "async for x in y:\n    pass",
+                "x = 'ejecútala'\nawait f()", "ａｗａｉｔ f()", "ａｓｙｎｃ for x in y: pass",
+                "async def f():\n    await g()", "x = 'await'", "%time await f()"]
+    answers = set()
+    for cell in cells + EDGE_CELLS + awaiting:
+        for failed in (None, (SyntaxError, SyntaxError("x"), None)):
+            kwargs = {"transformed_cell": shell.transform_cell(cell),
+                      "preprocessing_exc_tuple": failed}
+            expected = shell.should_run_async(cell, **kwargs)
+            assert fast(shell, cell, **kwargs) == expected, cell[:200]
+            answers.add(expected)
+    assert answers == {True, False}
+
+
+def test_the_kernels_cell_transform_remembers_only_the_last_cell():
+    """ipykernel transforms each cell twice; the second answer is the first's, and the next
+    cell is transformed anew."""
+    from IPython.core.interactiveshell import InteractiveShell
+
+    from autograder.kernel import plain_python_first
+
+    shell = InteractiveShell.instance()
+    fast = plain_python_first(InteractiveShell.transform_cell)
+    for cell in ["\n\nx = 1\ny = 2", "x = 3\ny = 4\n", "\n\nx = 1\ny = 2", "pwd"]:
+        assert fast(shell, cell) == fast(shell, cell) == shell.transform_cell(cell)
+
+
 def test_the_workers_seed_cannot_be_reached_from_a_kernel(tmp_path):
     """Whoever connects to the fork server's socket can have code run in a fork of the seed,
     outside the guard: the pool makes its folder private (without the sandbox, a kernel

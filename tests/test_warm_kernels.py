@@ -118,6 +118,27 @@ def test_a_warm_kernel_that_dies_is_seen_dead_and_leaves_nothing(work):
     assert not os.path.exists(f"/proc/{sandbox_pid}")
 
 
+def test_a_grading_kernels_sockets_connect_promptly_and_its_end_is_reaped(work):
+    """The client and the manager retry connections every ``RECONNECT_MS`` (they connect
+    before the kernel binds), and a kernel shut down is gone when the shutdown returns."""
+    import zmq
+
+    from autograder.kernel_client import RECONNECT_MS
+
+    async def go():
+        manager, client = await _started(work)
+        sockets = [client.shell_channel.socket, client.iopub_channel.socket,
+                   manager._control_socket]
+        intervals = [s.getsockopt(zmq.RECONNECT_IVL) for s in sockets]
+        pid = manager.provisioner.process.pid
+        client.stop_channels()
+        await manager.shutdown_kernel(now=True)
+        return intervals, pid, manager.has_kernel
+    intervals, pid, has_kernel = asyncio.run(go())
+    assert intervals == [RECONNECT_MS] * 3
+    assert not has_kernel and not os.path.exists(f"/proc/{pid}")
+
+
 def test_a_warm_kernel_can_be_interrupted(work):
     async def go():
         manager, client = await _started(work)
