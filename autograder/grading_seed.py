@@ -89,11 +89,15 @@ def warm_caches():
         "score": 0, "max_score": 0, "late_penalty": 0, "notebook": ""}, "titulos": {}})
 
 
-def start_worker():
+def start_worker(threads=None):
     """In a worker, first thing: torch's thread count as a fresh process would have it, and
-    this worker's channel to the machine's kernel template (or a template of its own)."""
+    this worker's channel to the machine's kernel template (or a template of its own).
+    ``threads``: this worker's share of the cores (``sandbox.shared_kernel_threads``), set
+    as OMP_NUM_THREADS for it and the kernels it starts."""
     from autograder.sandbox import kernel_threads, prestart_warm_kernels
 
+    if threads is not None:
+        os.environ["OMP_NUM_THREADS"] = str(threads)
     torch = _seed.get("torch")
     if torch is not None:
         torch.set_num_threads(int(kernel_threads()))

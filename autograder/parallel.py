@@ -16,6 +16,7 @@ replaced, its submission is graded once more in a fresh worker, and recorded as
 """
 
 import dataclasses
+import functools
 import os
 import shutil
 import tempfile
@@ -30,7 +31,7 @@ from autograder.grading import grade_one, plain_feedback, read_scores
 from autograder.hidden.seeds import SECRET_FILE
 from autograder.kernel import PRIVATE_PATHS_ENV
 from autograder.outcome import Outcome, Status
-from autograder.sandbox import prestart_warm_kernels
+from autograder.sandbox import prestart_warm_kernels, shared_kernel_threads
 
 _worker = {}  # per worker process: its folder, NbGraderAPI and gradebook
 # A submission's worker is killed after this long: every cell at its limit, the kernel
@@ -72,7 +73,9 @@ class LocalPool:
             # rest and started the machine's warm-kernel template.
             pool.run([(id(o), o) for o in readable], _keyed_grade_task,
                      args=(with_seed_private(run), root),
-                     starter=grading_seed.start_worker, preload=[grading_seed.PRELOAD],
+                     starter=functools.partial(grading_seed.start_worker,
+                                               shared_kernel_threads(self.workers)),
+                     preload=[grading_seed.PRELOAD],
                      workers=self.workers, done=finish,
                      task_seconds=task_seconds(run.course_dir, readable, run.timeout))
         return [finished[id(o)] for o in outcomes]

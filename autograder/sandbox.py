@@ -214,6 +214,17 @@ def kernel_threads():
     return os.environ.get("OMP_NUM_THREADS") or str(len(os.sched_getaffinity(0)))
 
 
+def shared_kernel_threads(workers):
+    """The thread count for each of ``workers`` grading processes side by side, and their
+    kernels: the usable cores shared among them, at least one each; None where
+    OMP_NUM_THREADS already sets it or one worker has the machine. With a cold kernel's
+    count each, 2 workers on 2 cores ran chapter 4's cells 1.5 times slower: more threads
+    than cores, each intra-op pool waiting on CPU the others held."""
+    if workers <= 1 or os.environ.get("OMP_NUM_THREADS"):
+        return None
+    return max(1, len(os.sched_getaffinity(0)) // workers)
+
+
 def prestart_warm_kernels():
     """Start this process's warm-kernel template now, without waiting for it, where
     kernels will be sandboxed (``autograder.zygote``)."""

@@ -99,3 +99,32 @@ def test_sanitized_markdown_is_rendered_once_and_unchanged():
     assert markdown_block(source) == markdown_block(source) == uncached
     assert markdown_block.cache_info().hits > hits
     assert "<script" not in uncached and "<math" in uncached
+
+
+def test_gradebooks_share_one_engine_per_database_and_work_as_before(tmp_path, monkeypatch):
+    """Gradebook objects on one database share an engine (its compiled queries); what they
+    write and read is unchanged, also with two open at once and after either closes."""
+    import os
+    import sys
+
+    from nbgrader import api
+    from nbgrader.api import Gradebook
+
+    # A new gradebook asks `alembic` (this interpreter's) for its schema version.
+    monkeypatch.setenv("PATH", os.path.dirname(sys.executable) + os.pathsep + os.environ["PATH"])
+    speedups.install()
+    speedups.install()  # idempotent
+    url = f"sqlite:///{tmp_path / 'gradebook.db'}"
+    with Gradebook(url) as outer:
+        outer.add_student("ana")
+        with Gradebook(url) as inner:
+            assert inner.engine is outer.engine
+            inner.add_student("beto")
+        assert [s.id for s in outer.students] == ["ana", "beto"]  # after inner closed
+        outer.add_assignment("ch01")
+    with Gradebook(url) as again:
+        assert [s.id for s in again.students] == ["ana", "beto"]
+        assert [a.name for a in again.assignments] == ["ch01"]
+    with Gradebook(f"sqlite:///{tmp_path / 'otro.db'}") as other:
+        assert other.engine is not again.engine and other.students == []
+    assert hasattr(api.create_engine, "engines")

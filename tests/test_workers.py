@@ -77,3 +77,27 @@ def test_forked_workers_start_as_the_parent_is_now(tmp_path, monkeypatch):
     assert len({pid for _, _, pid, _, _ in results}) == 2
     assert {parent for *_, parent, _ in results} != {os.getpid()}  # the seed's children
     assert {threads for *_, threads in results} == {1}
+
+
+def _threads(task):
+    import torch
+
+    return os.environ.get("OMP_NUM_THREADS"), torch.get_num_threads()
+
+
+def test_workers_side_by_side_share_the_cores(monkeypatch):
+    """Each of several grading workers, and its kernels, gets a share of the cores (more
+    threads than cores slowed every kernel down); a set OMP_NUM_THREADS is left alone."""
+    import functools
+
+    from autograder.sandbox import shared_kernel_threads
+
+    monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: set(range(8)))
+    assert [shared_kernel_threads(n) for n in (1, 2, 3, 8, 16)] == [None, 4, 2, 1, 1]
+    monkeypatch.setenv("OMP_NUM_THREADS", "3")
+    assert shared_kernel_threads(2) is None
+    monkeypatch.delenv("OMP_NUM_THREADS")
+    results = workers.run(["a", "b"], _threads, workers=2, preload=SEEDED,
+                          starter=functools.partial(grading_seed.start_worker, 1))
+    assert results == [("1", 1), ("1", 1)]
