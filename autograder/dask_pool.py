@@ -25,7 +25,9 @@ uses the secret of the machine that runs ``grade``: off a trusted network, use `
 A worker that dies while grading (a kernel that kills it, the machine lost) costs nothing:
 the scheduler runs its task again on another worker, up to the scheduler's
 ``distributed.scheduler.allowed-failures`` (default 3) deaths; a submission that killed
-that many workers is ``grader crashed`` and the rest of the class is graded. Unlike
+that many workers is ``grader crashed`` and the rest of the class is graded. A task
+cancelled on the cluster (from the dashboard, another client) is a ``grader error`` that
+says so, and the rest of the class is graded too. Unlike
 ``LocalPool`` there is no limit on one submission's total time, only the per-cell one.
 """
 
@@ -46,6 +48,10 @@ _one_at_a_time = threading.Lock()
 
 class SchedulerUnreachable(RuntimeError):
     """No Dask scheduler answered at the address given."""
+
+
+class TaskCancelled(RuntimeError):
+    """A task was cancelled on the cluster before it finished."""
 
 
 class DaskPool:
@@ -103,6 +109,8 @@ def run_tasks(client, function, calls, keys=None):
         index = futures.pop(future)
         if future.status == "finished":
             yield index, future.result(), None
+        elif future.status == "cancelled":  # from the dashboard, another client, a restart
+            yield index, None, TaskCancelled(future.key)
         else:
             yield index, None, future.exception()
         future.release()
@@ -115,6 +123,9 @@ def _why(error):
     if isinstance(error, KilledWorker):
         return Status.GRADER_CRASHED, (f"{error.allowed_failures + 1} intentos; murió el "
                                        "trabajador de Dask que la calificaba en cada uno")
+    if isinstance(error, TaskCancelled):
+        return Status.GRADER_ERROR, ("su tarea se canceló en el clúster de Dask antes de "
+                                     "terminar; califícala de nuevo (grade --student ID)")
     return Status.GRADER_ERROR, traceback.format_exception_only(error)[-1].strip()
 
 

@@ -22,31 +22,44 @@ def test_projection_adds_each_chapter_and_the_once_per_run_cost():
     assert project({}) is None
 
 
-def _run(chapter, ours_s, floor_s, stock_s=None, students=12):
+def _run(chapter, ours_s, floor_s, stock_s=None, students=12, work_s=2.0):
     run = ChapterRun(chapter, students, once_s=30.0, warm_up_s=4.0)
     run.walls.update(ours=ours_s * students, floor=floor_s * students)
-    # each notebook's phases sum to 2 s: 1 s of work each on 2 workers
-    run.rows = [("ours", f"s{i}", "correct", {"kernel start": 1.5, "execution": 0.5})
+    # each notebook's phases sum to ``work_s``: work_s / 2 each on 2 workers
+    run.rows = [("ours", f"s{i}", "correct", {"kernel start": work_s - 0.5, "execution": 0.5})
                 for i in range(students)]
+    run.rows += [("floor", f"s{i}", "correct", {"execution": 2 * floor_s})
+                 for i in range(students)]
     if stock_s is not None:
         run.walls["stock"] = stock_s * students
     return run
 
 
+def test_a_chapter_of_a_large_class_pays_its_start_and_drain_once():
+    # 12 notebooks of 2 s of work on 2 workers: 12 s side by side, 4 s more of wall
+    run = _run("01_grafo_dinamico", 16 / 12, 0.3)
+    assert run.unoverlapped("ours", 2) == pytest.approx(4.0)
+    assert run.class_seconds("ours", 2) == pytest.approx(200 * 1.0 + 4.0)
+    assert run.class_seconds("ours", 2, students=12) == pytest.approx(16.0)  # the run itself
+    assert run.class_seconds("stock", 2) is None
+
+
 def test_report_states_the_goals_met_and_not_met():
-    # ours 1.2 s, stock 6 s: both chapter-1 goals met; 200 × 7 × 1.2 s + 30 s = 28.5 min
+    # ours 1.2 s per notebook, 1 s of work each: per chapter 200 × 1 s + the 2.4 s not
+    # overlapped; 7 chapters and 30 s once: 24.1 min (scaling the wall: 28.5); stock 6 s:
+    # both chapter-1 goals met
     text = report([_run("01_grafo_dinamico", 1.2, 0.3, 6.0)], 12, 2, 10)
     assert "stock / ours          5.00" in text
-    assert "28.5 min" in text and "warming its parent" in text
-    assert f"{(200 * 7 * 1.0 + 30) / 60:6.1f} min from the work" in text
+    assert f"{((200 + 2.4) * 7 + 30) / 60:6.1f} min = Σ per chapter" in text
+    assert "  28.5 min scaling the wall" in text and "warming its parent" in text
     goals = text[text.index("Goals"):]
     assert "NOT met" not in goals and goals.count("met") == 3
     assert "indicative only" not in goals
 
-    # ours 4 s on chapters 1 and 4, no stock: the class takes hours; the goal's
-    # configuration differs (3 students)
-    text = report([_run("01_grafo_dinamico", 4.0, 0.3, students=3),
-                   _run("04_loop", 4.0, 0.5, students=3)], 3, 2, 10)
+    # ours 4 s of work per notebook on chapters 1 and 4, no stock: the class takes hours;
+    # the goal's configuration differs (3 students)
+    text = report([_run("01_grafo_dinamico", 4.0, 0.3, students=3, work_s=8.0),
+                   _run("04_loop", 4.0, 0.5, students=3, work_s=8.0)], 3, 2, 10)
     goals = text[text.index("Goals"):]
     assert "indicative only" in goals and "stock not run" in goals
     assert goals.count("NOT met") == 2

@@ -174,6 +174,32 @@ def test_a_task_that_kills_every_worker_it_touches_is_grader_crashed(cluster):
     assert status == Status.GRADER_CRASHED and detail.startswith("2 intentos"), detail
 
 
+@pytest.mark.slow
+def test_a_task_cancelled_on_the_cluster_is_said_and_the_rest_finish(cluster):
+    import threading
+    import uuid
+
+    from autograder.dask_pool import TaskCancelled
+
+    _, client, _ = cluster
+    client.wait_for_workers(2, timeout=60)
+    key = f"lenta-{uuid.uuid4().hex}"
+
+    def cancel_it():  # as the dashboard or another client would, while it runs
+        time.sleep(2)
+        client.cancel([distributed.Future(key, client)])
+
+    threading.Thread(target=cancel_it, daemon=True).start()
+    calls = [("__import__('time').sleep(30)",), ("6 * 7",)]
+    results = sorted(run_tasks(client, eval, calls, keys=[key, f"rapida-{key}"]),
+                     key=lambda result: result[0])
+    (_, _, error), (_, answer, no_error) = results
+    assert (answer, no_error) == (42, None)
+    assert isinstance(error, TaskCancelled)
+    status, detail = _why(error)
+    assert status == Status.GRADER_ERROR and "se canceló" in detail, detail
+
+
 @pytest.mark.parametrize("options, says", [
     ([], "--db-url postgresql://"),
     (["--db-url", "postgresql://x@127.0.0.1:1/curso", "--shard", "1/2"], "--shard"),
