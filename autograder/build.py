@@ -20,6 +20,7 @@ import nbformat
 from nbgrader.api import Gradebook
 
 from autograder import markers
+from autograder.contract import clauses_of, placeholders, render_docstring
 from autograder.course import (
     CONFIG_FILE,
     COURSE_DIR,
@@ -57,12 +58,16 @@ def _cell_id(cell, index):
 
 def expand_exercises(chapter, nb):
     """Each ``exercise``/``test`` marked cell (``autograder.markers``) as nbgrader's cell:
-    grade id = function name, the test's points from the parts the chapter declares."""
+    grade id = function name, the test's points from the parts the chapter declares, the
+    contract's clauses (``autograder.contract``) rendered into the solution's docstring."""
     declared = chapter.module("student").EJERCICIOS
+    clauses = clauses_of(chapter)
     for cell in nb.cells:
         name = markers.solution_cell_of(cell)
         if name is not None:
             cell.metadata["nbgrader"] = markers.solution_metadata(name)
+            if name in clauses or placeholders(cell.source):
+                cell.source = render_docstring(cell.source, clauses.get(name, ()))
         name = markers.graded_cell_of(cell)
         if name is not None:
             if name not in declared:

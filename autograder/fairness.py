@@ -26,6 +26,7 @@ class Row:
     points: float  # worst case over STUDENTS: min if correct, max if wrong
     max_points: float
     diagnosis: str  # of the first student
+    chapter: str = ""
 
     @property
     def points_ok(self):
@@ -47,7 +48,7 @@ def fairness_rows(keys=None):
             scores = [r.puntos for r in results]
             rows.append(Row(v.exercise, v.name, v.expected, v.correct,
                             min(scores) if v.correct else max(scores), results[0].maximo,
-                            results[0].diagnostico or "—"))
+                            results[0].diagnostico or "—", key))
     return rows
 
 
@@ -73,6 +74,7 @@ def report(rows):
                       "—" if r.correct and r.diagnosis == "—" else r.diagnosis, r.expected,
                       verdict))
     text = format_table(lines)
+    text += ["", "per clause (autograder/chapters/chNN/contract.py):"] + clause_report(rows)
     s = summary(rows)
     text.append("")
     text.append("correct variants at full marks: {}/{}".format(*s["correct_full"]))
@@ -81,6 +83,29 @@ def report(rows):
                 f"(required: {MIN_DIAGNOSED:.0%})")
     text.append("FAIRNESS: " + ("PASS" if s["passed"] else "FAIL"))
     return "\n".join(text)
+
+
+def clause_report(rows):
+    """Each clause of the graded chapters: the cases that check it and the worst points of
+    the variants that break it (a clause none of whose variants loses points is flagged)."""
+    from autograder.contract import EVERY_CASE, clauses_of
+
+    by_variant = {(r.chapter, r.exercise, r.variant): r for r in rows}
+    lines = [("exercise", "clause", "checked by", "violated by (points)", "")]
+    for key in sorted({r.chapter for r in rows}):
+        for exercise, clauses in clauses_of(chapter_named(key)).items():
+            for number, clause in enumerate(clauses, 1):
+                cases = ("every case" if clause.cases == EVERY_CASE else
+                         ", ".join(f"{d}={v!r}" for d, v in clause.cases))
+                found = [by_variant.get((key, exercise, name)) for name in clause.violated_by]
+                broken = ", ".join(f"{r.variant} ({r.points:g}/{r.max_points:g})"
+                                   for r in found if r)
+                ok = found and all(r and r.points < r.max_points for r in found)
+                text = " ".join(clause.text.split())
+                lines.append((f"{key} {exercise}", f"{number}. {text[:48]}"
+                              + ("…" if len(text) > 48 else ""), cases, broken or "—",
+                              "ok" if ok else "UNCHECKED"))
+    return format_table(lines) if len(lines) > 1 else ["(no clauses)"]
 
 
 def mutation_report(verdicts):

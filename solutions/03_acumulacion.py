@@ -412,22 +412,9 @@ for sizes in ([4, 4], [6, 2]):
 def micro_batch_weights(sizes, reduction):
     """Los factores por los que multiplicar la pérdida de cada micro-lote para que, al
     acumular sus gradientes, ``.grad`` quede con el gradiente de la pérdida **media** del
-    lote entero.
+    lote entero (las N = ``sum(sizes)`` muestras).
 
-    Recibe ``sizes``, una lista (o tupla) no vacía de enteros ``>= 1``: el número de
-    muestras de cada micro-lote, que pueden ser distintos (el lote entero tiene
-    N = ``sum(sizes)`` muestras), y ``reduction``, ``"mean"`` o ``"sum"``: cómo reduce la
-    pérdida de cada micro-lote las pérdidas de sus muestras (como el argumento
-    ``reduction`` de ``F.cross_entropy`` o ``F.mse_loss``). La pérdida de cada muestra
-    depende solo de esa muestra (sin BatchNorm).
-
-    Devuelve una lista de ``float`` de Python, uno por micro-lote y en el mismo orden: el
-    peso w_i tal que, tras ``(w_i * loss_i).backward()`` para cada micro-lote i sin borrar
-    ``.grad`` entre ellos, ``.grad`` tiene el gradiente de la media de la pérdida sobre las
-    N muestras (lo que daría un solo ``backward()`` del lote entero con
-    ``reduction="mean"``).
-
-    No cambia ``sizes``.
+    <contrato>
     """
     ### BEGIN SOLUTION
     total = sum(sizes)

@@ -38,7 +38,7 @@ class Space:
     fixed: dict = field(default_factory=dict)  # parameter -> why the draws keep it fixed
 
 
-def _values(hidden, dimension, student, secret):
+def drawn_values(hidden, dimension, student, secret):
     values = []
     for shape, seed in plan(hidden.exercise.funcion, {hidden.exercise.funcion: hidden},
                             student=student, secret=secret):
@@ -57,7 +57,7 @@ def coverage(hidden, function, students=20, secret="espacio"):
             problems.append((parameter, "ninguna dimensión la varía y no consta como fija"))
     for dimension in space.dimensions:
         for i in range(students):
-            seen = _values(hidden, dimension, f"estudiante{i}", secret)
+            seen = drawn_values(hidden, dimension, f"estudiante{i}", secret)
             if dimension.varies and len(set(seen)) < 2:
                 problems.append((dimension.name, f"estudiante{i} solo ve {seen[0]!r}"))
                 break

@@ -62,7 +62,8 @@ def _weight_shapes(generator):
     of a single sample, so that sizes 1 and > 1 meet), then one more that is either equal
     sizes (where 1/k is right for "mean") or a single micro-batch. The unequal ones come
     first (they name a mistake best) and no two calls have as many micro-batches (a
-    result that only depends on how many is not taken for a constant one)."""
+    result that only depends on how many is not taken for a constant one). The second call and
+    one of the last two pass ``sizes`` as a tuple, the others as a list."""
     counts = torch.randperm(5, generator=generator)[:3].add(2).tolist()  # distinct, 2..6
     lone = _spread(generator, ("equal", "single"), 2)
     unequal, other = [], []
@@ -79,7 +80,10 @@ def _weight_shapes(generator):
         other.append(((reduction, tuple(sizes)), case_seed(generator)))
     if integer(generator, 0, 1):
         unequal.reverse()
-    return unequal + other
+    cases = unequal + other
+    tuples = {1, integer(generator, 2, 3)}  # the first call keeps a list: it names mistakes
+    return [((*shape, "tuple" if i in tuples else "list"), seed)
+            for i, (shape, seed) in enumerate(cases)]
 
 
 def _expected_weights(sizes, reduction):
@@ -97,6 +101,8 @@ WEIGHTS_SPACE = Space(
         Dimension("sizes.con_uno", lambda i: 1 in i["sizes"], must_include=(True, False)),
         Dimension("sizes.N", lambda i: sum(i["sizes"])),
         Dimension("reduction", lambda i: i["reduction"], must_include=("mean", "sum")),
+        Dimension("sizes.contenedor", lambda i: type(i["sizes"]).__name__,
+                  must_include=("list", "tuple")),
     ),
     fixed={})
 

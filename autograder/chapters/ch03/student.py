@@ -514,9 +514,11 @@ def repetidor(modelo, optimizador):
 
 # ---------------------------------------------------------- exercise 1: micro_batch_weights
 def construir_pesos(generador, forma):
-    """sizes, reduction for ``forma`` = (reduction, tamaños): ``sizes`` as a list."""
-    reduction, tamanos = forma
-    return {"sizes": list(tamanos), "reduction": reduction}
+    """sizes, reduction for ``forma`` = (reduction, tamaños[, "list" o "tuple"]): ``sizes``
+    as a list unless the shape says tuple."""
+    reduction, tamanos, contenedor = _resto(forma, (None, None, "list"))
+    return {"sizes": (tuple if contenedor == "tuple" else list)(tamanos),
+            "reduction": reduction}
 
 
 def observar_pesos(micro_batch_weights, entradas):
@@ -524,7 +526,7 @@ def observar_pesos(micro_batch_weights, entradas):
     antes = list(entradas["sizes"])
     observacion = observar_llamada(micro_batch_weights, entradas["sizes"],
                                    entradas["reduction"])
-    observacion.update(sizes_antes=antes, sizes_despues=sanear(entradas["sizes"]))
+    observacion.update(sizes_antes=antes, sizes_despues=list(sanear(entradas["sizes"])))
     return observacion
 
 
@@ -638,12 +640,12 @@ MICRO_BATCH_WEIGHTS = Ejercicio(
 
 
 def comprobar_micro_batch_weights(micro_batch_weights):
-    """Comprobación pública: micro-lotes de 4, 4 y 2 muestras con ``reduction="mean"`` y de 3 y
-    5 con ``reduction="sum"``; los pesos correctos se buscan por mínimos cuadrados entre los
-    gradientes de cada micro-lote, sin fórmula."""
+    """Comprobación pública: micro-lotes de 4, 4 y 2 muestras con ``reduction="mean"`` (en una
+    lista) y de 3 y 5 con ``reduction="sum"`` (en una tupla); los pesos correctos se buscan
+    por mínimos cuadrados entre los gradientes de cada micro-lote, sin fórmula."""
     casos = [caso_en_proceso(MICRO_BATCH_WEIGHTS, micro_batch_weights, 5, forma,
                              pesos_que_reproducen_el_lote)
-             for forma in (("mean", (4, 4, 2)), ("sum", (3, 5)))]
+             for forma in (("mean", (4, 4, 2)), ("sum", (3, 5), "tuple"))]
     comprobar_casos(MICRO_BATCH_WEIGHTS.partes, casos,
                     "Con tus pesos, la acumulación reproduce el gradiente del lote entero "
                     "(en estos ejemplos).")

@@ -100,10 +100,21 @@ def micro_batch_weights_reductions_swapped(sizes, reduction):
 
 @variant(MB, "efecto_secundario")
 def micro_batch_weights_in_the_callers_list(sizes, reduction):
+    if isinstance(sizes, tuple):  # a tuple cannot be written to: the caller's list can
+        sizes = list(sizes)
     total = sum(sizes)
     for i, n in enumerate(sizes):
         sizes[i] = n / total if reduction == "mean" else 1 / total
     return sizes
+
+
+@variant(MB, "excepcion")
+def micro_batch_weights_edits_a_copy(sizes, reduction):
+    # list.copy(): a tuple has no copy method
+    weights, total = sizes.copy(), sum(sizes)
+    for i, n in enumerate(sizes):
+        weights[i] = n / total if reduction == "mean" else 1 / total
+    return weights
 
 
 @variant(MB, "tipo")
