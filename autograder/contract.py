@@ -14,9 +14,11 @@ the list the tests hold to. Every clause names:
   which the contract tests require to lose points.
 
 ``tests/chapters/test_clauses.py`` holds every exercise to this; the fairness report prints
-each clause with the points of the variants that break it (``clause_rows``).
+each clause with the points of the variants that break it, and the graded feedback cites the
+clause a mistake breaks (``clauses_by_failure``).
 """
 
+import functools
 import re
 import textwrap
 from dataclasses import dataclass
@@ -25,6 +27,10 @@ EVERY_CASE = "todos"
 PLACEHOLDER = "<contrato>"
 HEADING = "Contrato (cada cláusula la comprueba una prueba oculta):"
 WIDTH = 92  # the docstring's lines, indentation included, as the sources' ruff limit allows
+# Diagnoses that say nothing about which clause was broken (a crash, a stub, a fixed answer).
+GENERIC_DIAGNOSES = frozenset({
+    "excepcion", "sin_implementar", "sin_definir", "resultado_fijo", "resultado_constante",
+    "no_reconocido", "manipulacion", "sin_observacion"})
 
 
 @dataclass(frozen=True)
@@ -49,12 +55,45 @@ def clauses_of(chapter):
         return {}
 
 
+def _flat(text):
+    return " ".join(text.split())
+
+
+CITING_STUDENT = CITING_SECRET = "clausulas"
+
+
+@functools.cache
+def clauses_by_failure(chapter_key, exercise, grade):
+    """(part name, diagnosis id) -> the clauses ("N. text") whose violating variants fail that
+    part with that diagnosis: what the graded feedback cites for a failure. ``grade`` is
+    ``autograder.hidden.runner.grade_hidden``; each violating variant is graded once per
+    process, the first time a submission fails this exercise."""
+    from autograder.corpus import all_variants
+    from autograder.course import chapter_named
+
+    chapter = chapter_named(chapter_key)
+    functions = {v.name: v.function for v in all_variants((chapter_key,))
+                 if v.exercise == exercise}
+    table = chapter.module("hidden").HIDDEN
+    found = {}
+    for number, clause in enumerate(clauses_of(chapter).get(exercise, ()), 1):
+        for name in clause.violated_by:
+            if name not in functions:
+                continue
+            result = grade(exercise, table, functions[name], CITING_STUDENT, CITING_SECRET)
+            for part, failure in result.fallos:
+                if failure is not None and failure.diagnostico not in GENERIC_DIAGNOSES:
+                    key = (part.nombre, failure.diagnostico)
+                    found.setdefault(key, {})[f"{number}. {_flat(clause.text)}"] = None
+    return {key: tuple(cited) for key, cited in found.items()}
+
+
 def render(clauses, indent="    "):
     """The numbered list as docstring lines (no trailing newline)."""
     lines = [indent + HEADING, ""]
     for number, clause in enumerate(clauses, 1):
         first = f"{indent}{number}. "
-        lines += textwrap.wrap(" ".join(clause.text.split()), WIDTH, initial_indent=first,
+        lines += textwrap.wrap(_flat(clause.text), WIDTH, initial_indent=first,
                                subsequent_indent=" " * len(first))
     return "\n".join(lines)
 

@@ -68,8 +68,9 @@ def plan(exercise_id, table, student=None, secret=None):
     return [(tuple(shape), int(seed)) for shape, seed in table[exercise_id].draw(generator)]
 
 
-def score(hidden, cases, observations):
-    """Grader side: the Resultado of the observations against the reference."""
+def score(hidden, cases, observations, cite=True):
+    """Grader side: the Resultado of the observations against the reference (``cite``: with
+    the contract's clauses each failure breaks, for the feedback)."""
     built = []
     for (shape, seed), observation in zip(cases, observations):
         with torch.enable_grad():
@@ -79,7 +80,12 @@ def score(hidden, cases, observations):
         built.append(armar_caso(hidden.exercise, observation, expected, originals, shape))
     result = puntuar(hidden.exercise.partes, built, public_answers(hidden))
     # The feedback after grading also says how to fix each mistake; public checks never do.
-    result.arreglos = fixes_for(hidden.exercise.construir.__module__.split(".")[2])
+    chapter = hidden.exercise.construir.__module__.split(".")[2]
+    result.arreglos = fixes_for(chapter)
+    if cite and result.puntos < result.maximo:
+        from autograder.contract import clauses_by_failure
+
+        result.clausulas = clauses_by_failure(chapter, hidden.exercise.funcion, grade_uncited)
     return result
 
 
@@ -159,11 +165,16 @@ def roundtrip(observations):
     return torch.load(buffer, weights_only=True)
 
 
-def grade_hidden(exercise_id, table, function, student=None, secret=None):
+def grade_hidden(exercise_id, table, function, student=None, secret=None, cite=True):
     """The whole hidden test in this process (tests, fairness report, stock nbgrader)."""
     cases = plan(exercise_id, table, student, secret)
     observations = roundtrip(observar_casos(table[exercise_id].exercise, function, cases))
-    return score(table[exercise_id], cases, observations)
+    return score(table[exercise_id], cases, observations, cite)
+
+
+def grade_uncited(exercise_id, table, function, student=None, secret=None):
+    """``grade_hidden`` without the clauses: what citing them grades the corpus with."""
+    return grade_hidden(exercise_id, table, function, student, secret, cite=False)
 
 
 def run_hidden(exercise_id, table, function, student=None, secret=None):

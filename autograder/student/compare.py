@@ -416,6 +416,9 @@ class Resultado:
     # diagnosis id -> how to fix it; the grader fills it (autograder/hidden/fixes.py), so
     # only the feedback after grading shows a fix, never a public check.
     arreglos: dict = field(default_factory=dict)
+    # (part name, diagnosis id) -> the contract's clauses that failure breaks ("N. text"),
+    # also filled by the grader (autograder/contract.py)
+    clausulas: dict = field(default_factory=dict)
 
     def informe(self, titulo):
         lineas = [f"{titulo}: {self.puntos:g} / {self.maximo:g} puntos"]
@@ -431,6 +434,8 @@ class Resultado:
                 mensaje = (texto(fallo.diagnostico, fallo.hechos, arreglo=arreglo) if arreglo
                            else str(fallo))
                 lineas.append("      " + mensaje.replace("\n", "\n      "))
+                for clausula in self.clausulas.get((parte.nombre, fallo.diagnostico), ()):
+                    lineas.append(f"      Lo pide la cláusula {clausula}")
         if sin_puntos:
             lineas.append("  Los requisitos cumplidos no puntúan: solo cuentan si alguna parte "
                           "del resultado es correcta.")

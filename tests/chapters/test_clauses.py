@@ -1,6 +1,7 @@
 """Every exercise's contract is a list of numbered clauses (autograder/contract.py), and each
 clause is kept: hidden cases that check it for every student, a corpus variant that breaks it
-alone and loses points, and the notebook showing exactly that list."""
+alone and loses points, the notebook showing exactly that list, and the graded feedback citing
+the clause a mistake breaks."""
 
 from collections import Counter
 
@@ -8,7 +9,16 @@ import jupytext
 import pytest
 
 from autograder.build import expand_exercises
-from autograder.contract import EVERY_CASE, PLACEHOLDER, clauses_of, placeholders, render
+from autograder.contract import (
+    CITING_SECRET,
+    CITING_STUDENT,
+    EVERY_CASE,
+    GENERIC_DIAGNOSES,
+    PLACEHOLDER,
+    clauses_of,
+    placeholders,
+    render,
+)
 from autograder.corpus import all_variants
 from autograder.course import chapters
 from autograder.hidden.runner import grade_hidden
@@ -87,3 +97,18 @@ def test_a_variant_breaks_one_clause_only(chapter, name):
     named = Counter(v for clause in clauses_of(chapter).get(name, ())
                     for v in clause.violated_by)
     assert [v for v, n in named.items() if n > 1] == []
+
+
+@pytest.mark.parametrize("chapter,name,number,clause", CLAUSES)
+def test_the_feedback_cites_the_clause_a_violating_variant_breaks(chapter, name, number, clause):
+    variants = {v.name: v for v in all_variants((chapter.key,)) if v.exercise == name}
+    hidden = chapter.module("hidden").HIDDEN
+    for variant_name in clause.violated_by:
+        if variant_name not in variants:
+            continue  # reported by the test above
+        result = grade_hidden(name, hidden, variants[variant_name].function, CITING_STUDENT,
+                              CITING_SECRET)
+        specific = [f for _, f in result.fallos
+                    if f is not None and f.diagnostico not in GENERIC_DIAGNOSES]
+        if specific:
+            assert f"Lo pide la cláusula {number}. " in result.informe("Pruebas")
