@@ -6,6 +6,7 @@
 #   make lab     JupyterLab on the course (formgrader): prints URL and token; Ctrl+C stops it
 #   make fairness  grade the variant corpus through the hidden tests (table; fails if unfair)
 #   make canary  torch drift canary: the course under CANARY_TORCH (default 2.14.1)
+#   make gpu-check  chapters 6 and 7 on a CUDA GPU (ci/gpu_check.sh); says so and passes without one
 #   make clean   remove what can be regenerated; keeps (and lists) the secret, gradebook, grades
 
 PYTHON ?= python3
@@ -14,7 +15,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
 .PHONY: env sandbox build check-build grade report check test lint nbval exercises fairness lab clean \
-	clean-private
+	clean-private gpu-check
 
 TIMED := ci/timed.sh
 
@@ -86,6 +87,12 @@ clean:
 # Deletes ALL of build/, the instructor's private data included, naming each thing.
 clean-private:
 	@$(PYTHON) -m autograder.clean --private
+
+# Chapters 6 and 7 verified on a CUDA GPU, each step timed and logged under OUT (default
+# build/gpu-check; README, CI). GPU_PY=python3: a machine whose own python3 has CUDA torch
+# (the device machine), no virtual environment made.
+gpu-check: $(if $(GPU_PY),,env)
+	GPU_PY=$(or $(GPU_PY),$(PY)) ci/gpu_check.sh
 
 # Torch drift canary, before each term: its own venv and build folder (ci/canary.sh).
 .PHONY: canary

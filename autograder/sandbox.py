@@ -6,7 +6,8 @@ A kernel started by ``SandboxedKernelManager`` sees only
   code the student notebooks already carry), read-only, under ``KERNEL_PACKAGE_ROOT``;
 - its own working folder (the submission being graded), read-write;
 - its own kernel folder (the ZMQ ``ipc`` sockets and the connection file);
-- a private, size-capped ``/tmp``, its own ``/proc`` and a minimal ``/dev``;
+- a private, size-capped ``/tmp``, its own ``/proc`` and a minimal ``/dev`` (with an NVIDIA
+  GPU's device files where the machine has one: ``_gpu_args``);
 
 and runs in new user, PID, network, IPC, UTS and cgroup namespaces, in a new session,
 without capabilities or further user namespaces, killed when its parent dies. It cannot
@@ -152,12 +153,19 @@ def _system_args():
     return args
 
 
-def _gpu_args():
-    """NVIDIA devices (and the sysfs CUDA reads) when this machine has them."""
-    devices = sorted(str(p) for p in Path("/dev").glob("nvidia*"))
+def _gpu_args(dev=Path("/dev")):
+    """CUDA in the kernel, where this machine has an NVIDIA GPU: its device files
+    (``/dev/nvidia0``, ``nvidiactl``, ``nvidia-uvm``, ``nvidia-caps/``, ...), the DRM nodes
+    (``/dev/dri``) beside them, and the sysfs CUDA reads, read-only; nothing on a machine
+    without one. Device files are bound with ``--dev-bind``, read-write: a read-only bind
+    in bubblewrap is also ``nodev``, and CUDA opens them for writing."""
+    devices = sorted(str(p) for p in Path(dev).glob("nvidia*"))
     if not devices:
         return []
-    args = [arg for device in devices for arg in ("--dev-bind", device, device)]
+    if (Path(dev) / "dri").is_dir():
+        devices.append(str(Path(dev) / "dri"))
+    args = [arg for device in devices
+            for arg in ("--dev-bind", device, "/dev/" + Path(device).name)]
     return args + ["--ro-bind", "/sys", "/sys"]
 
 

@@ -51,7 +51,10 @@ SOURCE_CELLS = f'''
 
 # %% exercise="{NAME}"
 def {NAME}(x):
-    """The gradient of (x ** 2).sum() with respect to x, by autograd. Leaves x unchanged."""
+    """El gradiente de ``(x ** 2).sum()`` respecto de ``x``, con autograd.
+
+    <contrato>
+    """
     ### BEGIN SOLUTION
     leaf = x.detach().clone().requires_grad_(True)
     (gradient,) = torch.autograd.grad((leaf ** 2).sum(), leaf)
@@ -111,6 +114,14 @@ HIDDEN.update(hidden_table(HiddenExercise(SQUARE_GRAD, _square_shapes, reference
                                          difficulty=1)))
 '''
 
+CLAUSE = "Devuelve el gradiente de ``(x ** 2).sum()`` respecto de ``x`` y no cambia ``x``."
+CONTRACT_DECLARATIONS = f'''
+
+from autograder.contract import EVERY_CASE as _EVERY_CASE, Clause as _Clause  # noqa: E402
+
+CLAUSES["{NAME}"] = (_Clause("{CLAUSE}", _EVERY_CASE, ("{NAME}_without_the_2",)),)
+'''
+
 VARIANT_DECLARATIONS = f'''
 
 @variant("{NAME}", CORRECT)
@@ -123,6 +134,11 @@ def {NAME}_backward(x):
     leaf = x.detach().clone().requires_grad_(True)
     (leaf ** 2).sum().backward()
     return leaf.grad
+
+
+@variant("{NAME}", "factor_2")
+def {NAME}_without_the_2(x):
+    return x.clone()
 
 
 @variant("{NAME}", "sin_implementar")
@@ -145,6 +161,8 @@ def _add_exercise(repo):
     hidden.write_text(hidden.read_text() + HIDDEN_DECLARATIONS)
     variants = folder / "variants.py"
     variants.write_text(variants.read_text() + VARIANT_DECLARATIONS)
+    contract = folder / "contract.py"
+    contract.write_text(contract.read_text() + CONTRACT_DECLARATIONS)
 
 
 def _copy_repository(target):
@@ -177,6 +195,9 @@ def test_an_exercise_added_to_a_chapter_is_built_checked_and_graded(tmp_path):
     notebook = nbformat.read(repo / "notebooks" / f"{ASSIGNMENT}.ipynb", 4)
     ids = [c.metadata.get("nbgrader", {}).get("grade_id") for c in notebook.cells]
     assert ids.count(NAME) == ids.count(f"{NAME}_test") == 1
+    solution = next(c.source for c in notebook.cells
+                    if c.metadata.get("nbgrader", {}).get("grade_id") == NAME)
+    assert f"1. {CLAUSE}" in solution and "<contrato>" not in solution
 
     report = _run(repo, "fairness", "--no-mutants")
     assert f"{NAME}_by_hand" in report and f"{NAME}_stub" in report

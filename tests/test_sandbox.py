@@ -55,6 +55,28 @@ def test_the_command_line_isolates_everything(tmp_path):
     assert not [m for m in inside if "hidden" in m or "variants" in m or "corpus" in m]
 
 
+def test_a_gpu_is_bound_into_the_sandbox_only_where_its_devices_exist(tmp_path, monkeypatch):
+    dev = tmp_path / "dev"
+    dev.mkdir()
+    (dev / "null").touch()
+    (dev / "dri").mkdir()  # DRM alone (an integrated GPU) is no reason to bind anything
+    assert sandbox._gpu_args(dev) == []
+    gpu = ("nvidia0", "nvidiactl", "nvidia-uvm", "nvidia-uvm-tools", "nvidia-caps", "dri")
+    for name in gpu[:-2]:
+        (dev / name).touch()
+    (dev / "nvidia-caps").mkdir()
+    args = sandbox._gpu_args(dev)
+    bound = {args[i + 2]: args[i + 1] for i, a in enumerate(args) if a == "--dev-bind"}
+    assert bound == {f"/dev/{name}": str(dev / name) for name in gpu}
+    assert args[-3:] == ["--ro-bind", "/sys", "/sys"] and "--bind" not in args
+    # In the kernel's command line: after the minimal /dev they are bound into.
+    monkeypatch.setattr(sandbox, "_gpu_args", lambda: args)
+    argv = sandbox.bwrap_argv("bwrap", tmp_path, tmp_path / "k")
+    assert argv.index("--dev") < argv.index("--dev-bind") < argv.index("--tmpfs")
+    monkeypatch.setattr(sandbox, "_gpu_args", lambda: [])
+    assert "--dev-bind" not in sandbox.bwrap_argv("bwrap", tmp_path, tmp_path / "k")
+
+
 @pytest.mark.skipif(not sandbox.isolation().active, reason="bubblewrap is not available here")
 def test_a_sandboxed_process_sees_only_what_it_should(tmp_path):
     work, kernel_dir = tmp_path / "trabajo", tmp_path / "kernel"
