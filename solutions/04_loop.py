@@ -307,32 +307,16 @@ with_dropout.train()
 # %% [markdown]
 # ## Ejercicio 1 · Evaluar un modelo (3 puntos)
 #
-# Escribe `evaluate(model, loader, loss_fn)`. Devuelve la pérdida media **por muestra** y
-# la exactitud, los dos como `float` de Python. Los lotes pueden tener tamaños distintos:
-# no promedies las medias de cada lote. `loss_fn` puede ser cualquier pérdida que promedie
-# sobre su lote (no solo `nn.CrossEntropyLoss()`): usa la que recibes. El modelo que recibes puede tener BatchNorm y
-# llegar en modo entrenamiento (*train mode*) o en modo evaluación (*eval mode*): evalúa en
-# modo evaluación, sin construir grafo, y déjalo al final en el modo en que llegó (como
-# hace `test_loop`).
+# Escribe `evaluate(model, loader, loss_fn)`, como `test_loop`: la pérdida media **por
+# muestra** y la exactitud de `model` sobre `loader`, en modo evaluación y sin construir
+# grafo, dejando todo como llegó. El contrato del docstring dice qué puede llegar y qué se
+# comprueba.
 
 # %% exercise="evaluate"
 def evaluate(model, loader, loss_fn):
     """Pérdida media por muestra y exactitud de ``model`` sobre ``loader``.
 
-    Recibe ``model``, un clasificador que devuelve logits (puede tener BatchNorm, Dropout y
-    submódulos anidados; llega con todos sus módulos en modo entrenamiento o todos en modo
-    evaluación); ``loader``, un iterable de lotes ``(x, y)`` de tamaños quizá distintos; y
-    ``loss_fn``, una función de pérdida que promedia sobre su lote (como
-    ``nn.CrossEntropyLoss()``, pero puede ser otra: úsala a ella).
-
-    Devuelve ``(loss, accuracy)``, dos ``float`` de Python: la media de la pérdida sobre
-    todas las muestras y la fracción de aciertos en [0, 1] (predicción = argmax de los
-    logits).
-
-    Cada pase hacia adelante se hace en modo evaluación y sin construir grafo, también si
-    quien llama tiene autograd activado. Al terminar, todo queda como llegó: el modo de
-    cada submódulo, las estadísticas de BatchNorm, los parámetros y sus ``.grad``, los
-    ajustes de ``loss_fn``, los lotes y el modo de autograd de quien llama.
+    <contrato>
     """
     ### BEGIN SOLUTION
     was_training = model.training
@@ -879,27 +863,14 @@ display(explorer)
 # \mathrm{min\_lr} + (\mathrm{lr} - \mathrm{min\_lr})\cdot
 # \dfrac{1 + \cos\!\big(\pi\,\frac{t - W}{T - W}\big)}{2} & W \le t \le T \end{cases}$$
 #
-# Si el optimizador tiene varios grupos de parámetros, todos con la misma `lr`, la curva se
-# aplica a cada uno. Puedes combinar `LinearLR` y `CosineAnnealingLR` con `SequentialLR`, o
-# escribir el factor con `LambdaLR`. Comprueba a mano que en $t = W$ la tasa vale `lr` y en $t = T$, `min_lr`.
+# Puedes combinar `LinearLR` y `CosineAnnealingLR` con `SequentialLR`, o escribir el factor
+# con `LambdaLR`. Comprueba a mano que en $t = W$ la tasa vale `lr` y en $t = T$, `min_lr`.
 
 # %% exercise="warmup_cosine"
 def warmup_cosine(optimizer, warmup_steps, total_steps, min_lr=0.0):
     """Crea un planificador: calentamiento lineal y después coseno hasta ``min_lr``.
 
-    Recibe ``optimizer``, un optimizador de ``torch.optim`` con uno o varios grupos de
-    parámetros, todos con la misma tasa ``lr`` (la de ``param_groups``, no la de
-    ``optimizer.defaults``; si los grupos ya tienen ``initial_lr``, vale lo mismo que
-    ``lr``); ``warmup_steps`` = W >= 1 y ``total_steps`` = T > W, enteros; ``min_lr``
-    (opcional, 0 por defecto), 0 <= min_lr < lr.
-
-    Tras t llamadas a ``scheduler.step()`` la tasa de cada grupo es
-    lr * (t + 1) / (W + 1) si t < W, y
-    min_lr + (lr - min_lr) * (1 + cos(pi * (t - W) / (T - W))) / 2 si W <= t <= T.
-
-    Devuelve el planificador (un objeto de ``torch.optim.lr_scheduler``, ya creado sobre
-    ``optimizer``). Crearlo solo cambia el ``lr`` de los grupos (e ``initial_lr``): no da
-    ningún paso y no toca los parámetros ni los demás ajustes del optimizador.
+    <contrato>
     """
     ### BEGIN SOLUTION
     warmup = torch.optim.lr_scheduler.LinearLR(
@@ -990,40 +961,20 @@ print(f"exactitud de prueba final: {logbook['exactitud'][-1]:.3f}")
 # - `loader` puede ser un `DataLoader`: recórrelo con `for`, sin indexarlo ni cortarlo.
 # - Un paso del optimizador cada `accum` micro-lotes **y** tras el último lote, aunque su
 #   ciclo esté incompleto (si hay 7 lotes y `accum=3`, los ciclos tienen 3, 3 y 1).
-# - Divide la pérdida de cada micro-lote por el número de micro-lotes de **su** ciclo
-#   (`accum`, o el resto en el ciclo final): así cada paso usa la media de su ciclo.
-# - En cada paso, en este orden: recorte con `torch.nn.utils.clip_grad_norm_` si `max_norm`
-#   no es `None`, `optimizer.step()`, `scheduler.step()` si hay planificador; y pon los
-#   gradientes a cero antes del ciclo siguiente.
-# - Devuelve la media de las pérdidas **sin dividir** de todos los micro-lotes (una por
-#   micro-lote, sin ponderar por su tamaño), como `float`.
+# - Divide la pérdida de cada micro-lote por el número de micro-lotes de **su** ciclo.
+# - En cada paso: recorte si `max_norm` no es `None`, `optimizer.step()`,
+#   `scheduler.step()` si hay planificador; y gradientes a cero antes del ciclo siguiente.
+# - Devuelve la media de las pérdidas **sin dividir** de los micro-lotes, como `float`.
+#
+# El contrato del docstring dice cada detalle que se comprueba.
 
 # %% exercise="train_one_epoch"
 def train_one_epoch(model, loader, loss_fn, optimizer, scheduler=None, accum=1, max_norm=None):
     """Una época de entrenamiento con acumulación de gradientes, recorte y planificador.
 
-    Recibe ``model`` (puede llegar en modo evaluación, del todo o en parte, y tener
-    submódulos anidados; sus ``.grad`` llegan a cero o a ``None``); ``loader``, un iterable
-    con ``len()`` de micro-lotes ``(x, y)`` (una lista o un ``DataLoader``: no lo indexes
-    ni lo cortes); ``loss_fn``, que promedia sobre su lote; ``optimizer``; ``scheduler``
-    (``None`` por defecto); ``accum`` >= 1 (1 por defecto; puede ser mayor que el número
-    de micro-lotes) y ``max_norm`` (``None`` por defecto: sin recorte). Se llama con
-    autograd activado.
+    Se llama con autograd activado.
 
-    Pone el modelo en modo entrenamiento (todos sus submódulos) y lo deja así. Agrupa los
-    micro-lotes en ciclos consecutivos de ``accum`` (el último puede ser más corto) y
-    divide la pérdida de cada micro-lote por la longitud de **su** ciclo antes de
-    ``backward()``. Al final de cada ciclo, en este orden:
-    ``torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm)`` si ``max_norm`` no es
-    ``None``, ``optimizer.step()`` y ``scheduler.step()`` si hay planificador; los
-    gradientes se ponen a cero antes del primer ``backward()`` del ciclo siguiente (cómo
-    quedan los ``.grad`` al terminar la época no importa).
-
-    Devuelve la media de las pérdidas **sin dividir** de todos los micro-lotes (una por
-    micro-lote, sin ponderar por su tamaño: el último de un ``DataLoader`` puede ser más
-    corto), como ``float`` de Python. No cambia nada más: ni los ajustes de ``loss_fn`` ni los del
-    optimizador (salvo lo que cambien sus pasos y el planificador), ni los
-    ``requires_grad``, ni el modo de autograd, ni los micro-lotes.
+    <contrato>
     """
     ### BEGIN SOLUTION
     model.train()
@@ -1568,31 +1519,10 @@ print("el estado del GradScaler (se carga con scaler.load_state_dict):",
 def train_steps(model, optimizer, scheduler, loss_fn, batches, stop, state=None):
     """Entrena hasta el paso ``stop`` y devuelve el estado desde el que se puede reanudar.
 
-    Recibe ``model`` (en modo entrenamiento, con Dropout: usa el generador aleatorio global
-    de torch), ``optimizer`` (con estado propio: momento o los momentos de Adam),
-    ``scheduler`` (de ``torch.optim.lr_scheduler``, con calentamiento; se avanza una vez
-    por paso), ``loss_fn``, ``batches`` (la lista de lotes ``(x, y)`` de todo el
-    entrenamiento: el paso ``t`` usa ``batches[t]``; puede tener más de ``stop`` lotes),
-    ``stop`` (el paso en que se detiene: entrena los pasos que faltan hasta ``stop - 1``) y
-    ``state`` (``None`` por defecto). Se llama con autograd activado.
+    ``model`` tiene Dropout, ``optimizer`` estado propio y ``scheduler`` calentamiento; se
+    llama con autograd activado.
 
-    Sin ``state``, los objetos llegan recién creados y el entrenamiento empieza en el paso
-    0, con el generador global como esté. Con ``state`` (lo que devolvió una llamada
-    anterior, tras ``torch.save`` y ``torch.load(..., weights_only=True)``), los objetos
-    llegan recién creados otra vez (otros pesos iniciales; el mismo tipo y los mismos
-    ajustes) y el generador global en cualquier estado: antes del primer paso restaura el
-    modelo, el optimizador, el planificador, el generador global y el contador de pasos.
-    Puede haber varias interrupciones seguidas.
-
-    Cada paso ``t``: ``loss = loss_fn(model(x), y)`` con el lote ``t``, ``backward()``,
-    ``optimizer.step()``, ``scheduler.step()`` y gradientes a cero.
-
-    Devuelve ``state``: un diccionario que ``torch.save`` guarda y
-    ``torch.load(..., weights_only=True)`` carga (tensores, números, cadenas, listas,
-    tuplas y diccionarios), y una instantánea (seguir entrenando con estos objetos no lo
-    cambia). Reanudar desde él da lo mismo, bit a bit, que no haberse interrumpido: las
-    mismas pérdidas, los mismos parámetros, el mismo estado del optimizador y las mismas
-    tasas.
+    <contrato>
     """
     ### BEGIN SOLUTION
     start = 0

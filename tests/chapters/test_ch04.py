@@ -197,3 +197,50 @@ def test_the_hidden_resumes_include_two_interruptions_and_a_cut_inside_the_warmu
     assert any(len(shape[0]) == 3 for shape, _ in cases)
     assert any(shape[0][0] < shape[-1] and shape[8] == "secuencial" for shape, _ in cases)
     assert all(seed != 8 for _, seed in cases)
+
+
+# ---------------------------------------------------------------- clause families
+def test_the_one_pass_loader_is_used_up_by_a_first_pass():
+    loader = public.UnaPasada([(torch.zeros(2, 3), torch.zeros(2, dtype=torch.long))])
+    assert len(list(loader)) == 1 and list(loader) == []
+    assert len(public.lotes_de(loader)) == 1  # the observer still sees the batches
+
+
+def test_every_student_meets_a_one_sample_batch_a_one_pass_loader_and_a_plain_loss():
+    for student in ("alumna", "alumno", "otra"):
+        inputs = [public.construir_evaluacion(torch.Generator().manual_seed(seed), shape)
+                  for shape, seed in plan("evaluate", hidden.HIDDEN, student, "pruebas")]
+        assert any(isinstance(i["loader"], public.UnaPasada) for i in inputs)
+        assert any(isinstance(i["loader"], tuple) for i in inputs)
+        assert any(min(len(y) for _, y in public.lotes_de(i["loader"])) == 1 for i in inputs)
+        assert any(not isinstance(i["loss_fn"], torch.nn.Module) for i in inputs)
+        assert any(public.profundidad(i["model"]) == 3 for i in inputs)
+
+
+def test_max_norm_zero_is_a_value_and_clips_every_step_to_norm_zero():
+    cases = plan("train_one_epoch", hidden.HIDDEN, "alumna", "pruebas")
+    shape, seed = next((s, d) for s, d in cases if s[6] == 0.0 and s[6] is not None)
+    inputs = public.construir_entrenamiento(torch.Generator().manual_seed(seed), shape)
+    assert inputs["max_norm"] == 0.0
+    observation = public.ejecutar_instrumentado(reference.train_one_epoch, inputs)
+    assert all(torch.count_nonzero(step) == 0 for step in observation["pasos"])
+
+
+def test_a_frozen_parameter_stays_frozen_and_untrained_by_the_reference():
+    cases = plan("train_one_epoch", hidden.HIDDEN, "alumna", "pruebas")
+    shape, seed = next((s, d) for s, d in cases if len(s) > 16 and s[16])
+    inputs = public.construir_entrenamiento(torch.Generator().manual_seed(seed), shape)
+    frozen = [(n, p.detach().clone()) for n, p in inputs["model"].named_parameters()
+              if not p.requires_grad]
+    assert frozen
+    public.ejecutar_instrumentado(reference.train_one_epoch, inputs)
+    after = dict(inputs["model"].named_parameters())
+    for name, before in frozen:
+        assert not after[name].requires_grad and torch.equal(after[name].detach(), before)
+
+
+def test_a_hand_written_scheduler_is_not_a_scheduler():
+    from autograder.chapters.ch04.variants import warmup_cosine_hand_written_class
+
+    result = grade("warmup_cosine", warmup_cosine_hand_written_class)
+    assert result.puntos == 0 and result.diagnostico == "no_es_planificador"

@@ -42,6 +42,11 @@ ARREGLOS = {
                        "número de micro-lotes.",
     "lr_ajena": "Lee la tasa de `optimizer.param_groups[i]['lr']` (o deja que "
                 "`CosineAnnealingLR` la tome).",
+    "min_lr_por_defecto": "Deja la firma como la da el enunciado: "
+                          "`def warmup_cosine(optimizer, warmup_steps, total_steps, "
+                          "min_lr=0.0):`.",
+    "parametro_descongelado": "Quita el `requires_grad_(True)`: `model.train()` y "
+                              "`optimizer.step()` ya entrenan lo que debe entrenarse.",
     "grupos_sin_planificar": "Usa un planificador de `torch.optim.lr_scheduler`, o recorre "
                              "todos los `optimizer.param_groups`.",
     "no_es_planificador": "Devuelve, por ejemplo, `SequentialLR(optimizer, [calentamiento, "

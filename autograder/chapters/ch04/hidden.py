@@ -11,8 +11,11 @@ from autograder.chapters.ch04.student import (
     _lotes,
     ejecutar_instrumentado,
     evaluacion_de_golpe,
+    lotes_de,
     lrs_esperadas,
+    modulo_de_perdida,
     observar_reanudacion,
+    profundidad,
 )
 from autograder.hidden.reference import load_reference
 from autograder.hidden.runner import HiddenExercise, case_seed, checker, hidden_table, integer
@@ -23,12 +26,15 @@ reference = load_reference("ch04")  # the solution cells of solutions/04_*.py
 
 def _epoch_shapes(generator):
     """Four epochs. scheduler, accum and max_norm omitted (their defaults) with momentum and
-    an iterable loader that cannot be sliced; accum=3 with a partial
-    last cycle and a shorter last micro-batch (AdamW, cosine, no clipping: every scale
-    mistake shows, and a mean weighted by sample counts too) on a nested model
-    that arrives half in eval mode with zeroed ``.grad``; accum=2 with clipping tight
-    enough to act and no scheduler; accum larger than the number of batches, cosine, max_norm
-    omitted."""
+    an iterable loader that cannot be sliced, on a model that arrives in eval mode; accum=3
+    with a partial last cycle and a shorter last micro-batch (AdamW, cosine, max_norm=None:
+    every scale mistake shows, and a mean weighted by sample counts too) on a nested model
+    that arrives half in eval mode (its root in train) with zeroed ``.grad`` and a frozen
+    parameter; accum=2 over a tuple with clipping tight enough to act and no scheduler, on
+    a model whose root is in eval mode and its first child in train, with a loss that is a
+    plain function; accum larger than the
+    number of batches, cosine, AdamW and max_norm=0.0 (clipping to norm 0, not "no
+    clipping")."""
     def network():
         return (integer(generator, 4, 8), integer(generator, 2, 5), integer(generator, 3, 6),
                 integer(generator, 2, 4))
@@ -37,27 +43,27 @@ def _epoch_shapes(generator):
         return bool(integer(generator, 0, 1))
 
     def loader():
-        return ("lista", "iterable")[integer(generator, 0, 1)]
+        return ("lista", "iterable", "tupla")[integer(generator, 0, 2)]
 
     def smoothing():
         return (0.0, 0.1)[integer(generator, 0, 1)]
 
     cases = []
     B, D, H, C = network()
-    cases.append((integer(generator, 3, 5), B, D, H, C, 1, 0, "ninguno", "sgd", "iterable", 3,
-                  "eval", False, 0.0, False))
+    cases.append((integer(generator, 3, 5), B, D, H, C, 1, None, "ninguno", "sgd", "iterable",
+                  3, "eval", False, 0.0, False, 0, False))
     B, D, H, C = network()
     n = 3 * integer(generator, 2, 3) + integer(generator, 1, 2)
-    cases.append((n, B, D, H, C, 3, 0, "coseno", "adamw", "lista", 0, "mixto", True, 0.1,
-                   True, integer(generator, 1, B - 1)))
+    cases.append((n, B, D, H, C, 3, None, "coseno", "adamw", "lista", 0, "mixto", True, 0.1,
+                   True, integer(generator, 1, B - 1), True))
     B, D, H, C = network()
-    cases.append((2 * integer(generator, 2, 3), B, D, H, C, 2, 0.3, "ninguno", "sgd", loader(),
-                  0, ("train", "eval")[integer(generator, 0, 1)], coin(), smoothing(), coin(),
-                  integer(generator, 1, B - 1) if coin() else 0))
+    cases.append((2 * integer(generator, 2, 3), B, D, H, C, 2, 0.3, "ninguno", "sgd_simple",
+                  "tupla", 0, "mixto_eval", coin(), smoothing(), coin(),
+                  integer(generator, 1, B - 1) if coin() else 0, coin(), True))
     B, D, H, C = network()
     n = 1
-    cases.append((n, B, D, H, C, n + integer(generator, 1, 3), 0, "coseno", "sgd_simple",
-                   loader(), 1, "eval", coin(), smoothing(), coin()))
+    cases.append((n, B, D, H, C, n + integer(generator, 1, 3), 0.0, "coseno", "adamw",
+                   loader(), 0, "eval", coin(), smoothing(), coin(), 0, coin()))
     return [(shape, case_seed(generator)) for shape in cases]
 
 
@@ -69,22 +75,31 @@ def _modules(inputs):
     return [m.training for m in inputs["model"].modules()]
 
 
+def _start_mode(inputs):
+    modes = _modules(inputs)
+    return ("train" if all(modes) else "eval" if not any(modes) else
+            "mixto" if inputs["model"].training else "mixto_eval")
+
+
 EPOCH_SPACE = Space(dimensions=(
-    Dimension("model.start_mode", lambda e: ("train" if all(_modules(e)) else
-                                              "eval" if not any(_modules(e)) else "mixto"),
-              must_include=("eval", "mixto")),
+    Dimension("model.start_mode", _start_mode, must_include=("eval", "mixto", "mixto_eval")),
+    Dimension("model.congelado", lambda e: any(not p.requires_grad
+                                               for p in e["model"].parameters()),
+              must_include=(True, False)),
     Dimension("model.nested", lambda e: len(list(e["model"].children())),
               must_include=(2, 3)),
     Dimension("model.grad", lambda e: next(e["model"].parameters()).grad is None,
               must_include=(True, False)),
     Dimension("model.D", lambda e: _lotes(e["loader"])[0].shape[1]),
     Dimension("loader.kind", lambda e: type(e["loader"]).__name__,
-              must_include=("list", "Cargador")),
+              must_include=("list", "tuple", "Cargador")),
     Dimension("loader.batches", lambda e: len(e["loader"]), must_include=(1,)),
     Dimension("loader.smaller_last",
               lambda e: len(_lotes(e["loader"])[-1]) < len(_lotes(e["loader"])[1]),
               must_include=(True, False)),
-    Dimension("loss_fn.label_smoothing", lambda e: e["loss_fn"].label_smoothing,
+    Dimension("loss_fn", lambda e: type(e["loss_fn"]).__name__,
+              must_include=("CrossEntropyLoss", "function")),
+    Dimension("loss_fn.label_smoothing", lambda e: modulo_de_perdida(e["loss_fn"]).label_smoothing,
               must_include=(0.0, 0.1)),
     Dimension("optimizer", lambda e: (type(e["optimizer"]).__name__,
                                       e["optimizer"].defaults.get("momentum")),
@@ -96,7 +111,8 @@ EPOCH_SPACE = Space(dimensions=(
               must_include=(True, False)),
     Dimension("accum.more_than_batches", lambda e: e.get("accum", 1) > len(e["loader"]),
               must_include=(True,), varies=False),
-    Dimension("max_norm", lambda e: _omitted(e, "max_norm"), must_include=("omitido", None)),
+    Dimension("max_norm", lambda e: _omitted(e, "max_norm"),
+              must_include=("omitido", None, 0.0)),
 ))
 
 
@@ -109,42 +125,61 @@ def _expected_epoch(*inputs):
 
 
 def _evaluation_shapes(generator):
-    """Three evaluations, each with its own loss function: a flat model in train mode with
-    a smaller last batch; a nested one (a Dropout inside) in eval mode with stale ``.grad``,
-    called under ``no_grad``, over a single full batch; then everything drawn."""
-    def sizes(n, last_full, B, C, D):
+    """Four evaluations, each with its own loss function: a flat model in train mode with a
+    smaller last batch, in a list; a model three levels deep (the Dropout at the bottom) in
+    eval mode with stale ``.grad``, called under ``no_grad``, over a single full batch in a
+    tuple; one two levels deep whose last batch has one sample, with a loss that is a plain
+    function, in a loader that can be iterated once; then the rest drawn, with a
+    MultiMarginLoss."""
+    def sizes(n, last, B, C, D):
         B, C, D = integer(generator, *B), integer(generator, *C), integer(generator, *D)
-        return (n, B, B if last_full else integer(generator, 2, B - 2), D,
-                integer(generator, 3, 6), C)
+        ultimo = {"full": B, "smaller": integer(generator, 2, B - 2), "one": 1}[last]
+        return (n, B, ultimo, D, integer(generator, 3, 6), C)
 
-    coin = lambda: bool(integer(generator, 0, 1))  # noqa: E731
-    first = sizes(integer(generator, 2, 4), False, (5, 6), (2, 3), (2, 3))
-    second = sizes(1, True, (7, 8), (4, 5), (4, 5))
-    third = sizes(integer(generator, 2, 4), coin(), (5, 8), (2, 5), (1, 5))
-    mode = ("train", "eval")[integer(generator, 0, 1)]
-    shapes = [first + ("train", "ce", False, False, False),
-              second + ("eval", "suavizada", True, True, True),
-              third + (mode, "margen", coin(), coin(), coin())]
+    def coin():
+        return bool(integer(generator, 0, 1))
+
+    def pick(options):
+        return options[integer(generator, 0, len(options) - 1)]
+
+    first = sizes(integer(generator, 2, 4), "smaller", (5, 6), (2, 3), (2, 3))
+    second = sizes(1, "full", (7, 8), (4, 5), (4, 5))
+    third = sizes(integer(generator, 2, 3), "one", (5, 7), (2, 4), (2, 4))
+    fourth = sizes(integer(generator, 2, 4), pick(("full", "smaller")), (5, 8), (2, 5), (1, 5))
+    shapes = [first + ("train", "ce", False, False, False, "list"),
+              second + ("eval", "suavizada", True, 3, True, "tuple"),
+              third + (pick(("train", "eval")), "funcion", coin(), 2, coin(), "una_pasada"),
+              fourth + (pick(("train", "eval")), "margen", coin(), pick((1, 2, 3)), coin(),
+                        pick(("list", "tuple", "una_pasada")))]
     return [(shape, case_seed(generator)) for shape in shapes]
+
+
+def _loss_kind(loss_fn):
+    if not isinstance(loss_fn, torch.nn.Module):
+        return ("function", None)
+    return (type(loss_fn).__name__, getattr(loss_fn, "label_smoothing", None))
 
 
 EVALUATION_SPACE = Space(dimensions=(
     Dimension("model.mode", lambda e: e["model"].training, must_include=(True, False)),
-    Dimension("model.nested", lambda e: len(list(e["model"].children())), must_include=(3, 4)),
+    Dimension("model.profundidad", lambda e: profundidad(e["model"]), must_include=(1, 2, 3)),
     Dimension("model.stale_grad", lambda e: e["model"][-1].weight.grad is not None,
               must_include=(True, False)),
     Dimension("model.caller_no_grad", lambda e: e["model"]._llamante_sin_grad,
               must_include=(True, False)),
-    Dimension("model.D", lambda e: e["loader"][0][0].shape[1]),
+    Dimension("model.D", lambda e: lotes_de(e["loader"])[0][0].shape[1]),
     Dimension("model.C", lambda e: e["model"][-1].out_features),
-    Dimension("loader.batches", lambda e: len(e["loader"]), must_include=(1,)),
-    Dimension("loader.batch_size", lambda e: len(e["loader"][0][1])),
-    Dimension("loader.smaller_last", lambda e: len(e["loader"][-1][1]) < len(e["loader"][0][1]),
-              must_include=(True, False)),
-    Dimension("loss_fn", lambda e: (type(e["loss_fn"]).__name__,
-                                    getattr(e["loss_fn"], "label_smoothing", None)),
+    Dimension("loader.tipo", lambda e: type(e["loader"]).__name__,
+              must_include=("list", "tuple", "UnaPasada")),
+    Dimension("loader.batches", lambda e: len(lotes_de(e["loader"])), must_include=(1,)),
+    Dimension("loader.batch_size", lambda e: len(lotes_de(e["loader"])[0][1])),
+    Dimension("loader.smaller_last", lambda e: len(lotes_de(e["loader"])[-1][1])
+              < len(lotes_de(e["loader"])[0][1]), must_include=(True, False)),
+    Dimension("loader.una_muestra", lambda e: min(len(y) for _, y in lotes_de(e["loader"]))
+              == 1, must_include=(True, False)),
+    Dimension("loss_fn", lambda e: _loss_kind(e["loss_fn"]),
               must_include=(("CrossEntropyLoss", 0.0), ("CrossEntropyLoss", 0.3),
-                            ("MultiMarginLoss", None))),
+                            ("MultiMarginLoss", None), ("function", None))),
 ))
 
 
@@ -204,6 +239,7 @@ SCHEDULER_SPACE = Space(dimensions=(
               == e["optimizer"].param_groups[0]["lr"], must_include=(False,),
               varies=False),
     Dimension("warmup_steps", lambda e: e["warmup_steps"], must_include=(1,)),
+    Dimension("warmup_steps.varios", lambda e: e["warmup_steps"] >= 2, must_include=(True,)),
     Dimension("total_steps", lambda e: e["total_steps"]),
     Dimension("total_steps.cosine", lambda e: e["total_steps"] - e["warmup_steps"],
               must_include=(1,)),
@@ -288,6 +324,6 @@ check = checker(HIDDEN)  # what the graded cells of the instructor notebook call
 
 EQUIVALENT_MUTANTS = {
     "warmup_cosine": {
-        "L17:13 sin end_factor=": "LinearLR's end_factor defaults to 1.0, the value dropped",
+        "L5:13 sin end_factor=": "LinearLR's end_factor defaults to 1.0, the value dropped",
     },
 }

@@ -173,6 +173,13 @@ MENSAJES = {
         "`LambdaLR` usaste `min_lr` como si fuera una fracción de `lr`.",
         "`LambdaLR` multiplica la tasa inicial por tu factor. ¿Qué factor final da `min_lr`?",
         "The cosine ends at min_lr·lr: min_lr was used as a factor of lr."),
+    "parametro_descongelado": (
+        "Parámetro descongelado",
+        "`{nombre}` llegó congelado (`requires_grad=False`) y tu función lo hizo entrenable: "
+        "recibió gradiente y el optimizador lo cambió.",
+        "¿Qué parámetros entrena quien llama? Uno con `requires_grad=False` está congelado a "
+        "propósito: no toques su `requires_grad`.",
+        "`{nombre}` arrived frozen (requires_grad=False) and was made trainable."),
     "media_por_muestra": (
         "Media por muestra",
         "`{nombre}` pesa cada pérdida por el tamaño de su micro-lote, pero el último es más "
@@ -200,10 +207,17 @@ MENSAJES = {
         "¿Cambias la tasa de todos los grupos de parámetros del optimizador, o solo la del "
         "primero?",
         "Only the first parameter group follows the schedule; the others do not."),
+    "min_lr_por_defecto": (
+        "`min_lr` omitido no es 0",
+        "Sin `min_lr`, el coseno termina en {final:.4g} y no en 0: el valor por defecto de "
+        "`min_lr` en tu función no es el del contrato.",
+        "¿Qué vale `min_lr` cuando quien llama no lo pasa? Mira la firma de la función.",
+        "With min_lr omitted the cosine ends at {final:.4g}, not 0: the default is not 0."),
     "no_es_planificador": (
         "No es un planificador",
-        "La función devolvió `{tipo}`; se esperaba un planificador con `step()` y "
-        "`get_last_lr()`.",
+        "La función devolvió `{tipo}`; se esperaba un planificador de "
+        "`torch.optim.lr_scheduler` (una instancia de `LRScheduler`), que sabe guardar y "
+        "cargar su estado con `state_dict()`.",
         "¿Qué devuelve tu fábrica? Se espera un planificador de `torch.optim.lr_scheduler` ya "
         "creado sobre el optimizador.",
         "The function returned `{tipo}`, not a learning-rate scheduler."),
@@ -274,29 +288,78 @@ def comparar_numero(nombre, valor, esperado, tiene_grafo=False, factores=None,
 
 
 # ---------------------------------------------------------------- exercise 1: evaluate
+def entropia_templada():
+    """A loss that is a plain function (no ``reduction``, no settings), a new one each
+    time: the mean cross-entropy of the logits at temperature 2."""
+    def perdida(logits, y):
+        return torch.nn.functional.cross_entropy(logits / 2, y)
+    return perdida
+
+
 PERDIDAS_EVALUACION = {
     "ce": lambda: torch.nn.CrossEntropyLoss(),
     "suavizada": lambda: torch.nn.CrossEntropyLoss(label_smoothing=0.3),
     "margen": lambda: torch.nn.MultiMarginLoss(),
+    "funcion": entropia_templada,
 }
 
 
+class UnaPasada:
+    """Batches that can be iterated only once, like a generator: a second pass finds
+    nothing. No ``len()``, no indexing."""
+
+    def __init__(self, lotes):
+        self._lotes = list(lotes)
+        self._usado = False
+
+    def __iter__(self):
+        if self._usado:
+            return iter(())
+        self._usado = True
+        return iter(list(self._lotes))
+
+
+def lotes_de(loader):
+    """The batches of an evaluation loader, without using up a one-pass one."""
+    return list(loader._lotes) if isinstance(loader, UnaPasada) else list(loader)
+
+
+def _anidar(capas, profundidad):
+    """Linear, BatchNorm, Tanh, Linear as a model whose Dropout sits ``profundidad`` levels
+    down (1: flat, the Dropout a child of the root)."""
+    lineal, bn, tanh, salida = capas
+    if profundidad <= 1:
+        return torch.nn.Sequential(lineal, bn, tanh, torch.nn.Dropout(0.4), salida)
+    interno = torch.nn.Sequential(tanh, torch.nn.Dropout(0.4))
+    for _ in range(profundidad - 2):
+        interno = torch.nn.Sequential(interno)
+    return torch.nn.Sequential(torch.nn.Sequential(lineal, bn), interno, salida)
+
+
+def profundidad(modelo):
+    """How many levels down the deepest submodule sits (a flat model: 1)."""
+    def nivel(m):
+        hijos = list(m.children())
+        return 0 if not hijos else 1 + max(nivel(h) for h in hijos)
+    return nivel(modelo)
+
+
 def construir_evaluacion(generador, forma):
-    """model (with BatchNorm), loader with a smaller last batch, loss_fn; ``forma`` =
-    (n_lotes, tam_lote, tam_ultimo, D, H, C[, modo[, perdida, sin_grad, anidado, grad]]):
-    modo "train" (default) or "eval", the mode the model arrives in, and must be left in;
+    """model (with BatchNorm and Dropout), loader, loss_fn; ``forma`` = (n_lotes, tam_lote,
+    tam_ultimo, D, H, C[, modo[, perdida, sin_grad, anidado, grad[, contenedor]]]): modo
+    "train" (default) or "eval", the mode every submodule arrives in, and must be left in;
     perdida a key of PERDIDAS_EVALUACION (a loss that averages over its batch); sin_grad:
     the caller runs evaluate under ``torch.no_grad()`` (read by the observer from the model's
-    ``_llamante_sin_grad``); anidado: the layers inside submodules, with a Dropout; grad: the
-    parameters arrive with a stale ``.grad`` (evaluate must leave it)."""
+    ``_llamante_sin_grad``); anidado: how deep the Dropout sits (False/0 or 1: flat, True: 2
+    levels, or the number of levels); grad: the parameters arrive with a stale ``.grad``
+    (evaluate must leave it); contenedor "list" (default), "tuple" or "una_pasada" (a
+    ``UnaPasada``: it can be iterated once). ``tam_ultimo`` may be 1."""
     n, B, ultimo, D, H, C = forma[:6]
     perdida, sin_grad, anidado, grad = forma[7:11] if len(forma) > 7 else ("ce", False,
                                                                            False, False)
-    modelo = red_clasificadora(generador, D, H, C, batchnorm=True)
-    if anidado:
-        modelo = torch.nn.Sequential(torch.nn.Sequential(modelo[0], modelo[1]),
-                                     torch.nn.Sequential(modelo[2], torch.nn.Dropout(0.4)),
-                                     modelo[3])
+    contenedor = forma[11] if len(forma) > 11 else "list"
+    capas = red_clasificadora(generador, D, H, C, batchnorm=True)
+    modelo = _anidar(list(capas), 2 if anidado is True else int(anidado or 1))
     lotes = []
     for i in range(n):
         tam = ultimo if i == n - 1 else B
@@ -312,7 +375,8 @@ def construir_evaluacion(generador, forma):
             p.grad = torch.randn(p.shape, generator=generador, dtype=torch.float64)
     modelo.train(_modo_inicial(forma) == "train")
     modelo._llamante_sin_grad = bool(sin_grad)
-    return {"model": modelo, "loader": lotes, "loss_fn": PERDIDAS_EVALUACION[perdida]()}
+    loader = {"list": list, "tuple": tuple, "una_pasada": UnaPasada}[contenedor](lotes)
+    return {"model": modelo, "loader": loader, "loss_fn": PERDIDAS_EVALUACION[perdida]()}
 
 
 def observar_evaluacion(evaluate, entradas):
@@ -322,7 +386,7 @@ def observar_evaluacion(evaluate, entradas):
     modelo = entradas["model"]
     llamadas, crudo = [], {}
     buffers = {k: b.detach().clone() for k, b in modelo.named_buffers()}
-    lotes = [t.detach().clone() for lote in entradas["loader"] for t in lote]
+    lotes = [t.detach().clone() for lote in lotes_de(entradas["loader"]) for t in lote]
 
     def guardar(*args):
         crudo["valor"] = evaluate(*args)
@@ -341,7 +405,7 @@ def observar_evaluacion(evaluate, entradas):
     grafos = ([isinstance(v, torch.Tensor) and v.grad_fn is not None for v in valor]
               if type(valor) in (tuple, list) else [])
     despues["loader"] = all(torch.equal(a, b) for a, b in zip(
-        lotes, [t for lote in entradas["loader"] for t in lote]))
+        lotes, [t for lote in lotes_de(entradas["loader"]) for t in lote]))
     antes["loader"] = True
     observacion.update(
         llamadas=llamadas, grafos=grafos, estado_antes=antes, estado_despues=despues,
@@ -431,8 +495,9 @@ def evaluacion_de_golpe(model, loader, loss_fn):
     """The public oracle: one pass over all the samples at once, on a copy in eval mode,
     ``loss_fn`` applied to each sample alone (it averages over its batch)."""
     copia = copy.deepcopy(model).eval()
-    x = torch.cat([xb for xb, _ in loader])
-    y = torch.cat([yb for _, yb in loader])
+    lotes = lotes_de(loader)
+    x = torch.cat([xb for xb, _ in lotes])
+    y = torch.cat([yb for _, yb in lotes])
     with torch.no_grad():
         logits = copia(x)
         por_muestra = torch.stack([loss_fn(logits[i:i + 1], y[i:i + 1]).double()
@@ -440,7 +505,7 @@ def evaluacion_de_golpe(model, loader, loss_fn):
         doble_softmax = loss_fn(logits.softmax(1), y)
         entropia = torch.nn.functional.cross_entropy(logits, y)
         acierto = (logits.argmax(1) == y).double()
-    tamanos = [len(yb) for _, yb in loader]
+    tamanos = [len(yb) for _, yb in lotes]
     trozos_p, trozos_a = torch.split(por_muestra, tamanos), torch.split(acierto, tamanos)
     return {"perdida": por_muestra.mean().item(), "exactitud": acierto.mean().item(),
             "perdida_doble_softmax": doble_softmax.item(),
@@ -450,14 +515,19 @@ def evaluacion_de_golpe(model, loader, loss_fn):
 
 
 def comprobar_evaluate(evaluate):
-    """Comprobación pública: un modelo con BatchNorm y lotes de 6, 6 y 3 muestras; llega en modo
-    entrenamiento, y después (otro modelo, con una pérdida con suavizado de etiquetas y
-    gradientes viejos) en modo evaluación; debe quedar como llegó."""
-    for forma, exito in (((3, 6, 3, 4, 5, 3, "train"),
+    """Comprobación pública: un modelo con BatchNorm y Dropout anidado, lotes de 6, 6 y 3
+    muestras que solo se pueden recorrer una vez; llega en modo entrenamiento. Después, otro
+    modelo más anidado, con una pérdida con suavizado de etiquetas, gradientes viejos y un
+    último lote de una muestra en una tupla, llega en modo evaluación y se evalúa dentro de
+    ``torch.no_grad()``; y uno plano con una pérdida que es una función. Cada uno debe quedar
+    como llegó."""
+    for forma, exito in (((3, 6, 3, 4, 5, 3, "train", "ce", False, 2, False, "una_pasada"),
                           "y el modelo vuelve a modo entrenamiento."),
-                         ((3, 6, 3, 4, 5, 3, "eval", "suavizada", False, False, True),
+                         ((3, 6, 1, 4, 5, 3, "eval", "suavizada", True, 3, True, "tuple"),
                           "y el modelo que llegó en modo evaluación sigue así (con otra "
-                          "`loss_fn`).")):
+                          "`loss_fn`, dentro de `torch.no_grad()`)."),
+                         ((2, 5, 5, 3, 4, 3, "train", "funcion", False, 1, False, "list"),
+                          "también con una `loss_fn` que es una función.")):
         caso = caso_en_proceso(EVALUATE, evaluate, 5, forma, evaluacion_de_golpe)
         comprobar(EVALUATE.partes, caso,
                   f"Pérdida y exactitud correctas, sin grafo, en modo evaluación, {exito}")
@@ -513,7 +583,7 @@ def observar_planificador(warmup_cosine, entradas):
     if observacion["error"] is not None:
         return observacion
     planificador = crudo["planificador"]
-    if not callable(getattr(planificador, "step", None)):
+    if not isinstance(planificador, torch.optim.lr_scheduler.LRScheduler):
         observacion["resultado"] = {"__objeto__": type(planificador).__name__,
                                     "valor": observacion["resultado"]}
         return observacion
@@ -616,6 +686,9 @@ def _coseno(caso):
     tramo = lrs[W:, 0]
     if not cerca(tramo, esperadas["correcta"][W:]):
         min_lr = caso.datos["min_lr"]
+        if caso.datos.get("min_lr_omitido") and cerca(tramo[:1], esperadas["correcta"][W:W + 1]) \
+                and abs(tramo[-1].item()) > 1e-12:
+            fallar("min_lr_por_defecto", final=tramo[-1].item())
         if cerca(tramo, esperadas["tmax_total"][W:]):
             fallar("coseno_tmax_total")
         if cerca(tramo, esperadas["sin_min_lr"][W:]):
@@ -639,7 +712,8 @@ def _planificador_sin_efectos(caso):
 
 
 def contexto_planificador(forma):
-    return {"W": int(forma[0]), "min_lr": float(forma[3] or 0.0)}
+    return {"W": int(forma[0]), "min_lr": float(forma[3] or 0.0),
+            "min_lr_omitido": forma[3] is None}
 
 
 WARMUP_COSINE = Ejercicio(
@@ -656,7 +730,8 @@ WARMUP_COSINE = Ejercicio(
 
 def comprobar_warmup_cosine(warmup_cosine):
     """Comprobación pública: W=5, total_steps=30, lr=0.1, min_lr=0.001, frente a la fórmula
-    cerrada; después W=2, total_steps=8, lr=0.05, min_lr=0.005 con dos grupos de parámetros."""
+    cerrada; después W=2, total_steps=8, lr=0.05, min_lr=0.005 con dos grupos de parámetros;
+    y W=1, total_steps=2, lr=0.2 sin min_lr."""
     caso = caso_en_proceso(WARMUP_COSINE, warmup_cosine, 6, (5, 30, 0.1, 0.001), lrs_esperadas)
     comprobar(WARMUP_COSINE.partes, caso,
               "Las 31 tasas de aprendizaje siguen el calentamiento y el coseno del contrato.")
@@ -664,6 +739,10 @@ def comprobar_warmup_cosine(warmup_cosine):
                            lrs_esperadas)
     comprobar(WARMUP_COSINE.partes, caso,
               "También con otra lr y dos grupos de parámetros.")
+    caso = caso_en_proceso(WARMUP_COSINE, warmup_cosine, 9, (1, 2, 0.2, None, 1, True),
+                           lrs_esperadas)
+    comprobar(WARMUP_COSINE.partes, caso,
+              "Y en el borde: W = 1, un solo paso de coseno y min_lr omitido.")
 
 
 # ---------------------------------------------------------------- exercise 3: train_one_epoch
@@ -688,29 +767,38 @@ class Cargador:
 def construir_entrenamiento(generador, forma):
     """Inputs of train_one_epoch for ``forma`` = (n_lotes, tam_lote, D, H, C, accum,
     max_norm, planificador, optimizador[, cargador, omitidos, inicio, anidado, suavizado,
-    grad, ultimo]).
+    grad, ultimo[, congelado[, funcion]]]).
 
-    ``max_norm`` 0 means None; planificador "coseno" or "ninguno"; optimizador "sgd"
-    (momentum), "sgd_simple" or "adamw"; cargador "lista" or "iterable" (a ``Cargador``);
-    omitidos: how many trailing arguments the call leaves to their defaults (0 to 3:
-    max_norm, accum, scheduler); inicio "eval", "train" or "mixto" (the top module in
-    train mode, the first layer in eval mode); anidado: the layers inside submodules;
-    suavizado: the loss's label smoothing; grad: the parameters arrive with ``.grad``
-    zeroed (not None); ultimo: the size of a shorter last micro-batch (0: all the same).
-    The public example: a list, eval mode, nothing omitted.
+    ``max_norm`` None (no clipping) or a number, 0.0 included; planificador "coseno" or
+    "ninguno"; optimizador "sgd" (momentum), "sgd_simple" or "adamw"; cargador "lista",
+    "tupla" or "iterable" (a ``Cargador``); omitidos: how many trailing arguments the call
+    leaves to their defaults (0 to 3: max_norm, accum, scheduler); inicio "eval", "train",
+    "mixto" (the top module in train mode, its first child in eval mode) or "mixto_eval"
+    (the top module in eval mode, its first child in train mode); anidado: the layers
+    inside submodules; suavizado: the loss's label smoothing; grad: the trainable
+    parameters arrive with ``.grad`` zeroed (not None); ultimo: the size of a shorter last
+    micro-batch (0: all the same); congelado: the first layer's bias is frozen
+    (``requires_grad=False``, still in the optimizer, which skips it); funcion: the loss is
+    a plain function, not a module.
+    The public example: an iterable, eval mode, nothing omitted.
     """
     n, B, D, H, C, accum, max_norm, planificador, optimizador = forma[:9]
     cargador, omitidos, inicio, anidado, suavizado, grad = (
         forma[9:15] if len(forma) > 9 else ("lista", 0, "eval", False, 0.0, False))
+    congelado = len(forma) > 16 and forma[16]
     modelo = red_clasificadora(generador, D, H, C)
     if anidado:
         modelo = torch.nn.Sequential(torch.nn.Sequential(modelo[0], modelo[1]), modelo[2])
-    modelo.train(inicio != "eval")
-    if inicio == "mixto":
-        next(iter(modelo.children())).eval()
+    modelo.train(inicio not in ("eval", "mixto_eval"))
+    if inicio in ("mixto", "mixto_eval"):
+        next(iter(modelo.children())).train(inicio == "mixto_eval")
+    if congelado:
+        next(m for m in modelo.modules() if isinstance(m, torch.nn.Linear)).bias.requires_grad_(
+            False)
     if grad:
         for p in modelo.parameters():
-            p.grad = torch.zeros_like(p)
+            if p.requires_grad:
+                p.grad = torch.zeros_like(p)
     tamanos = [B] * n
     if len(forma) > 15 and forma[15]:  # a shorter last micro-batch, as a DataLoader gives
         tamanos[-1] = forma[15]
@@ -725,13 +813,33 @@ def construir_entrenamiento(generador, forma):
     pasos = -(-n // accum)
     planificador = (torch.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=pasos, eta_min=0.01)
                     if planificador == "coseno" else None)
-    entradas = {"model": modelo, "loader": Cargador(lotes) if cargador == "iterable" else lotes,
-                "loss_fn": torch.nn.CrossEntropyLoss(label_smoothing=float(suavizado)),
+    loader = {"lista": list, "tupla": tuple, "iterable": Cargador}[cargador](lotes)
+    entradas = {"model": modelo, "loader": loader,
+                "loss_fn": _perdida_de_entrenamiento(float(suavizado),
+                                                     len(forma) > 17 and forma[17]),
                 "optimizer": opt, "scheduler": planificador, "accum": int(accum),
-                "max_norm": float(max_norm) if max_norm else None}
+                "max_norm": None if max_norm is None else float(max_norm)}
     for nombre in ("max_norm", "accum", "scheduler")[:omitidos]:
         del entradas[nombre]
     return entradas
+
+
+def _perdida_de_entrenamiento(suavizado, funcion):
+    """CrossEntropyLoss(label_smoothing=suavizado), or the same loss as a plain function
+    (no ``reduction``, no settings) that calls it: ``_modulo`` is what the observer hooks."""
+    modulo = torch.nn.CrossEntropyLoss(label_smoothing=suavizado)
+    if not funcion:
+        return modulo
+
+    def perdida(logits, y):
+        return modulo(logits, y)
+    perdida._modulo = modulo
+    return perdida
+
+
+def modulo_de_perdida(loss_fn):
+    """The module behind a training loss (itself, or the one a plain function calls)."""
+    return getattr(loss_fn, "_modulo", loss_fn)
 
 
 def _plano(parametros):
@@ -747,7 +855,8 @@ def _lotes(loader):
 def _estado_entrenamiento(entradas):
     """``estado`` of the model and the loss, with the optimizer's settings (its state and
     lr are training's to change) and the scheduler's presence."""
-    foto = estado({k: v for k, v in entradas.items() if k in ("model", "loss_fn")})
+    foto = estado({"model": entradas["model"],
+                   "loss_fn": modulo_de_perdida(entradas["loss_fn"])})
     for i, grupo in enumerate(entradas["optimizer"].param_groups):
         for clave, v in grupo.items():
             if clave not in ("params", "lr", "initial_lr"):
@@ -761,7 +870,7 @@ def ejecutar_instrumentado(funcion, entradas):
     """Run ``funcion`` on instrumented inputs; plain data about everything it did."""
     modelo, opt = entradas["model"], entradas["optimizer"]
     planificador = entradas.get("scheduler")
-    perdida = entradas["loss_fn"]
+    perdida = modulo_de_perdida(entradas["loss_fn"])
     parametros = list(modelo.parameters())
     traza, pasos, modos, perdidas, crudo = [], [], [], [], {}
 
@@ -842,8 +951,8 @@ def contexto_entrenamiento(forma):
     tamanos = [B] * n
     if len(forma) > 15 and forma[15]:
         tamanos[-1] = forma[15]
-    return {"n_lotes": n, "accum": accum, "max_norm": float(max_norm) if max_norm else None,
-            "tamanos": tamanos}
+    return {"n_lotes": n, "accum": accum,
+            "max_norm": None if max_norm is None else float(max_norm), "tamanos": tamanos}
 
 
 def _sin(traza, etiqueta):
@@ -917,7 +1026,16 @@ def _pasos_comparables(datos):
     return list(zip(obtenidos, esperados))
 
 
+def _descongelados(caso):
+    """A parameter that arrived frozen and left trainable: every value part says so."""
+    antes, despues = caso.datos["estado_antes"], caso.datos["estado_despues"]
+    for nombre in cambios(antes, despues):
+        if nombre.endswith(".requires_grad") and antes[nombre] is False:
+            fallar("parametro_descongelado", nombre=nombre[:-len(".requires_grad")])
+
+
 def _gradientes_de_cada_paso(caso):
+    _descongelados(caso)
     datos = caso.datos
     n, accum, max_norm = datos["n_lotes"], datos["accum"], datos["max_norm"]
     obtenidos = datos["pasos"]
@@ -929,7 +1047,8 @@ def _gradientes_de_cada_paso(caso):
             fallar("zero_grad_ausente")
         if zero_grad_dentro_del_ciclo(datos["traza"]):
             fallar("zero_grad_en_microlote")
-        if max_norm and torch.linalg.vector_norm(obtenido).item() > max_norm * (1 + 1e-6):
+        if max_norm is not None and (torch.linalg.vector_norm(obtenido).item()
+                                     > max_norm * (1 + 1e-6) + 1e-12):
             fallar("recorte_fuera_de_lugar")
         factores = {}
         if k == len(esperados) - 1 and n % accum:  # the last, partial cycle
@@ -943,6 +1062,7 @@ def _gradientes_de_cada_paso(caso):
 def _parametros_finales(caso):
     """Judged where the student took as many steps as the reference: a missing or extra
     step is the order's mistake (and an extra one, the gradients'), not this part's."""
+    _descongelados(caso)
     datos = caso.datos
     if len(datos["pasos"]) != len(datos["esperado"]["pasos"]):
         _pasos_comparables(datos)  # no step at all fails here too
@@ -958,6 +1078,7 @@ def _entrenamiento_sin_efectos(caso):
     """Nothing changes but what training changes: parameters, gradients, buffers, modes,
     the optimizer's state and lr, the scheduler's state."""
     verificar_sin_efectos(caso, permitidos=("model.",))
+    _descongelados(caso)
     distintos = [n for n in cambios(caso.datos["estado_antes"], caso.datos["estado_despues"])
                  if n.endswith(".requires_grad")]
     if distintos:
@@ -965,6 +1086,7 @@ def _entrenamiento_sin_efectos(caso):
 
 
 def _perdida_devuelta(caso):
+    _descongelados(caso)
     datos = caso.datos
     n, accum, perdidas = datos["n_lotes"], datos["accum"], datos["esperado"]["perdidas"]
     divididas = [p / min(accum, n - (i - i % accum)) for i, p in enumerate(perdidas)]
@@ -1016,6 +1138,9 @@ def entrenamiento_a_mano(model, loader, loss_fn, optimizer, scheduler, accum, ma
             salida = torch.func.functional_call(
                 copia, dict(zip([k for k, _ in model.named_parameters()], hojas)), (x,))
             gradientes = torch.autograd.grad(torch.nn.functional.cross_entropy(salida, y), hojas)
+        # a frozen parameter gets no gradient: zero in what the step sees, and no update
+        gradientes = [g if p.requires_grad else torch.zeros_like(g)
+                      for g, p in zip(gradientes, model.parameters())]
         with torch.no_grad():
             for xb, yb in ciclo:
                 perdidas.append(torch.nn.functional.cross_entropy(
@@ -1023,7 +1148,7 @@ def entrenamiento_a_mano(model, loader, loss_fn, optimizer, scheduler, accum, ma
                         [k for k, _ in model.named_parameters()], params)), (xb,)), yb).item())
         plano = torch.cat([g.flatten() for g in gradientes])
         traza += ["backward"] * len(ciclo)
-        if max_norm:
+        if max_norm is not None:
             traza.append("clip_grad_norm_")
             plano = plano * min(1.0, max_norm / (torch.linalg.vector_norm(plano).item() + 1e-6))
         traza += ["optimizer.step", "scheduler.step", "optimizer.zero_grad"]
@@ -1037,13 +1162,22 @@ def entrenamiento_a_mano(model, loader, loss_fn, optimizer, scheduler, accum, ma
 
 def comprobar_train_one_epoch(train_one_epoch):
     """Comprobación pública: 5 micro-lotes de un cargador que no se puede cortar (el último más
-    corto), ``accum=2`` (un último ciclo incompleto), recorte y coseno."""
+    corto), ``accum=2`` (un último ciclo incompleto), recorte y coseno; después 2 micro-lotes
+    en una tupla, ``accum=3`` (más que micro-lotes), ``max_norm=0.0``, un modelo anidado en
+    modo entrenamiento con un hijo en modo evaluación, un parámetro congelado y una
+    ``loss_fn`` que es una función."""
     caso = caso_en_proceso(TRAIN_ONE_EPOCH, train_one_epoch, 4,
                            (5, 6, 3, 5, 3, 2, 0.6, "coseno", "sgd_simple", "iterable", 0, "eval",
                             False, 0.0, False, 4), entrenamiento_a_mano)
     comprobar(TRAIN_ONE_EPOCH.partes, caso,
               "El orden, los gradientes de cada paso, los parámetros y la pérdida coinciden "
               "(en este ejemplo pequeño).")
+    caso = caso_en_proceso(TRAIN_ONE_EPOCH, train_one_epoch, 5,
+                           (2, 4, 3, 4, 3, 3, 0.0, "coseno", "sgd_simple", "tupla", 0,
+                            "mixto", True, 0.0, True, 0, True, True), entrenamiento_a_mano)
+    comprobar(TRAIN_ONE_EPOCH.partes, caso,
+              "También con una tupla, un solo ciclo incompleto, max_norm=0.0, un modelo "
+              "mezclado, un parámetro congelado y una pérdida que es una función.")
 
 
 # ---------------------------------------------------------------- exercise 4: train_steps
@@ -1402,10 +1536,13 @@ def _seguida_sin_estado(caso):
     if seguida["last_epoch"] != esperado["last_epoch"]:
         fallar("scheduler_veces", veces=seguida["last_epoch"],
                veces_esperadas=esperado["last_epoch"])
+    tasas, esperadas = _serie([p["lrs"] for p in seguida["pasos"]]), _serie(esperado["lrs"])
+    if (len(tasas) > 1 and tasas.shape == esperadas.shape and not cerca(tasas, esperadas)
+            and cerca(tasas[:-1], esperadas[1:])):
+        fallar("scheduler_antes_que_optimizer")  # every step used the next step's rate
     exigir(diagnosticar_escala("las pérdidas de cada paso", _serie(seguida["perdidas"]),
                                _serie(esperado["perdidas"])))
-    exigir(diagnosticar_escala("las tasas de cada paso", _serie(
-        [p["lrs"] for p in seguida["pasos"]]), _serie(esperado["lrs"])))
+    exigir(diagnosticar_escala("las tasas de cada paso", tasas, esperadas))
     exigir(diagnosticar_escala("los parámetros al final", seguida["final"],
                                esperado["parametros"]))
 

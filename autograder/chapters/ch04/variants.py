@@ -34,7 +34,7 @@ def train_one_epoch_by_cycles(model, loader, loss_fn, optimizer, scheduler=None,
             loss = loss_fn(model(x), y)
             losses.append(loss.item())
             (loss / len(cycle)).backward()
-        if max_norm:
+        if max_norm is not None:
             torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm=max_norm)
         optimizer.step()
         if scheduler:
@@ -71,10 +71,13 @@ def train_one_epoch_manual_none_and_clip_value(model, loader, loss_fn, optimizer
 
 def _train(model, loader, loss_fn, optimizer, scheduler, accum, max_norm, *, divide="cycle",
            partial_step=True, sched_first=False, zero=True, clip_after=False, train=True,
-           log_tensor=False, step_each=False, zero_each=False, sched_each=False):
+           log_tensor=False, step_each=False, zero_each=False, sched_each=False,
+           clip_if=lambda max_norm: max_norm is not None):
     """The reference loop with one knob per classic mistake."""
-    if train:
+    if train is True:
         model.train()
+    elif train:
+        train(model)
     n = len(loader)
     total = 0.0
     for i, (x, y) in enumerate(loader):
@@ -87,7 +90,7 @@ def _train(model, loader, loss_fn, optimizer, scheduler, accum, max_norm, *, div
         total = total + (loss if log_tensor else loss.item())
         end = (i + 1) % accum == 0 or (partial_step and i + 1 == n) or step_each
         if end:
-            if max_norm is not None and not clip_after:
+            if clip_if(max_norm) and not clip_after:
                 torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm)
             if sched_first and scheduler is not None:
                 scheduler.step()
@@ -101,6 +104,68 @@ def _train(model, loader, loss_fn, optimizer, scheduler, accum, max_norm, *, div
         if sched_each and scheduler is not None:
             scheduler.step()  # outside the if: once per micro-batch
     return total / n
+
+
+@variant(TE, "modelo_en_eval")
+def train_one_epoch_trains_only_if_in_eval(model, loader, loss_fn, optimizer, scheduler=None,
+                                           accum=1, max_norm=None):
+    # model.train() only "if it is not training": a child in eval under a root in train stays
+    def train(m):
+        if not m.training:
+            m.train()
+    return _train(model, loader, loss_fn, optimizer, scheduler, accum, max_norm, train=train)
+
+
+@variant(TE, "modelo_en_eval")
+def train_one_epoch_sets_the_flag_only(model, loader, loss_fn, optimizer, scheduler=None,
+                                       accum=1, max_norm=None):
+    # model.training = True: the root's flag, not its submodules'
+    def train(m):
+        m.training = True
+    return _train(model, loader, loss_fn, optimizer, scheduler, accum, max_norm, train=train)
+
+
+@variant(TE, "recorte_fuera_de_lugar")
+def train_one_epoch_clips_if_max_norm_truthy(model, loader, loss_fn, optimizer, scheduler=None,
+                                             accum=1, max_norm=None):
+    # `if max_norm:`: max_norm=0.0 is a value, and it skips the clipping
+    return _train(model, loader, loss_fn, optimizer, scheduler, accum, max_norm,
+                  clip_if=bool)
+
+
+@variant(TE, "parametro_descongelado")
+def train_one_epoch_unfreezes(model, loader, loss_fn, optimizer, scheduler=None, accum=1,
+                              max_norm=None):
+    # requires_grad_(True) "to train the whole model": a frozen parameter trains too
+    model.requires_grad_(True)
+    return _train(model, loader, loss_fn, optimizer, scheduler, accum, max_norm)
+
+
+@variant(TE, "excepcion")
+def train_one_epoch_sums_then_divides(model, loader, loss_fn, optimizer, scheduler=None,
+                                      accum=1, max_norm=None):
+    # reduction="sum" and a division by the whole cycle's samples, the setting put back:
+    # a loss that is a plain function has no reduction to read
+    model.train()
+    reduction, loss_fn.reduction = loss_fn.reduction, "sum"
+    try:
+        batches = list(loader)
+        losses = []
+        for start in range(0, len(batches), accum):
+            cycle = batches[start:start + accum]
+            optimizer.zero_grad()
+            for x, y in cycle:
+                loss = loss_fn(model(x), y) / len(y)
+                (loss / len(cycle)).backward()
+                losses.append(loss.item())
+            if max_norm is not None:
+                torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm)
+            optimizer.step()
+            if scheduler is not None:
+                scheduler.step()
+    finally:
+        loss_fn.reduction = reduction
+    return sum(losses) / len(losses)
 
 
 @variant(TE, "resultado_fijo")
@@ -292,10 +357,11 @@ def evaluate_hard_coded_cross_entropy(model, loader, loss_fn):
 def evaluate_concatenated(model, loader, loss_fn):
     mode = model.training
     model.eval()
+    batches = list(loader)  # one pass: a generator would be used up by a second one
     with torch.no_grad():
-        logits = torch.cat([model(x) for x, _ in loader])
+        logits = torch.cat([model(x) for x, _ in batches])
     model.train(mode)
-    y = torch.cat([y for _, y in loader])
+    y = torch.cat([y for _, y in batches])
     return float(loss_fn(logits, y)), float((logits.argmax(1) == y).double().mean())
 
 
@@ -388,10 +454,11 @@ def evaluate_divides_by_batches(model, loader, loss_fn):
 def evaluate_returns_tensors(model, loader, loss_fn):
     mode = model.training
     model.eval()
+    batches = list(loader)
     with torch.no_grad():
-        logits = torch.cat([model(x) for x, _ in loader])
+        logits = torch.cat([model(x) for x, _ in batches])
     model.train(mode)
-    y = torch.cat([y for _, y in loader])
+    y = torch.cat([y for _, y in batches])
     return loss_fn(logits, y), (logits.argmax(1) == y).double().mean()
 
 
@@ -508,12 +575,15 @@ def train_one_epoch_slices_the_loader(model, loader, loss_fn, optimizer, schedul
 @variant(TE, "efecto_secundario")
 def train_one_epoch_leaves_sum_reduction(model, loader, loss_fn, optimizer, scheduler=None,
                                          accum=1, max_norm=None):
-    # switches loss_fn to reduction="sum" and divides by hand, never switching it back
-    loss_fn.reduction = "sum"
+    # switches loss_fn to reduction="sum" (when it has one) and divides by hand, never
+    # switching it back
+    summed = hasattr(loss_fn, "reduction")
+    if summed:
+        loss_fn.reduction = "sum"
     model.train()
     n, total = len(loader), 0.0
     for i, (x, y) in enumerate(loader):
-        loss = loss_fn(model(x), y) / len(y)
+        loss = loss_fn(model(x), y) / (len(y) if summed else 1)
         (loss / min(accum, n - (i - i % accum))).backward()
         total += loss.item()
         if (i + 1) % accum == 0 or i + 1 == n:
@@ -539,6 +609,142 @@ def evaluate_zeroes_the_gradients(model, loader, loss_fn):
     return _evaluate(model, loader, loss_fn)
 
 
+@variant(EV, CORRECT)
+def evaluate_per_module_modes_in_float64(model, loader, loss_fn):
+    # every submodule's mode saved and put back one by one; sums as float64 tensors
+    modes = [(m, m.training) for m in model.modules()]
+    model.eval()
+    total = torch.zeros((), dtype=torch.float64)
+    hits, seen = 0, 0
+    try:
+        with torch.no_grad():
+            for x, y in loader:
+                logits = model(x)
+                total += loss_fn(logits, y).double() * y.shape[0]
+                hits += int((logits.argmax(-1) == y).sum())
+                seen += y.shape[0]
+    finally:
+        for m, mode in modes:
+            m.train(mode)
+    return float(total / seen), hits / seen
+
+
+@variant(EV, "excepcion")
+def evaluate_iterates_the_loader_twice(model, loader, loss_fn):
+    # one pass for the loss, another for the accuracy: a generator is used up by the first
+    was_training = model.training
+    model.eval()
+    with torch.no_grad():
+        loss_sum, seen = 0.0, 0
+        for x, y in loader:
+            loss_sum += loss_fn(model(x), y).item() * len(y)
+            seen += len(y)
+        correct, counted = 0, 0
+        for x, y in loader:
+            correct += (model(x).argmax(1) == y).sum().item()
+            counted += len(y)
+    model.train(was_training)
+    return loss_sum / seen, correct / counted
+
+
+@variant(EV, "excepcion")
+def evaluate_squeezes_the_labels(model, loader, loss_fn):
+    # y.squeeze() "in case the labels come as (B, 1)": a one-sample batch loses its dimension
+    was_training = model.training
+    model.eval()
+    loss_sum, correct, seen = 0.0, 0, 0
+    with torch.no_grad():
+        for x, y in loader:
+            y = y.squeeze()
+            logits = model(x)
+            loss_sum += loss_fn(logits, y).item() * len(y)
+            correct += (logits.argmax(1) == y).sum().item()
+            seen += len(y)
+    model.train(was_training)
+    return loss_sum / seen, correct / seen
+
+
+@variant(EV, "excepcion")
+def evaluate_switches_to_sum_reduction(model, loader, loss_fn):
+    # reduction="sum" for the batch, put back after: a loss that is a function has none
+    was_training = model.training
+    model.eval()
+    reduction, loss_fn.reduction = loss_fn.reduction, "sum"
+    loss_sum, correct, seen = 0.0, 0, 0
+    try:
+        with torch.no_grad():
+            for x, y in loader:
+                logits = model(x)
+                loss_sum += loss_fn(logits, y).item()
+                correct += (logits.argmax(1) == y).sum().item()
+                seen += len(y)
+    finally:
+        loss_fn.reduction = reduction
+    model.train(was_training)
+    return loss_sum / seen, correct / seen
+
+
+@variant(EV, "efecto_secundario")
+def evaluate_leaves_sum_reduction(model, loader, loss_fn):
+    # reduction="sum" for the batch, never put back (a function gets the attribute added)
+    was_training = model.training
+    model.eval()
+    loss_fn.reduction = "sum"
+    loss_sum, correct, seen = 0.0, 0, 0
+    with torch.no_grad():
+        for x, y in loader:
+            logits = model(x)
+            loss = loss_fn(logits, y)
+            loss_sum += loss.item() * (1 if isinstance(loss_fn, torch.nn.Module) else len(y))
+            correct += (logits.argmax(1) == y).sum().item()
+            seen += len(y)
+    model.train(was_training)
+    return loss_sum / seen, correct / seen
+
+
+@variant(EV, "modelo_en_train")
+def evaluate_evals_the_top_level_layers_only(model, loader, loss_fn):
+    # Dropout and BatchNorm found among the model's children: nested ones stay in train
+    layers = [m for m in model.children()
+              if isinstance(m, (torch.nn.Dropout, torch.nn.BatchNorm1d))]
+    for m in layers:
+        m.eval()
+    loss_sum, correct, seen = 0.0, 0, 0
+    with torch.no_grad():
+        for x, y in loader:
+            logits = model(x)
+            loss_sum += loss_fn(logits, y).item() * len(y)
+            correct += (logits.argmax(1) == y).sum().item()
+            seen += len(y)
+    for m in layers:
+        m.train(model.training)
+    return loss_sum / seen, correct / seen
+
+
+@variant(EV, "efecto_secundario")
+def evaluate_forces_grad_on(model, loader, loss_fn):
+    # "training needs autograd": switches it on at the end, even for a caller in no_grad
+    result = _evaluate(model, loader, loss_fn)
+    torch.set_grad_enabled(True)
+    return result
+
+
+@variant(EV, "modelo_en_eval")
+def evaluate_restores_the_flag_only(model, loader, loss_fn):
+    # model.training = ... sets the root's flag: the submodules stay in eval mode
+    was_training = model.training
+    model.eval()
+    loss_sum, correct, seen = 0.0, 0, 0
+    with torch.no_grad():
+        for x, y in loader:
+            logits = model(x)
+            loss_sum += loss_fn(logits, y).item() * len(y)
+            correct += (logits.argmax(1) == y).sum().item()
+            seen += len(y)
+    model.training = was_training
+    return loss_sum / seen, correct / seen
+
+
 def _lambda_scheduler(optimizer, warmup_steps, total_steps, min_lr, lr):
     def factor(t):
         if t < warmup_steps:
@@ -562,33 +768,79 @@ def warmup_cosine_defaults_lr(optimizer, warmup_steps, total_steps, min_lr=0.0):
                              optimizer.defaults["lr"])
 
 
+@variant(WC, "min_lr_por_defecto")
+def warmup_cosine_default_min_lr_not_zero(optimizer, warmup_steps, total_steps, min_lr=1e-4):
+    # "a small floor by default": omitted, min_lr is not 0
+    return _sequential(optimizer, warmup_steps, total_steps, min_lr, 1 / (warmup_steps + 1),
+                       total_steps - warmup_steps, min_lr)
+
+
 @variant(WC, "sin_min_lr")
 def warmup_cosine_min_lr_default_ignored(optimizer, warmup_steps, total_steps, min_lr=0.0):
     return _lambda_scheduler(optimizer, warmup_steps, total_steps, 0.0, 1.0)
 
 
-class _FirstGroupOnly:
+class _FirstGroupOnly(torch.optim.lr_scheduler.LRScheduler):
+    """The curve written for the first group; the others keep their base rate."""
+
     def __init__(self, optimizer, warmup_steps, total_steps, min_lr):
-        self.optimizer, self.t = optimizer, 0
-        self.args = (optimizer.param_groups[0]["lr"], warmup_steps, total_steps, min_lr)
-        self._set()
+        self.args = (warmup_steps, total_steps, min_lr)
+        super().__init__(optimizer)
 
-    def _set(self):
-        lr, W, T, min_lr = self.args
-        if self.t < W:
-            rate = lr * (self.t + 1) / (W + 1)
+    def get_lr(self):
+        W, T, min_lr = self.args
+        t, lr = self.last_epoch, self.base_lrs[0]
+        if t < W:
+            rate = lr * (t + 1) / (W + 1)
         else:
-            rate = min_lr + (lr - min_lr) * (1 + math.cos(math.pi * (self.t - W) / (T - W))) / 2
-        self.optimizer.param_groups[0]["lr"] = rate
-
-    def step(self):
-        self.t += 1
-        self._set()
+            rate = min_lr + (lr - min_lr) * (1 + math.cos(math.pi * (t - W) / (T - W))) / 2
+        return [rate] + list(self.base_lrs[1:])
 
 
 @variant(WC, "grupos_sin_planificar")
 def warmup_cosine_first_group_only(optimizer, warmup_steps, total_steps, min_lr=0.0):
     return _FirstGroupOnly(optimizer, warmup_steps, total_steps, min_lr)
+
+
+class _HandWritten:
+    """A scheduler written by hand: the right rates in every group, but not a scheduler of
+    torch.optim.lr_scheduler (no state_dict, nothing a checkpoint can save)."""
+
+    def __init__(self, optimizer, warmup_steps, total_steps, min_lr):
+        self.optimizer, self.t = optimizer, 0
+        self.base = [g["lr"] for g in optimizer.param_groups]
+        self.args = (warmup_steps, total_steps, min_lr)
+        self._set()
+
+    def _set(self):
+        W, T, min_lr = self.args
+        for group, lr in zip(self.optimizer.param_groups, self.base):
+            if self.t < W:
+                group["lr"] = lr * (self.t + 1) / (W + 1)
+            else:
+                c = (1 + math.cos(math.pi * (self.t - W) / (T - W))) / 2
+                group["lr"] = min_lr + (lr - min_lr) * c
+
+    def step(self):
+        self.t += 1
+        self._set()
+
+    def get_last_lr(self):
+        return [g["lr"] for g in self.optimizer.param_groups]
+
+
+@variant(WC, "no_es_planificador")
+def warmup_cosine_hand_written_class(optimizer, warmup_steps, total_steps, min_lr=0.0):
+    return _HandWritten(optimizer, warmup_steps, total_steps, min_lr)
+
+
+@variant(WC, "efecto_secundario")
+def warmup_cosine_stores_min_lr_in_the_groups(optimizer, warmup_steps, total_steps,
+                                              min_lr=0.0):
+    # each group's min_lr stored "for later": a setting the optimizer never had
+    for group in optimizer.param_groups:
+        group["min_lr"] = min_lr
+    return warmup_cosine_lambda(optimizer, warmup_steps, total_steps, min_lr)
 
 
 @variant(WC, "planificador_adelantado")
@@ -724,6 +976,37 @@ def _steps(model, optimizer, scheduler, loss_fn, batches, stop, state, *, keep=(
     new = {k: v for k, v in new.items() if k in keep}
     new["step"] = stop - start if counter == "relative" else stop
     return new
+
+
+@variant(TS, "modelo_no_restaurado")
+def train_steps_without_model(model, optimizer, scheduler, loss_fn, batches, stop, state=None):
+    # the optimizer, scheduler, generator and step saved: the weights forgotten
+    return _steps(model, optimizer, scheduler, loss_fn, batches, stop, state,
+                  keep=("optimizer", "scheduler", "rng"))
+
+
+@variant(TS, "scheduler_antes_que_optimizer")
+def train_steps_scheduler_before_the_step(model, optimizer, scheduler, loss_fn, batches, stop,
+                                          state=None):
+    # scheduler.step() before optimizer.step(): every step uses the next step's rate
+    start = 0
+    if state is not None:
+        model.load_state_dict(state["model"])
+        optimizer.load_state_dict(state["optimizer"])
+        scheduler.load_state_dict(state["scheduler"])
+        torch.set_rng_state(state["rng"])
+        start = state["step"]
+    for t in range(start, stop):
+        x, y = batches[t]
+        loss = loss_fn(model(x), y)
+        loss.backward()
+        scheduler.step()
+        optimizer.step()
+        optimizer.zero_grad()
+    return {"model": copy.deepcopy(model.state_dict()),
+            "optimizer": copy.deepcopy(optimizer.state_dict()),
+            "scheduler": copy.deepcopy(scheduler.state_dict()),
+            "rng": torch.get_rng_state(), "step": stop}
 
 
 @variant(TS, "optimizador_no_restaurado")
