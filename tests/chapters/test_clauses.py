@@ -29,6 +29,17 @@ STUDENTS = ("ana", "bruno", "carla")
 SECRET = "clausulas"
 DRAWN_STUDENTS = 20
 
+# Exercises whose contract is still prose (issue 29 is converting them chapter by chapter):
+# listed so that a new exercise cannot skip clauses, and removed as each one gets them.
+PENDING = {
+    "ch01": {"manual_backward", "two_loss_grads", "gradient_penalty"},
+    "ch02": {"distillation_loss", "predict", "freeze_all_but_head"},
+    "ch03": {"train_with_accumulation", "clip_by_global_norm"},
+    "ch05": {"evaluation_mode", "modules_that_change", "mc_dropout"},
+    "ch06": {"diagnose_amp_log", "simulate_loss_scale", "amp_accumulation_steps"},
+    "ch07": {"stable_softplus", "quantize_ste", "linear_tanh", "checkpoint_apply"},
+}
+
 EXERCISES = [pytest.param(c, name, id=f"{c.key}-{name}") for c in chapters()
              for name in c.module("student").EJERCICIOS]
 CLAUSES = [pytest.param(c, name, number, clause, id=f"{c.key}-{name}-{number}")
@@ -44,6 +55,9 @@ def _solution_cell(chapter, name):
 @pytest.mark.parametrize("chapter,name", EXERCISES)
 def test_every_exercise_has_clauses_and_its_docstring_shows_them(chapter, name):
     clauses = clauses_of(chapter).get(name)
+    if name in PENDING.get(chapter.key, ()):
+        assert not clauses, f"{name} has clauses now: take it out of PENDING"
+        return
     assert clauses, f"autograder/chapters/{chapter.key}/contract.py: no clauses for {name}"
     assert placeholders(_solution_cell(chapter, name).source) == 1, (
         f"the docstring of {name} needs one line {PLACEHOLDER!r}")
