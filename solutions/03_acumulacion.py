@@ -517,55 +517,35 @@ print(f"dividiendo por accum = 4:  norma {last_cycle_grad(4):.4f}  "
 #
 # ## Ejercicio 2 · Acumulación con ciclo final incompleto (3 puntos)
 #
-# Escribe `train_with_accumulation`: recorre `batches` (una lista de micro-lotes `(x, y)`
-# del mismo tamaño), da un paso del optimizador cada `accum` micro-lotes y uno más al final
-# si sobran micro-lotes. La pérdida de cada micro-lote se divide por el número de
-# micro-lotes de **su** ciclo (si `accum` es mayor que el número de micro-lotes, hay un solo
-# ciclo, incompleto). Cuando te llaman, `.grad` puede traer restos de un paso anterior:
-# ningún paso debe verlos. Devuelve una lista con la pérdida de cada paso (la media de su
-# ciclo) como `float`, y deja `batches` como estaba.
+# Escribe `train_with_accumulation`: recorre `batches` en ciclos de `accum` micro-lotes y da
+# un paso del optimizador al final de cada ciclo, también del último si está incompleto.
+# La pérdida de cada micro-lote se divide por el número de micro-lotes de **su** ciclo, y
+# ningún paso ve gradientes que no sean de su ciclo (ni los restos que `.grad` traía al
+# llamarte). Devuelve la pérdida de cada paso. Las cláusulas del contrato dicen qué puede
+# llegar y qué debes dejar como estaba.
 
 # %% exercise="train_with_accumulation"
 def train_with_accumulation(model, loss_fn, optimizer, batches, accum):
-    """Entrena con acumulación de gradientes sobre ``batches``; devuelve la pérdida de cada
-    paso.
+    """Entrena con acumulación de gradientes sobre ``batches``, un paso del optimizador por
+    ciclo de ``accum`` micro-lotes; devuelve la pérdida de cada paso.
 
-    Recibe un modelo (plano o con submódulos anidados), una pérdida ``loss_fn`` que promedia
-    sobre el lote, un optimizador creado sobre los parámetros del modelo (cualquiera: SGD
-    con o sin momento, Adam...; puede traer estado de pasos anteriores), ``batches``, una
-    lista de micro-lotes ``(x, y)`` del mismo tamaño (de una fila o más), y un entero
-    ``accum >= 1``.
-
-    Recorre los micro-lotes en orden, en ciclos de ``accum`` micro-lotes consecutivos, y da
-    un ``optimizer.step()`` al final de cada ciclo. Si ``len(batches)`` no es múltiplo de
-    ``accum``, el último ciclo, incompleto, también da su paso (si ``accum > len(batches)``,
-    ese es el único paso). La pérdida de cada micro-lote se divide por el número de
-    micro-lotes de **su** ciclo, así que cada paso usa el gradiente medio de su ciclo y nada
-    más: ni los gradientes de otro ciclo ni lo que ``.grad`` traía al llamar a la función.
-    Lo que quede en ``.grad`` al terminar no importa.
-
-    Devuelve una lista con un ``float`` de Python por paso: la pérdida media de su ciclo.
-
-    Solo los pasos del optimizador cambian los parámetros (y el estado del optimizador). No
-    cambia ``batches`` (ni la lista ni sus tensores), ``loss_fn``, la configuración del
-    optimizador (``lr``, momento...), el ``requires_grad`` de los parámetros, el modo
-    (``train``/``eval``) de ningún submódulo (el modelo puede llegar en cualquiera de los
-    dos) ni el modo de autograd.
+    <contrato>
     """
     ### BEGIN SOLUTION
     n = len(batches)
     losses, running = [], 0.0
-    optimizer.zero_grad()
-    for i, (xb, yb) in enumerate(batches):
-        cycle_len = min(accum, n - (i // accum) * accum)
-        loss = loss_fn(model(xb), yb) / cycle_len
-        loss.backward()
-        running += loss.item()
-        if (i + 1) % accum == 0 or i + 1 == n:
-            optimizer.step()
-            optimizer.zero_grad()
-            losses.append(running)
-            running = 0.0
+    with torch.enable_grad():
+        optimizer.zero_grad()
+        for i, (xb, yb) in enumerate(batches):
+            cycle_len = min(accum, n - (i // accum) * accum)
+            loss = loss_fn(model(xb), yb) / cycle_len
+            loss.backward()
+            running += loss.item()
+            if (i + 1) % accum == 0 or i + 1 == n:
+                optimizer.step()
+                optimizer.zero_grad()
+                losses.append(running)
+                running = 0.0
     return losses
     ### END SOLUTION
 
@@ -749,39 +729,17 @@ widgets.interactive(explore_max_norm, max_norm=widgets.Dropdown(
 # `clip_grad_norm_` lee y escribe el `.grad` de los parámetros. Pero los gradientes no
 # siempre están ahí: `torch.autograd.grad` y `torch.func.grad` los devuelven como tensores
 # sueltos. Escribe `clip_by_global_norm`, que hace el mismo cálculo sobre una colección de
-# gradientes y devuelve los gradientes recortados (sin modificar los que recibes) junto con
-# la norma total **de antes** del recorte, como `float`.
-#
-# - Una sola norma L2 para todos los gradientes juntos, como si fueran un único vector.
-# - Un mismo factor para todos:
-#   $\min\left(1, \frac{\text{max\_norm}}{\text{norma} + 10^{-6}}\right)$. Mientras
-#   $\text{norma} + 10^{-6}$ no pase de `max_norm`, el factor es 1: nada cambia.
-# - Un elemento `None` (un parámetro sin gradiente) no cuenta en la norma y sigue siendo
-#   `None`, en su sitio, en la lista que devuelves.
-# - `grads` puede llegar como lista, como tupla o como generador, por ejemplo
-#   `(p.grad for p in model.parameters())`.
+# gradientes (una sola norma L2 para todos juntos, un mismo factor para todos) y devuelve
+# los gradientes recortados, sin modificar los que recibe, junto con la norma total **de
+# antes** del recorte. Las cláusulas del contrato precisan qué puede llegar en `grads` y
+# qué pasa en los casos límite.
 
 # %% exercise="clip_by_global_norm"
 def clip_by_global_norm(grads, max_norm):
-    """Recorta una colección de gradientes a norma L2 total ``max_norm``, sin modificarlos;
-    devuelve ``(recortados, norma)``.
+    """Recorta una colección de gradientes a norma L2 total ``max_norm``, como
+    ``torch.nn.utils.clip_grad_norm_``, sin modificarlos; devuelve ``(recortados, norma)``.
 
-    Recibe ``grads``, una lista, una tupla o un generador de gradientes: tensores de
-    cualquier forma (también de dimensión 0), todos ``float32`` o todos ``float64``, o
-    ``None`` (un parámetro sin gradiente); puede estar vacía o tener solo ``None``. Y
-    ``max_norm > 0`` (puede ser ``float("inf")``: entonces nunca recorta).
-
-    La norma total es la norma L2 de todos los tensores juntos, como si fueran un único
-    vector (los ``None`` no cuentan; sin tensores, la norma es 0). Cada tensor se multiplica
-    por el mismo factor, ``min(1, max_norm / (norma + 1e-6))``, como hace
-    ``torch.nn.utils.clip_grad_norm_``.
-
-    Devuelve una tupla ``(recortados, norma)``: ``recortados`` es una lista con un elemento
-    por cada uno de ``grads``, en el mismo orden: el tensor recortado (misma forma y mismo
-    dtype) o ``None`` donde ``grads`` tenía ``None``; ``norma`` es la norma total **antes**
-    del recorte, como ``float`` de Python (se acepta también un tensor de dimensión 0).
-
-    No modifica los tensores de ``grads``.
+    <contrato>
     """
     ### BEGIN SOLUTION
     grads = list(grads)

@@ -453,34 +453,20 @@ print("después de train():  ", modos_de(model), "← la BatchNorm ya no está c
 #     salida = m(x)                    # en modo evaluación y sin grafo
 # ```
 #
-# Dentro del bloque, cada submódulo de `model` está en modo evaluación y autograd está
-# desactivado. Al salir, todo vuelve a como estaba al entrar: el modo exacto de cada
-# submódulo, a cualquier profundidad (las pruebas usan modelos con bloques anidados y una
-# BatchNorm congelada bajo un bloque en modo entrenamiento), y el modo de autograd de quien
-# te llama, que puede estar dentro de un `torch.no_grad()`. Nada más cambia: ni las
-# estadísticas de BatchNorm, ni los parámetros, ni su `.grad`.
+# Dentro del bloque, el modelo entero en modo evaluación y autograd desactivado; al salir,
+# todo como estaba al entrar. El contrato del docstring dice exactamente qué se comprueba.
 #
 # Piensa en los casos difíciles: ¿qué pasa si el código del bloque lanza una excepción?
-# ¿Y si alguien abre un `with evaluation_mode(model)` dentro de otro? La excepción debe
-# llegar a quien la provocó, y cada bloque debe dejar las cosas como las encontró.
+# ¿Y si alguien abre un `with evaluation_mode(model)` dentro de otro? ¿Y si el modelo llega
+# con la raíz en evaluación y algún hijo en entrenamiento?
 
 # %% exercise="evaluation_mode"
 @contextlib.contextmanager
 def evaluation_mode(model):
-    """Gestor de contexto: dentro del bloque `with`, `model` en modo evaluación y sin autograd.
+    """Gestor de contexto: dentro del bloque `with`, `model` en modo evaluación y sin autograd;
+    al salir, todo como estaba al entrar.
 
-    Recibe un `model` cualquiera (plano o con bloques anidados, con sus submódulos en
-    cualquier combinación de modos). `with evaluation_mode(model) as m:` entrega en `m` el
-    mismo objeto `model`. Mientras dura el bloque, todos los submódulos de `model`, a
-    cualquier profundidad, están en modo evaluación (`training` es False) y autograd está
-    desactivado (`torch.is_grad_enabled()` es False).
-
-    Al salir del bloque, tanto si termina con normalidad como si lanza una excepción (que
-    no se silencia: sigue su camino hacia quien la provocó), cada submódulo recupera el modo
-    exacto que tenía al entrar y autograd vuelve al modo de quien llama (activado o dentro
-    de `torch.no_grad()`). Se puede anidar: un bloque interior deja las cosas como las
-    encontró, es decir, como las puso el exterior. No cambia nada más: ni los parámetros
-    (valores, `requires_grad`, `.grad`) ni los búferes (las estadísticas de BatchNorm).
+    <contrato>
     """
     ### BEGIN SOLUTION
     modos = {m: m.training for m in model.modules()}
@@ -569,36 +555,21 @@ hook.remove()
 # %% [markdown]
 # ## Ejercicio 2 · Los módulos que cambian entre train y eval (3 puntos)
 #
-# Escribe `modules_that_change(model, x)`: la lista de nombres (los de
-# `model.named_modules()`) de los módulos **hoja** cuya salida es distinta en modo
-# entrenamiento y en modo evaluación, sobre la entrada que ese módulo recibe cuando se
-# ejecuta `model(x)` (en modo evaluación). El orden de la lista no importa. Una hoja que
-# `model(x)` no llega a ejecutar no tiene entrada sobre la que medirla: no se lista.
+# Escribe `modules_that_change(model, x)`: los nombres (los de `model.named_modules()`) de
+# los módulos **hoja** cuya salida es distinta en modo entrenamiento y en modo evaluación,
+# sobre la entrada que esa hoja recibe cuando se ejecuta `model(x)` en modo evaluación.
 #
-# No mires los tipos: mide, sin grafo (`torch.no_grad()`). Y no dejes rastro: ejecutar una
-# BatchNorm en modo entrenamiento actualiza sus búferes, así que trabaja sobre copias
-# (`copy.deepcopy`) o restaura todo (modos, búferes y parámetros) antes de devolver, y
-# quita los ganchos que registres. `x` tiene al menos dos filas: una BatchNorm en modo
-# entrenamiento no admite una sola muestra.
+# No mires los tipos: mide, sin grafo. Y no dejes rastro: ejecutar una BatchNorm en modo
+# entrenamiento actualiza sus búferes, así que trabaja sobre copias (`copy.deepcopy`) o
+# restáuralo todo antes de devolver, y quita los ganchos que registres. El contrato del
+# docstring dice exactamente qué se comprueba.
 
 # %% exercise="modules_that_change"
 def modules_that_change(model, x):
-    """Nombres de las hojas de `model` cuya salida cambia entre modo train y modo eval.
+    """Nombres de las hojas de `model` cuya salida cambia entre modo train y modo eval,
+    medido sin grafo y sin dejar rastro.
 
-    Recibe `model` (un `nn.Module` con submódulos anidados a cualquier profundidad, en
-    cualquier combinación de modos) y `x` de forma (N, D), float32 o float64, con N ≥ 2
-    (una BatchNorm en modo entrenamiento no admite una sola muestra). Una hoja es un módulo
-    sin hijos. Cada hoja que se ejecuta durante `model(x)`, con todo el modelo en modo
-    evaluación, recibe ahí una entrada (en estos modelos, una sola vez); se ejecuta sobre
-    esa entrada en modo entrenamiento y en modo evaluación, y se lista si las dos salidas
-    difieren en algo, por poco que sea (comparación exacta, como `torch.equal`). Las hojas que `model(x)` no ejecuta no se listan. Devuelve una lista (o
-    tupla) con sus nombres de `model.named_modules()`, en cualquier orden.
-
-    Todo sin grafo: el pase del modelo y cada ejecución de una hoja, con autograd
-    desactivado. Deja todo como estaba: el modo de cada submódulo; los parámetros (valores,
-    `requires_grad`, `.grad`) y los búferes (en modo entrenamiento una BatchNorm mueve sus
-    estadísticas: mide sobre copias o restáuralas); ningún gancho (hook) registrado en el
-    modelo; `x`; y el modo de autograd de quien llama.
+    <contrato>
     """
     ### BEGIN SOLUTION
     entradas, ganchos = {}, []
@@ -703,36 +674,22 @@ print("búferes movidos por un muestreo con model.train():",
 # ## Ejercicio 3 · MC dropout con BatchNorm congelada (3 puntos)
 #
 # Escribe `mc_dropout(model, x, n_samples)`: ejecuta `model(x)` `n_samples` veces seguidas
-# con **solo** los módulos `nn.Dropout` en modo entrenamiento (el resto, BatchNorm y
-# cualquier módulo propio incluidos, en evaluación) y sin grafo. Devuelve
-# `(media, desviacion)` por elemento sobre las muestras, cada una con la forma de
-# `model(x)`; la desviación típica con corrección de Bessel (divide por $n-1$, como
-# `torch.std`), así que `n_samples` es al menos 2.
+# con **solo** los módulos `nn.Dropout` en modo entrenamiento (todo lo demás en
+# evaluación) y sin grafo, y devuelve la media y la desviación típica por elemento de las
+# muestras.
 #
 # El resultado es aleatorio. Para poder compararlo, la comprobación fija
-# `torch.manual_seed` antes de llamarte: usa un bucle de `n_samples` llamadas a `model(x)`
-# sobre `x` entero, sin otros sorteos y sin fijar tú la semilla. Al terminar, deja cada
-# módulo en el modo que tenía, como `evaluation_mode` en el ejercicio 1.
+# `torch.manual_seed` antes de llamarte: usa un bucle de `n_samples` llamadas a `model(x)`,
+# sin otros sorteos y sin fijar tú la semilla. Al terminar, deja cada módulo en el modo que
+# tenía, como `evaluation_mode` en el ejercicio 1. El contrato del docstring dice
+# exactamente qué se comprueba.
 
 # %% exercise="mc_dropout"
 def mc_dropout(model, x, n_samples):
-    """Predicción MC dropout: media y desviación típica de `n_samples` pases de `model(x)`.
+    """Predicción MC dropout: media y desviación típica de `n_samples` pases de `model(x)`
+    con solo los `nn.Dropout` activos y sin grafo.
 
-    Recibe `model` (con BatchNorm, capas `nn.Dropout` y quizá módulos propios que leen
-    `self.training`; plano o anidado; en cualquier combinación de modos), `x` de forma
-    (N, D) en float32 o float64, y un entero `n_samples` ≥ 2. Mientras muestrea, solo los
-    módulos `nn.Dropout` están en modo entrenamiento (estos modelos no tienen otras clases
-    de dropout, como `Dropout1d` o `AlphaDropout`); todo lo demás, en modo evaluación; y
-    autograd, desactivado. Llama a `model(x)` exactamente `n_samples` veces seguidas, sobre
-    `x` entero, sin ningún otro sorteo aleatorio y sin fijar la semilla: con la semilla que
-    fija quien llama, el resultado queda determinado. Devuelve `(media, desviacion)` (tupla
-    o lista): dos tensores con la forma y el dtype de `model(x)`, la media por elemento
-    sobre las muestras y su desviación típica con corrección de Bessel (divide por
-    `n_samples − 1`, como `torch.std`).
-
-    Deja todo como estaba: el modo de cada submódulo, los parámetros (valores,
-    `requires_grad`, `.grad`), los búferes de BatchNorm, `x` y el modo de autograd de quien
-    llama.
+    <contrato>
     """
     ### BEGIN SOLUTION
     modos = {m: m.training for m in model.modules()}

@@ -36,9 +36,9 @@ def test_every_student_meets_the_whole_contract(exercise):
 def test_weight_cases_meet_unequal_sizes_first_for_both_reductions():
     for student in ("alumna", "alumno", "otra"):
         shapes = [s for s, _ in plan("micro_batch_weights", hidden.HIDDEN, student, "pruebas")]
-        assert {reduction for reduction, _ in shapes[:2]} == {"mean", "sum"}
-        assert all(len(set(sizes)) > 1 and 1 in sizes for _, sizes in shapes[:2])
-        assert len({len(sizes) for _, sizes in shapes}) == 4
+        assert {reduction for reduction, *_ in shapes[:2]} == {"mean", "sum"}
+        assert all(len(set(sizes)) > 1 and 1 in sizes for _, sizes, *_ in shapes[:2])
+        assert len({len(sizes) for _, sizes, *_ in shapes}) == 4
 
 
 def test_the_public_oracle_finds_the_weights_without_a_formula():
@@ -104,11 +104,60 @@ def test_one_micro_batch_with_another_divisor_is_named_and_costs_only_its_part()
         assert lost == ["un paso cada accum micro-lotes, con el gradiente medio del ciclo"]
 
 
-def test_a_model_set_to_training_mode_costs_only_the_side_effect_part():
-    result = grade("train_with_accumulation",
-                   variants.train_with_accumulation_sets_training_mode)
-    assert result.diagnostico == "efecto_secundario" and ".training" in result.informe("")
-    assert result.puntos == result.maximo - 0.5
+def test_a_mode_restored_at_the_root_only_costs_only_the_side_effect_part():
+    for student in ("alumna", "alumno", "otra"):
+        result = grade("train_with_accumulation",
+                       variants.train_with_accumulation_restores_the_root_mode_only, student)
+        assert result.diagnostico == "efecto_secundario" and ".training" in result.informe("")
+        assert result.puntos == result.maximo - 0.5
+
+
+def test_training_a_model_in_another_mode_than_it_came_in_is_named():
+    # model.train() on a model whose BatchNorm came in eval mode: batch statistics, not the
+    # running ones, whether or not the modes are restored afterwards
+    for function in (variants.train_with_accumulation_sets_training_mode,
+                     variants.train_with_accumulation_trains_in_train_mode):
+        for student in ("alumna", "alumno", "otra"):
+            result = grade("train_with_accumulation", function, student)
+            assert result.diagnostico == "entrenado_en_otro_modo", result.informe("")
+
+
+def test_hidden_runs_meet_batchnorm_in_both_modes_frozen_parameters_and_two_groups():
+    for student in ("alumna", "alumno", "otra"):
+        shapes = [s for s, _ in plan("train_with_accumulation", hidden.HIDDEN, student,
+                                     "pruebas")]
+        inputs = [public.construir_ciclos(torch.Generator().manual_seed(0), s) for s in shapes]
+        modes = [public.modo_batchnorm(i["model"]) for i in inputs]
+        assert {"no", "train", "eval"} <= set(modes)
+        for i, mode in zip(inputs, modes):
+            if mode == "train":  # BatchNorm in train mode on cycles of several micro-batches
+                assert i["accum"] > 1 and len(i["batches"]) > 1
+                assert i["batches"][0][0].shape[0] > 1
+        assert {len(i["optimizer"].param_groups) for i in inputs} == {1, 2}
+        assert any(not p.requires_grad for i in inputs for p in i["model"].parameters())
+        assert {i["model"]._llamante_sin_grad for i in inputs} == {True, False}
+
+
+def test_one_pass_per_micro_batch_is_observed_in_the_batchnorm_statistics():
+    for student in ("alumna", "alumno", "otra"):
+        result = grade("train_with_accumulation",
+                       variants.train_with_accumulation_second_forward_for_the_log, student)
+        assert result.diagnostico == "estadisticas_de_batchnorm"
+        assert result.puntos == result.maximo - 0.5
+        result = grade("train_with_accumulation", variants.train_with_accumulation_joins_the_cycle,
+                       student)
+        assert result.diagnostico == "ciclo_unido", result.informe("")
+
+
+def test_a_caller_inside_no_grad_is_served_and_left_so():
+    for student in ("alumna", "alumno", "otra"):
+        result = grade("train_with_accumulation",
+                       variants.train_with_accumulation_grad_on_for_good, student)
+        assert result.diagnostico == "efecto_secundario"
+        assert "modo de autograd" in result.informe("")
+        result = grade("train_with_accumulation",
+                       variants.train_with_accumulation_assumes_grad_on, student)
+        assert result.puntos == 0
 
 
 def test_side_effects_are_observed_not_assumed():
@@ -147,6 +196,9 @@ def test_clipping_cases_clip_do_not_clip_and_show_the_epsilon():
         assert math.inf in ratios and any(shape[5] < 1e-3 for shape in shapes)
         assert all(ast.literal_eval(repr(shape)) == shape for shape in shapes)  # as their repr
         assert {shape[3] for shape in shapes} == {"list", "tuple", "generador"}
+        assert any(shape[0] == () for shape in shapes)  # an empty grads
+        # one just past the threshold: norm < max_norm < norm + 1e-6
+        assert any(shape[4] == 1.05 and shape[5] < 1e-6 for shape in shapes)
 
 
 def test_the_public_clipping_oracle_is_torchs_own_function():
@@ -179,3 +231,18 @@ def test_forgetting_the_epsilon_costs_the_clipping_part_for_every_student():
         result = grade("clip_by_global_norm", variants.clip_by_global_norm_without_eps, student)
         assert result.diagnostico == "sin_epsilon", result.informe("")
         assert result.puntos == result.maximo - 1.5
+
+
+def test_a_threshold_on_the_norm_instead_of_norm_plus_epsilon_is_caught():
+    for student in ("alumna", "alumno", "otra"):
+        result = grade("clip_by_global_norm", variants.clip_by_global_norm_threshold_on_the_norm,
+                       student)
+        assert result.diagnostico == "sin_recortar" and result.puntos == result.maximo - 1.5
+
+
+def test_returned_containers_are_the_ones_the_contract_names():
+    # a tuple of clipped gradients, a tuple of losses: the contract says a list
+    assert grade("clip_by_global_norm",
+                 variants.clip_by_global_norm_returns_a_tuple_of_grads).diagnostico == "tipo"
+    assert grade("train_with_accumulation",
+                 variants.train_with_accumulation_returns_a_tuple).diagnostico == "tipo"

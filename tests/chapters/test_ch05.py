@@ -54,7 +54,8 @@ def test_every_student_meets_every_starting_mode_and_a_nested_frozen_batchnorm()
     for student in STUDENTS:
         for exercise in EXERCISES:
             modes = [shape[-2] for shape, _ in plan(exercise, hidden.HIDDEN, student, SECRET)]
-            assert {"eval", "train", "mixto", "azar"} <= set(modes), (exercise, modes)
+            assert {"eval", "train", "mixto", "azar", "raiz_eval"} <= set(modes), (exercise,
+                                                                                 modes)
         nested_mixed = [build("evaluation_mode", shape, seed)["model"]
                         for shape, seed in plan("evaluation_mode", hidden.HIDDEN, student, SECRET)]
         assert any(public.hijo_con_otro_modo(m) for m in nested_mixed)
@@ -65,7 +66,8 @@ def test_the_built_models_start_in_the_mode_their_case_names():
         model = build("evaluation_mode", shape, seed)["model"]
         modes = public.modos_de(model)
         expected = {"eval": not any(modes), "train": all(modes), "mixto": is_mixed(model),
-                    "azar": True}
+                    "azar": True, "raiz_eval": not model.training
+                    and public.train_bajo_eval(model)}
         assert expected[shape[5]], (shape, modes)
 
 
@@ -165,9 +167,10 @@ def test_the_public_examples_start_from_mixed_modes_and_differ_from_the_hidden_i
         spy_on(exercise, getattr(reference, exercise), public_calls))
     assert "✓" in capsys.readouterr().out
     # evaluation_mode is opened four times a case, the last time nested in a block that put
-    # the model in eval mode: the first use of each case gets the model as it arrived.
+    # the model in eval mode: the first use of each case gets the model as it arrived. The
+    # first public case starts in mixed modes, the second with its root in eval mode.
     first_uses = public_calls[::4] if exercise == "evaluation_mode" else public_calls
-    assert first_uses and all(call["mixed"] for call in first_uses)
+    assert len(first_uses) == 2 and first_uses[0]["mixed"] and not first_uses[1]["mixed"]
     grade(exercise, spy_on(exercise, getattr(reference, exercise), hidden_calls))
     assert not {c["x"] for c in public_calls} & {c["x"] for c in hidden_calls}
 
@@ -360,3 +363,62 @@ def test_the_public_check_names_the_mistake_as_the_hidden_tests_do(name, diagnos
         getattr(public, "comprobar_" + variant.exercise)(variant.function)
     assert failure.value.diagnostico == diagnosis
     assert grade(variant.exercise, variant.function).diagnostico == diagnosis
+
+
+# ---------------------------------------------------------------- every sentence of the contract
+def test_every_student_meets_an_eval_root_a_train_child_under_an_eval_parent_and_depth_3():
+    for student in STUDENTS:
+        for exercise in EXERCISES:
+            models = [build(exercise, shape, seed)["model"]
+                      for shape, seed in plan(exercise, hidden.HIDDEN, student, SECRET)]
+            assert any(not m.training for m in models), exercise
+            assert any(public.train_bajo_eval(m) for m in models), exercise
+            assert {True, False} <= {public.congelados(m) for m in models}, exercise
+            assert models[0].training, "a root in train mode first: tm_dejado_en_eval is named"
+        depths = [public.profundidad(build("evaluation_mode", shape, seed)["model"])
+                  for shape, seed in plan("evaluation_mode", hidden.HIDDEN, student, SECRET)]
+        assert 3 in depths
+
+
+def test_a_frozen_layer_stays_frozen_and_the_deep_model_runs_leaf_by_leaf():
+    inputs = build("mc_dropout", public.EJEMPLO_MC_ANIDADO, 7)
+    model = inputs["model"]
+    frozen = [name for name, p in model.named_parameters() if not p.requires_grad]
+    assert frozen and all(name.startswith("bloque.capa") for name in frozen)
+    deep = build("evaluation_mode", public.EJEMPLOS_BLOQUE[1], 5)["model"]
+    assert public.profundidad(deep) == 3 and public.train_bajo_eval(deep)
+    with torch.no_grad():
+        x = torch.ones(2, 4, dtype=torch.float64)
+        assert torch.allclose(deep.eval()(x), public.adelante_a_mano(deep, x, False))
+
+
+def test_a_reseed_with_the_callers_own_seed_is_named():
+    # The caller uses the generator after seeding it: seeding again, even with
+    # torch.initial_seed(), draws other masks and is told apart.
+    variant = VARIANTS["mc_dropout_reseeds_with_the_callers_seed"]
+    assert grade("mc_dropout", variant.function).diagnostico == "mc_resembrado"
+    with pytest.raises(ComprobacionFallida) as failure:
+        public.comprobar_mc_dropout(variant.function)
+    assert failure.value.diagnostico == "mc_resembrado"
+
+
+@pytest.mark.parametrize("name,diagnosis", [
+    ("evaluation_mode_refreezes_the_eval_ones", "modos_no_restaurados"),
+    ("evaluation_mode_restores_two_levels", "modos_no_restaurados"),
+    ("evaluation_mode_unfreezes_all", "modificada"),
+    ("evaluation_mode_leaves_only", "ev_dentro_en_train"),
+    ("modules_that_change_unfreezes_all", "modificada"),
+    ("modules_that_change_detaches_x_in_place", "modificada"),
+    ("modules_that_change_grad_statement", "tm_autograd_no_restaurado"),
+    ("mc_dropout_leaves_to_eval_only", "mc_otros_en_train"),
+    ("mc_dropout_squeezes", "forma"),
+    ("mc_dropout_refreezes_the_eval_ones", "modos_no_restaurados"),
+    ("mc_dropout_unfreezes_all", "modificada"),
+])
+def test_the_public_check_shows_the_new_families(name, diagnosis):
+    variant = VARIANTS[name]
+    with pytest.raises(ComprobacionFallida) as failure:
+        getattr(public, "comprobar_" + variant.exercise)(variant.function)
+    assert failure.value.diagnostico == diagnosis
+    for student in STUDENTS:
+        assert grade(variant.exercise, variant.function, student).diagnostico == diagnosis

@@ -34,8 +34,6 @@ DRAWN_STUDENTS = 20
 PENDING = {
     "ch01": {"manual_backward", "two_loss_grads", "gradient_penalty"},
     "ch02": {"distillation_loss", "predict", "freeze_all_but_head"},
-    "ch03": {"train_with_accumulation", "clip_by_global_norm"},
-    "ch05": {"evaluation_mode", "modules_that_change", "mc_dropout"},
     "ch06": {"diagnose_amp_log", "simulate_loss_scale", "amp_accumulation_steps"},
     "ch07": {"stable_softplus", "quantize_ste", "linear_tanh", "checkpoint_apply"},
 }

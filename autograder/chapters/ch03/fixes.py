@@ -23,6 +23,15 @@ ARREGLOS = {
     "paso_sin_gradientes": "Pon los gradientes a cero después de `optimizer.step()` (o antes "
                            "del primer micro-lote del ciclo), nunca entre `backward()` y "
                            "`step()`.",
+    "estadisticas_de_batchnorm": "Pasa cada micro-lote por el modelo una sola vez, en su "
+                                 "ciclo, sin cambiar el modo de ningún submódulo: la pérdida "
+                                 "que registras sale de ese mismo pase.",
+    "ciclo_unido": "Haz un `backward()` por micro-lote, cada uno con su propio pase hacia "
+                   "adelante: `loss_fn(model(xb), yb) / len(ciclo)`.",
+    "entrenado_en_otro_modo": "No llames a `model.train()` ni a `model.eval()`: usa el modelo "
+                              "con los modos que trae cada submódulo.",
+    "grupo_sin_borrar": "Usa `optimizer.zero_grad()`, que borra los gradientes de todos sus "
+                        "grupos.",
     # micro_batch_weights
     "longitud_pesos": "Devuelve `[peso(n) for n in sizes]`: un peso por micro-lote.",
     "pesos_a_escala": "La media del lote entero divide por N = `sum(sizes)`: con "

@@ -17,6 +17,7 @@ from autograder.chapters.ch03.student import (
     MICRO_BATCH_WEIGHTS,
     TRAIN_WITH_ACCUMULATION,
     gradientes_por_micro_lote,
+    modo_batchnorm,
     modo_de,
     oraculo_de_ciclos,
     oraculo_de_recorte,
@@ -115,29 +116,56 @@ def _stale(model):
     return any(p.grad is not None for p in model.parameters())
 
 
-MODES = ("train", "eval", "mixto")
-
-COMMON_FIXED = {
-    "modo de autograd": "se llama con autograd activado (un paso de entrenamiento lo necesita); "
-                        "se comprueba que la función lo deja así",
-}
+MODES = ("train", "eval", "mixto", "mixto_eval")
 
 MODE = Dimension("model.modo", lambda i: modo_de(i["model"]), must_include=MODES)
 
+
+def _batchnorm_mode(mode, nested):
+    """The mode of the BatchNorm after the first layer, for the model's ``mode``: inside
+    the first submodule when nested, a child of the root when flat."""
+    if mode in ("train", "eval"):
+        return mode
+    first = "eval" if mode == "mixto" else "train"  # the first submodule's mode
+    root = "train" if mode == "mixto" else "eval"
+    return first if nested else root
+
+
 # ---------------------------------------------------------------- train_with_accumulation
 def _cycle_shapes(generator):
-    """Four runs: accum = 1; ≥ 2 full cycles and a partial one; an exact multiple of accum
+    """Five runs: accum = 1; ≥ 2 full cycles and a partial one; an exact multiple of accum
     (no partial cycle: no extra step, nothing divided by zero); fewer micro-batches than
-    accum (one partial cycle and nothing else). Optimizers with and without state, stale
-    gradients or none, nested models, micro-batches of one row spread over the four."""
-    losses = _spread(generator, ("mse", "ce"), 4)
-    optimizers, used = zip(*_optimizers(generator, 4))
-    stale, nested = (_spread(generator, (True, False), 4) for _ in range(2))
-    rows = _spread(generator, (1, 2, 3), 4)
-    rates = _spread(generator, (1, 2, 4), 4)
-    modes = _spread(generator, MODES, 4)
+    accum (one partial cycle and nothing else); then one drawn. Spread over them: the
+    losses (modules and a plain function), optimizers with and without state, in one
+    group or two, stale gradients or none, nested and flat models in every combination of
+    modes, a frozen parameter or none, a caller inside ``no_grad`` or not, micro-batches
+    of one row; a BatchNorm in train mode in one run and in eval mode in another (never
+    in train mode on one-row micro-batches: BatchNorm cannot train on them)."""
+    n = 5
+    losses = _spread(generator, ("mse", "ce", "fn"), n)
+    optimizers, used = zip(*_optimizers(generator, n))
+    stale, nested, frozen, no_grad = (_spread(generator, (True, False), n) for _ in range(4))
+    groups = _spread(generator, (1, 2), n)
+    rows = _spread(generator, (1, 2, 3), n)
+    rates = _spread(generator, (1, 2, 4), n)
+    modes = _spread(generator, MODES, n)
+    # a BatchNorm in train mode in run 1 or 2 (cycles of several micro-batches: one pass
+    # over the joined cycle is then told apart), one in eval mode in another run: the
+    # (mode, nested) pairs are swapped between runs to put them there
+    pairs = list(zip(modes, nested))
+    trained = _choose(generator, (1, 2))
+    j = next(i for i in range(n) if _batchnorm_mode(*pairs[i]) == "train")
+    pairs[trained], pairs[j] = pairs[j], pairs[trained]
+    modes, nested = (list(v) for v in zip(*pairs))
+    evaluated = _choose(generator, [i for i in range(n)
+                                    if _batchnorm_mode(*pairs[i]) == "eval"])
+    with_bn = (trained, evaluated)
+    for i in with_bn:  # BatchNorm cannot train on one row: the one-row runs go elsewhere
+        if rows[i] == 1:
+            other = next(k for k in range(n) if k not in with_bn and rows[k] > 1)
+            rows[i], rows[other] = rows[other], rows[i]
     cases = []
-    for i in range(4):
+    for i in range(n):
         if i == 0:
             accum, count = 1, integer(generator, 2, 4)
         elif i == 1:  # accum ≥ 3: stepping at (i - 1) % accum is not stepping at (i + 1)
@@ -146,12 +174,16 @@ def _cycle_shapes(generator):
         elif i == 2:
             accum = integer(generator, 2, 4)
             count = accum * integer(generator, 2, 3)
-        else:
+        elif i == 3:
             count = integer(generator, 1, 3)
             accum = count + integer(generator, 1, 2)
+        else:
+            accum = integer(generator, 1, 4)
+            count = integer(generator, accum + 1, 9)  # the lone partial cycle is run 3's
         lr = (0.01 if optimizers[i] == "adam" else 0.05) * rates[i]
         shape = (losses[i], count, rows[i], accum, *_layers(generator), optimizers[i], lr,
-                 used[i], stale[i], nested[i], modes[i])
+                 used[i], stale[i], nested[i], modes[i], frozen[i], groups[i],
+                 i in with_bn, no_grad[i])
         cases.append((shape, case_seed(generator)))
     return cases
 
@@ -169,6 +201,10 @@ def _optimizer_kind(optimizer):
     return type(optimizer).__name__ + ("+momento" if momentum else "")
 
 
+def _frozen(model):
+    return any(not p.requires_grad for p in model.parameters())
+
+
 CYCLES_SPACE = Space(
     dimensions=(
         Dimension("accum", lambda i: i["accum"], must_include=(1,)),
@@ -180,22 +216,29 @@ CYCLES_SPACE = Space(
         Dimension("batches.filas", lambda i: i["batches"][0][0].shape[0], must_include=(1,)),
         Dimension("batches.y", lambda i: str(i["batches"][0][1].dtype)),
         Dimension("loss_fn", lambda i: type(i["loss_fn"]).__name__,
-                  must_include=("MSELoss", "CrossEntropyLoss")),
+                  must_include=("MSELoss", "CrossEntropyLoss", "function")),
         Dimension("optimizer.tipo", lambda i: _optimizer_kind(i["optimizer"]),
                   must_include=("SGD", "SGD+momento", "Adam")),
         Dimension("optimizer.lr", lambda i: i["optimizer"].param_groups[0]["lr"]),
+        Dimension("optimizer.grupos", lambda i: len(i["optimizer"].param_groups),
+                  must_include=(1, 2)),
         Dimension("optimizer.con_estado", lambda i: bool(i["optimizer"].state),
                   must_include=(True, False)),
         Dimension("model.grad_previo", lambda i: _stale(i["model"]),
                   must_include=(True, False)),
         Dimension("model.anidado", lambda i: _nested(i["model"]), must_include=(True, False)),
         MODE,
+        Dimension("model.congelado", lambda i: _frozen(i["model"]), must_include=(True, False)),
+        Dimension("model.batchnorm", lambda i: modo_batchnorm(i["model"]),
+                  must_include=("no", "train", "eval")),
+        Dimension("model.llamante_sin_grad", lambda i: i["model"]._llamante_sin_grad,
+                  must_include=(True, False)),
     ),
-    fixed=dict(COMMON_FIXED, **{
+    fixed={
         "batches.iguales": "micro-lotes del mismo tamaño (lo dice el contrato: la media de un "
                            "ciclo es la media de sus pérdidas)",
         "dtype": "float64: el bucle no hace nada que dependa del dtype; así los pasos se "
-                 "comparan sin holgura de redondeo"}))
+                 "comparan sin holgura de redondeo"})
 
 
 # ---------------------------------------------------------------- clip_by_global_norm
@@ -209,36 +252,55 @@ def _tensor_shapes(generator):
 
 
 def _global_clip_shapes(generator):
-    """Six calls, the first one clipping hard (to a tenth of the norm or less: some tensor's
-    own norm and some element pass max_norm, so that clipping per tensor or by value
-    show there, first): then one more that clips, one whose norm is below max_norm, one with
+    """Eight calls, the first one clipping hard (to a tenth of the norm or less: some
+    tensor's own norm and some element pass max_norm, so that clipping per tensor or by
+    value show there, first): then one more that clips, in float32 with a 0-dim tensor
+    (where a float64 factor would promote it), one whose norm is below max_norm, one with
     max_norm = inf, one with a tiny norm (where the 1e-6 of the factor shows) that clips,
-    and one with nothing but None; lists, tuples and generators; float32 and float64; a
-    None in the first, none in the second, now and then in the others; a 0-dim tensor."""
+    one with nothing but None, an empty one, and one at the threshold: max_norm just above
+    the norm but below norm + 1e-6 (the factor is below 1: it clips); lists, tuples and
+    generators; float32 and float64; a None in the first, none in the second, now and then
+    in the others."""
     # "inf" as a string: the shapes travel to the student's kernel as their repr
     ratios = [_choose(generator, (0.05, 0.1)), 0.7, _choose(generator, (1.5, 3.0)), "inf",
-              0.5, 2.0]
-    scales = [1.0, _choose(generator, (0.1, 10.0)), 1.0, 1.0, 1e-4, 1.0]
-    containers = _spread(generator, ("list", "tuple", "generador"), 6)
-    dtypes = _spread(generator, ("float32", "float64"), 6)
+              0.5, 2.0, 0.5, 1.05]
+    scales = [1.0, _choose(generator, (0.1, 10.0)), 1.0, 1.0, 1e-4, 1.0, 1.0, 1e-7]
+    n = len(ratios)
+    # every container among the runs that hold tensors (an empty generator read twice,
+    # or one of only None, looks like one read once)
+    held = _spread(generator, ("list", "tuple", "generador"), n - 2)
+    containers = held[:5] + [_choose(generator, ("list", "tuple", "generador"))
+                             for _ in range(2)] + held[5:]
+    dtypes = _spread(generator, ("float32", "float64"), n)
+    dtypes[1], dtypes[4], dtypes[7] = "float32", "float64", "float64"
     cases = []
-    for i in range(6):
+    for i in range(n):
         shapes = _tensor_shapes(generator)
-        if i == 0:
+        if i in (0, 1):
             shapes = (*shapes, ())
-            nones = (integer(generator, 0, len(shapes) - 2),)
-        elif i == 1:
-            nones = ()
+        if i == 0:
+            nones = (integer(generator, 1, len(shapes) - 1),)  # the first stays a tensor
+        elif i in (1, 4, 7):  # the tiny norms keep their first tensor: nothing else tells
+            nones = ()        # a factor without the 1e-6 from clipping by value there
         elif i == 5:
             nones = tuple(range(len(shapes)))  # nothing but None: norm 0, nothing to clip
+        elif i == 6:
+            shapes, nones = (), ()  # nothing at all
         else:
             nones = tuple(j for j in range(len(shapes)) if integer(generator, 0, 3) == 0)
             if len(nones) == len(shapes):
                 nones = nones[1:]
-        shape = (shapes, nones, "float64" if i == 4 else dtypes[i], containers[i], ratios[i],
-                 scales[i])
+        shape = (shapes, nones, dtypes[i], containers[i], ratios[i], scales[i])
         cases.append((shape, case_seed(generator)))
-    order = torch.randperm(5, generator=generator).add(1).tolist()
+    # the run with nothing but None and the empty one never side by side: a result that
+    # drops the None is the same in both, and is not to be taken for a constant one
+    order = [i for i in torch.randperm(n - 1, generator=generator).add(1).tolist() if i != 6]
+    order = [6] + order if order[-1] == 5 else order + [6]
+    # the tiny norm before the threshold: a factor without the 1e-6 shows as such there,
+    # while at the threshold it is one more way of not clipping
+    tiny, threshold = order.index(4), order.index(7)
+    if threshold < tiny:
+        order[tiny], order[threshold] = 7, 4
     return [cases[0]] + [cases[i] for i in order]
 
 
@@ -263,7 +325,11 @@ GLOBAL_CLIP_SPACE = Space(
                   must_include=(True, False)),
         Dimension("grads.dim0", lambda i: any(t is not None and t.dim() == 0
                                               for t in i["tensores"]),
-                  must_include=(True,), varies=False),
+                  must_include=(True, False)),
+        Dimension("grads.dim0_float32", lambda i: any(
+            t is not None and t.dim() == 0 and t.dtype == torch.float32 for t in i["tensores"]),
+                  must_include=(True, False)),
+        Dimension("grads.vacia", lambda i: len(i["tensores"]) == 0, must_include=(True, False)),
         Dimension("grads.dtype", lambda i: next((str(t.dtype) for t in i["tensores"]
                                                  if t is not None), "ninguno"),
                   must_include=("torch.float32", "torch.float64")),
@@ -272,6 +338,8 @@ GLOBAL_CLIP_SPACE = Space(
         Dimension("max_norm.recorta", lambda i: _norm_of(i) > i["max_norm"],
                   must_include=(True, False)),
         Dimension("max_norm.inf", lambda i: math.isinf(i["max_norm"]),
+                  must_include=(True, False)),
+        Dimension("max_norm.entre", lambda i: _norm_of(i) < i["max_norm"] < _norm_of(i) + 1e-6,
                   must_include=(True, False)),
     ),
     fixed={})

@@ -120,6 +120,41 @@ MENSAJES = {
         "¿Qué hay en `.grad` cuando llamas a `step()`? Revisa dónde pones los gradientes a "
         "cero.",
         "optimizer.step() saw no gradients: they were cleared between backward and step."),
+    "ciclo_unido": (
+        "Ciclo unido en un solo pase",
+        "En el paso {paso}, el gradiente es el de un solo pase hacia adelante sobre los "
+        "micro-lotes del ciclo unidos: BatchNorm normaliza con las estadísticas de lo que ve, "
+        "así que eso no es la media de los gradientes de cada micro-lote.",
+        "Acumular es hacer un pase por micro-lote. ¿Pasan tus micro-lotes por el modelo por "
+        "separado, o los juntas antes?",
+        "In step {paso}, the gradient is that of one pass over the cycle's micro-batches "
+        "joined, not the mean of each micro-batch's (BatchNorm)."),
+    "entrenado_en_otro_modo": (
+        "Entrenado en otro modo",
+        "En el paso {paso}, el gradiente es el del modelo con todos sus submódulos en modo "
+        "entrenamiento; alguno llegó en modo evaluación (aquí, un BatchNorm, que en eval usa "
+        "sus estadísticas acumuladas) y debía usarse así.",
+        "¿Llamas a `model.train()` antes de entrenar? Aquí cada submódulo se usa en el modo "
+        "en que llega.",
+        "In step {paso}, the gradient is that of the model all in train mode; some submodule "
+        "came in eval mode."),
+    "grupo_sin_borrar": (
+        "Un grupo de parámetros sin borrar",
+        "En el paso {paso}, los parámetros de los grupos del optimizador que no son el "
+        "primero traían los gradientes de antes: solo borraste los del primer grupo.",
+        "Un optimizador puede tener varios grupos de parámetros. ¿Borras los gradientes de "
+        "todos, o solo de los del primero?",
+        "In step {paso}, the parameters outside the optimizer's first group kept old "
+        "gradients."),
+    "estadisticas_de_batchnorm": (
+        "Estadísticas de BatchNorm distintas",
+        "Las estadísticas acumuladas de BatchNorm ({nombre}) no son las que deja un solo pase "
+        "hacia adelante de cada micro-lote, en orden, con cada submódulo en el modo en que "
+        "llegó: el modelo vio los datos otro número de veces, en otro orden o en otro modo.",
+        "¿Cuántas veces pasa cada micro-lote por el modelo, y en qué modo? En modo "
+        "entrenamiento, cada pase de BatchNorm actualiza `running_mean` y `running_var`.",
+        "BatchNorm's running statistics ({nombre}) are not what one forward pass per "
+        "micro-batch, in the modes the model came in, leaves."),
     # micro_batch_weights
     "longitud_pesos": (
         "Número de pesos",
@@ -259,44 +294,69 @@ def comparar(nombre, obtenido, esperado, factores=None, alternativas=None, rtol=
 
 
 def red_pequena(generador, D, H, K, dtype=torch.float64, anidada=False, congelada=False,
-                modo="train"):
-    """A small Linear–Tanh–Linear model whose weights come from ``generador``.
+                modo="train", batchnorm=False):
+    """A small Linear–[BatchNorm]–Tanh–Linear model whose weights come from ``generador``.
 
-    ``anidada``: the first layer and its activation inside a Sequential of their own
-    (parameter names change, values do not). ``congelada``: the first bias does not
-    require grad (a frozen parameter: its ``.grad`` stays None). ``modo``: "train",
-    "eval", or "mixto" (the model in training mode, its first submodule in eval mode);
-    with no Dropout nor BatchNorm the mode changes no value, and the call must leave it
-    as it was."""
-    primera = [torch.nn.Linear(D, H), torch.nn.Tanh()]
+    ``anidada``: the first layer, its BatchNorm and its activation inside a Sequential of
+    their own (parameter names change, values do not). ``congelada``: the first bias does
+    not require grad (a frozen parameter: the optimizer does not hold it). ``batchnorm``: a
+    BatchNorm1d after the first layer (buffers: running statistics, changed by each
+    forward pass in train mode). ``modo``: "train", "eval", "mixto" (the model in train
+    mode, its first submodule in eval mode) or "mixto_eval" (the model in eval mode, its
+    first submodule in train mode, children included); the call must leave every
+    submodule as it was."""
+    primera = [torch.nn.Linear(D, H)] + ([torch.nn.BatchNorm1d(H)] if batchnorm else [])
+    primera.append(torch.nn.Tanh())
     capas = [torch.nn.Sequential(*primera)] if anidada else primera
     modelo = torch.nn.Sequential(*capas, torch.nn.Linear(H, K)).double()
     with torch.no_grad():
         for p in modelo.parameters():
             p.copy_(torch.randn(p.shape, generator=generador, dtype=torch.float64))
+        for nombre, b in modelo.named_buffers():
+            if nombre.endswith("running_mean"):
+                b.copy_(torch.randn(b.shape, generator=generador, dtype=torch.float64))
+            elif nombre.endswith("running_var"):
+                b.copy_(torch.rand(b.shape, generator=generador, dtype=torch.float64) + 0.5)
     modelo = modelo.to(dtype)
     if congelada:
         list(modelo.parameters())[1].requires_grad_(False)
-    modelo.train(modo != "eval")
+    modelo.train(modo not in ("eval", "mixto_eval"))
     if modo == "mixto":
         modelo[0].eval()
+    elif modo == "mixto_eval":
+        modelo[0].train()
     return modelo
 
 
 def modo_de(modelo):
-    """"train", "eval" or "mixto", as ``red_pequena`` builds them."""
+    """"train", "eval", "mixto" or "mixto_eval", as ``red_pequena`` builds them."""
     modos = {m.training for m in modelo.modules()}
-    return "mixto" if len(modos) > 1 else "train" if modos == {True} else "eval"
+    if len(modos) > 1:
+        return "mixto" if modelo.training else "mixto_eval"
+    return "train" if modos == {True} else "eval"
+
+
+def modo_batchnorm(modelo):
+    """"no" (no BatchNorm), or the mode its BatchNorm is in: "train" or "eval"."""
+    bn = [m for m in modelo.modules() if isinstance(m, torch.nn.BatchNorm1d)]
+    return "no" if not bn else "train" if bn[0].training else "eval"
+
+
+def perdida_cuadratica(salida, objetivo):
+    """A loss that is a plain function, not a module: the mean squared error."""
+    return ((salida - objetivo) ** 2).mean()
 
 
 def datos(generador, tipo, N, D, K, dtype=torch.float64):
-    """(x, y, loss_fn): regression with MSE ("mse") or Huber ("huber"), or K-class
-    cross-entropy ("ce"); every loss averages over the batch."""
+    """(x, y, loss_fn): regression with MSE ("mse"), Huber ("huber") or a plain function
+    ("fn", no ``torch.nn`` module), or K-class cross-entropy ("ce"); every loss averages
+    over the batch."""
     x = torch.randn(N, D, generator=generador, dtype=torch.float64).to(dtype)
     if tipo == "ce":
         return x, torch.randint(0, K, (N,), generator=generador), torch.nn.CrossEntropyLoss()
     y = (2 * torch.randn(N, K, generator=generador, dtype=torch.float64)).to(dtype)
-    return x, y, torch.nn.HuberLoss(delta=0.5) if tipo == "huber" else torch.nn.MSELoss()
+    perdidas = {"huber": torch.nn.HuberLoss(delta=0.5), "fn": perdida_cuadratica}
+    return x, y, perdidas.get(tipo) or torch.nn.MSELoss()
 
 
 def gradientes_viejos(generador, modelo, congelados=False):
@@ -427,16 +487,13 @@ def _todos_cerca(obtenidos, esperados):
 
 def comparar_gradientes(donde, obtenidos, esperados, factores=None):
     """Item by item, each named "el `.grad` del parámetro i" + ``donde``; a frozen
-    parameter (expected None) must have no gradient (None or zeros)."""
+    parameter (expected None) is not the optimizer's: whatever its ``.grad``, no step
+    reads it."""
     if type(obtenidos) not in (list, tuple) or len(obtenidos) != len(esperados):
         exigir(diagnosticar_lista(f"los gradientes{donde}", obtenidos, esperados))
     for i, (obtenido, esperado) in enumerate(zip(obtenidos, esperados)):
-        if esperado is None:
-            if obtenido is not None and obtenido.any():
-                comparar(f".grad del parámetro congelado {i}{donde}", obtenido,
-                         torch.zeros_like(obtenido))
-            continue
-        comparar(f".grad del parámetro {i}{donde}", obtenido, esperado, factores)
+        if esperado is not None:
+            comparar(f".grad del parámetro {i}{donde}", obtenido, esperado, factores)
 
 
 def _numero(caso, nombre, aceptar_tensor=False):
@@ -570,8 +627,8 @@ def pesos_que_reproducen_el_lote(sizes, reduction):
 def _pesos_devueltos(caso):
     """The student's weights as a float64 tensor, or a diagnosis of the result's type."""
     resultado, k = caso.resultado, len(caso.datos["tamanos"])
-    if type(resultado) not in (list, tuple):
-        fallar("tipo", nombre="el resultado", esperado="una lista de floats",
+    if type(resultado) is not list:
+        fallar("tipo", nombre="el resultado", esperado="una lista (list) de floats",
                tipo=resultado.get("__objeto__", "dict") if type(resultado) is dict
                else "tensor" if isinstance(resultado, torch.Tensor)
                else type(resultado).__name__)
@@ -660,11 +717,18 @@ def _resto(valores, por_defecto):
 TASA = 0.1
 
 
-def optimizador(generador, modelo, tipo, lr, usado):
+def optimizador(generador, modelo, tipo, lr, usado, grupos=1):
     """SGD ("sgd"), SGD with momentum ("momento") or Adam ("adam") over the model's
-    trainable parameters; ``usado``: it already took a step (it has state: momentum
-    buffers, Adam's moments), as in the middle of a training run."""
+    trainable parameters (a frozen one is left out); ``grupos=2``: two parameter groups,
+    the first layer's and the rest, the second with half the lr (and, with momentum,
+    another momentum); ``usado``: it already took a step (it has state: momentum buffers,
+    Adam's moments), as in the middle of a training run."""
     parametros = [p for p in modelo.parameters() if p.requires_grad]
+    primera = [p for p in next(iter(modelo.children())).parameters() if p.requires_grad]
+    if grupos == 2:
+        resto = [p for p in parametros if all(p is not q for q in primera)]
+        ajustes = [{}, {"lr": lr / 2} if tipo != "momento" else {"lr": lr / 2, "momentum": 0.5}]
+        parametros = [dict(params=primera, **ajustes[0]), dict(params=resto, **ajustes[1])]
     if tipo == "adam":
         opt = torch.optim.Adam(parametros, lr=lr)
     else:
@@ -672,27 +736,30 @@ def optimizador(generador, modelo, tipo, lr, usado):
     if usado:
         gradientes_viejos(generador, modelo)
         opt.step()
-        for p in parametros:
+        for p in modelo.parameters():
             p.grad = None
     return opt
 
 
 def construir_ciclos(generador, forma):
     """model, loss_fn, optimizer, batches, accum for ``forma`` = (tipo, lotes, m, accum, D,
-    H, K[, optim, lr, usado, viejos, anidada, modo]): ``lotes`` micro-batches of m rows
-    each.
+    H, K[, optim, lr, usado, viejos, anidada, modo, congelada, grupos, batchnorm,
+    sin_grad]): ``lotes`` micro-batches of m rows each. ``sin_grad``: the caller calls
+    from inside ``torch.no_grad()`` (marked on the model, read by the observer).
 
-    Defaults: plain SGD with lr 0.1 that took no step yet, no stale gradients, a flat
-    model."""
+    Defaults: plain SGD with lr 0.1 in one group that took no step yet, no stale
+    gradients, a flat model in train mode, nothing frozen, no BatchNorm, autograd on."""
     tipo, lotes, m, accum, D, H, K = forma[:7]
-    optim, lr, usado, viejos, anidada, modo = _resto(
-        forma[7:], ("sgd", TASA, False, False, False, "train"))
-    modelo = red_pequena(generador, D, H, K, anidada=anidada, modo=modo)
+    optim, lr, usado, viejos, anidada, modo, congelada, grupos, batchnorm, sin_grad = _resto(
+        forma[7:], ("sgd", TASA, False, False, False, "train", False, 1, False, False))
+    modelo = red_pequena(generador, D, H, K, anidada=anidada, congelada=congelada, modo=modo,
+                         batchnorm=batchnorm)
+    modelo._llamante_sin_grad = bool(sin_grad)
     batches = []
     for _ in range(lotes):
         x, y, loss_fn = datos(generador, tipo, m, D, K)
         batches.append((x, y))
-    opt = optimizador(generador, modelo, optim, lr, usado)
+    opt = optimizador(generador, modelo, optim, lr, usado, grupos)
     if viejos:
         gradientes_viejos(generador, modelo)
     return {"model": modelo, "loss_fn": loss_fn, "optimizer": opt, "batches": batches,
@@ -701,17 +768,21 @@ def construir_ciclos(generador, forma):
 
 def observar_ciclos(train_with_accumulation, entradas):
     """Returned losses and their types, the gradients and parameters at each step, the
-    parameters afterwards, and ``estado`` before and after."""
+    parameters afterwards, and ``estado`` before and after; called with autograd on, or
+    off where the case says the caller is inside ``torch.no_grad()``."""
     parametros = list(entradas["model"].parameters())
-    antes = estado_de(entradas)
-    pasos, valores, gancho = espiar_pasos(entradas["optimizer"], parametros)
-    try:
-        observacion, crudo = _llamar_guardando(train_with_accumulation, entradas)
-    finally:
-        gancho.remove()
+    with torch.set_grad_enabled(not getattr(entradas["model"], "_llamante_sin_grad", False)):
+        antes = estado_de(entradas)
+        pasos, valores, gancho = espiar_pasos(entradas["optimizer"], parametros)
+        try:
+            observacion, crudo = _llamar_guardando(train_with_accumulation, entradas)
+        finally:
+            gancho.remove()
+        despues = estado_de(entradas)
     tipos = [tipo_registrado(v) for v in crudo] if type(crudo) in (list, tuple) else []
     observacion.update(pasos=pasos, valores=valores, tipos=tipos, finales=_copiar(parametros),
-                       estado_antes=antes, estado_despues=estado_de(entradas))
+                       estado_antes=antes, estado_despues=despues,
+                       contenedor=type(crudo).__name__)
     return observacion
 
 
@@ -732,15 +803,31 @@ def _gradientes_del_paso(caso, k):
     pasos, valores, esperado = caso.datos["pasos"], caso.datos["valores"], caso.datos["esperado"]
     ciclo = _ciclo(caso, k)
     correctos = esperado["gradiente_medio"](valores[k], ciclo)
+    # a frozen parameter is not the optimizer's: no step reads its .grad
+    pasos = [[None if c is None else g for g, c in zip(paso, correctos)] for paso in pasos]
     if _todos_cerca(pasos[k], correctos):
         return
     if _vacios(pasos[k]):
         fallar("paso_sin_gradientes")
     if k > 0 and _todos_cerca(pasos[k], _mas(correctos, pasos[k - 1])):
         fallar("zero_grad_ausente")
-    if k == 0 and not _vacios(esperado["previos"]) and _todos_cerca(
-            pasos[0], _mas(correctos, esperado["previos"])):
+    viejos = (_mas(correctos, pasos[k - 1]) if k > 0 else None if _vacios(esperado["previos"])
+              else _mas(correctos, esperado["previos"]))
+    sucios = _cada_uno_cerca(pasos[k], correctos, viejos) if viejos is not None else None
+    if sucios:  # some parameters were not cleared
+        grupos = {esperado["grupos"][i] for i in sucios}
+        if 0 not in grupos and len(set(esperado["grupos"]) - {None}) > 1:
+            fallar("grupo_sin_borrar", paso=k + 1)
+        if k > 0:
+            fallar("zero_grad_ausente")
         fallar("grad_previo_sin_borrar", nombre="el gradiente del paso 1")
+    if len(ciclo) > 1 and esperado["con_batchnorm"]:
+        unido = [(torch.cat([x for x, _ in ciclo]), torch.cat([y for _, y in ciclo]))]
+        if _todos_cerca(pasos[k], esperado["gradiente_medio"](valores[k], unido)):
+            fallar("ciclo_unido", paso=k + 1)
+    if esperado["gradiente_en_train"] is not None and _todos_cerca(
+            pasos[k], esperado["gradiente_en_train"](valores[k], ciclo)):
+        fallar("entrenado_en_otro_modo", paso=k + 1)
     if len(ciclo) > 1:
         ultimo = esperado["gradiente_medio"](valores[k], ciclo[-1:])
         if any(_todos_cerca(pasos[k], [None if g is None else g / d for g in ultimo])
@@ -753,6 +840,21 @@ def _gradientes_del_paso(caso, k):
         factores = {"ciclo_final_dividido_por_accum": len(ciclo) / caso.datos["accum"],
                     "sin_dividir_por_accum": len(ciclo)}
     comparar_gradientes(f" en el paso {k + 1}", pasos[k], correctos, factores)
+
+
+def _cada_uno_cerca(obtenidos, correctos, otros):
+    """The indices of the items close to the other value, when each item is close to its
+    correct value or to the other one (an empty set otherwise)."""
+    if obtenidos is None or len(obtenidos) != len(correctos):
+        return set()
+    indices = set()
+    for i, (o, c, x) in enumerate(zip(obtenidos, correctos, otros)):
+        if _todos_cerca([o], [c]):
+            continue
+        if not _todos_cerca([o], [x]):
+            return set()
+        indices.add(i)
+    return indices
 
 
 def _plano(gradientes):
@@ -810,8 +912,8 @@ def _ciclo_final(caso):
 def _perdidas_registradas(caso):
     resultado, datos = caso.resultado, caso.datos
     esperado = datos["esperado"]
-    if type(resultado) not in (list, tuple):
-        fallar("tipo", nombre="el resultado", esperado="una lista de floats",
+    if type(resultado) is not list:
+        fallar("tipo", nombre="el resultado", esperado="una lista (list) de floats",
                tipo=resultado.get("__objeto__", "dict") if type(resultado) is dict
                else type(resultado).__name__)
     for tipo in datos["tipos"]:
@@ -847,9 +949,29 @@ def _perdidas_registradas(caso):
 
 
 def _sin_efectos_ciclos(caso):
-    permitidos = [n for n in caso.datos["estado_antes"] if n.startswith("model.")
-                  and not n.endswith((".training", ".requires_grad"))] + ["optimizer.state"]
-    verificar_sin_efectos(caso, permitidos)
+    datos = caso.datos
+    parametros = [n for n in datos["estado_antes"] if n.startswith("model.")
+                  and n.endswith(".grad")]
+    parametros += [n[:-len(".grad")] for n in parametros]
+    buffers = [n for n in datos["estado_antes"] if n.startswith("model.")
+               and n not in parametros and not n.endswith((".training", ".requires_grad"))]
+    verificar_sin_efectos(caso, parametros + buffers + ["optimizer.state"])
+    _estadisticas_de_batchnorm(caso, buffers)
+
+
+def _estadisticas_de_batchnorm(caso, buffers):
+    """The BatchNorm buffers after the call are what one forward pass of each micro-batch,
+    in order, with each submodule in the mode it came in, leaves at the parameters each
+    step had (the student's own trajectory)."""
+    datos = caso.datos
+    if not buffers or len(datos["pasos"]) != len(datos["esperado"]["perdidas"]):
+        return  # no BatchNorm, or the steps are judged (and failed) elsewhere
+    esperados = datos["esperado"]["estadisticas"](datos["valores"], datos["accum"])
+    for nombre in buffers:
+        obtenido, esperado = datos["estado_despues"].get(nombre), esperados[nombre]
+        if not (isinstance(obtenido, torch.Tensor) and obtenido.shape == esperado.shape
+                and cerca(obtenido.double(), esperado.double())):
+            fallar("estadisticas_de_batchnorm", nombre=f"`{nombre}`")
 
 
 TRAIN_WITH_ACCUMULATION = Ejercicio(
@@ -869,43 +991,93 @@ TRAIN_WITH_ACCUMULATION = Ejercicio(
 def oraculo_de_ciclos(model, loss_fn, optimizer, batches, accum):
     """What the parts need to judge each step from the student's own parameters: the
     micro-batches, the stale gradients on entry, the mean gradient and loss of any batches
-    at any parameters, and the optimizer replayed on the gradients each step saw."""
+    at any parameters, the optimizer replayed on the gradients each step saw, and the
+    BatchNorm statistics that one forward pass per micro-batch leaves."""
     return {"batches": [(x.clone(), y.clone()) for x, y in batches],
             "previos": _copiar_grads(list(model.parameters())),
             "gradiente_medio": gradiente_medio(model, loss_fn),
             "perdida_media": perdida_media(model, loss_fn),
-            "repetir": repetidor(model, optimizer)}
+            "repetir": repetidor(model, optimizer),
+            "estadisticas": estadisticas(model, batches),
+            "con_batchnorm": modo_batchnorm(model) != "no",
+            "grupos": [next((j for j, g in enumerate(optimizer.param_groups)
+                             if any(p is q for q in g["params"])), None)
+                       for p in model.parameters()],
+            "gradiente_en_train": _en_train(model, loss_fn)}
+
+
+def _en_train(modelo, loss_fn):
+    """``gradiente_medio`` of the model with every submodule in train mode, where that
+    changes what it computes (a BatchNorm in eval mode); None elsewhere."""
+    if modo_batchnorm(modelo) != "eval":
+        return None
+    return gradiente_medio(copy.deepcopy(modelo).train(), loss_fn)
+
+
+def estadisticas(modelo, batches):
+    """``(parámetros de cada paso, accum) -> buffers``: each micro-batch of cycle k passed
+    once through a copy of the model (each submodule in its mode) at step k's parameters."""
+    gemelo = copy.deepcopy(modelo)
+    lotes = [x.clone() for x, _ in batches]
+
+    def buffers(valores, accum):
+        copia = copy.deepcopy(gemelo)
+        with torch.no_grad():
+            for k, parametros in enumerate(valores):
+                for p, v in zip(copia.parameters(), parametros):
+                    p.copy_(v)
+                for x in lotes[k * accum:(k + 1) * accum]:
+                    copia(x)
+        return {f"model.{n}": b.detach().clone() for n, b in copia.named_buffers()}
+
+    return buffers
 
 
 def ciclos_con_lotes_unidos(model, loss_fn, optimizer, batches, accum):
-    """The public oracle: each cycle's micro-batches joined into one batch, the loss of
-    each cycle at the parameters the reference trajectory reaches (SGD by hand)."""
+    """The public oracle: each cycle's loss, the mean of its micro-batches' losses, at the
+    parameters the reference trajectory reaches, each step taken by hand (plain SGD, each
+    parameter with its group's lr) with the gradient autograd gives of that mean."""
     esperado = oraculo_de_ciclos(model, loss_fn, optimizer, batches, accum)
     parametros = [p.detach().clone() for p in model.parameters()]
-    lr = optimizer.param_groups[0]["lr"]
+    tasas = [next((g["lr"] for g in optimizer.param_groups
+                   if any(p is q for q in g["params"])), 0.0) for p in model.parameters()]
     perdidas = []
     for inicio in range(0, len(batches), accum):
         ciclo = batches[inicio:inicio + accum]
-        unido = [(torch.cat([x for x, _ in ciclo]), torch.cat([y for _, y in ciclo]))]
-        perdidas.append(esperado["perdida_media"](parametros, unido))
-        gradientes = esperado["gradiente_medio"](parametros, unido)
-        parametros = [p if g is None else p - lr * g for p, g in zip(parametros, gradientes)]
+        perdidas.append(esperado["perdida_media"](parametros, ciclo))
+        gradientes = esperado["gradiente_medio"](parametros, ciclo)
+        parametros = [p if g is None else p - lr * g
+                      for p, g, lr in zip(parametros, gradientes, tasas)]
     return dict(esperado, perdidas=torch.tensor(perdidas, dtype=torch.float64))
 
 
 def comprobar_train_with_accumulation(train_with_accumulation):
-    """Comprobación pública: 11 micro-lotes con accum = 4 (dos ciclos completos y uno de 3), y
-    después 8 con accum = 4 (ningún ciclo incompleto), con gradientes viejos al llegar."""
+    """Comprobación pública: 11 micro-lotes con accum = 4 (dos ciclos completos y uno de 3),
+    una pérdida que es una función, un modelo anidado en eval con su primer submódulo (y su
+    BatchNorm) en train, un parámetro congelado, dos grupos de parámetros y autograd
+    desactivado al llamar; después 8 con accum = 4 (ningún ciclo incompleto), con
+    gradientes viejos al llegar y un modelo plano en eval, con BatchNorm; 3 de una fila con
+    accum = 5 (un solo ciclo, incompleto) en un modelo mezclado; y accum = 1."""
     caso = caso_en_proceso(TRAIN_WITH_ACCUMULATION, train_with_accumulation, 2,
-                           ("mse", 11, 2, 4, 3, 5, 2), ciclos_con_lotes_unidos)
+                           ("fn", 11, 2, 4, 3, 5, 2, "sgd", TASA, False, False, True,
+                            "mixto_eval", True, 2, True, True), ciclos_con_lotes_unidos)
     comprobar(TRAIN_WITH_ACCUMULATION.partes, caso,
               "Cada paso ve la media de su ciclo, incluido el ciclo final incompleto.")
     caso = caso_en_proceso(TRAIN_WITH_ACCUMULATION, train_with_accumulation, 3,
-                           ("ce", 8, 2, 4, 3, 5, 2, "sgd", TASA, False, True, False, "eval"),
-                           ciclos_con_lotes_unidos)
+                           ("ce", 8, 2, 4, 3, 5, 2, "sgd", TASA, False, True, False, "eval",
+                            False, 1, True, False), ciclos_con_lotes_unidos)
     comprobar(TRAIN_WITH_ACCUMULATION.partes, caso,
               "Y sin ciclo incompleto (8 micro-lotes, accum = 4), ni un paso de más, "
               "aunque `.grad` traiga restos.")
+    caso = caso_en_proceso(TRAIN_WITH_ACCUMULATION, train_with_accumulation, 4,
+                           ("ce", 3, 1, 5, 3, 4, 3, "sgd", TASA, False, True, False, "mixto"),
+                           ciclos_con_lotes_unidos)
+    comprobar(TRAIN_WITH_ACCUMULATION.partes, caso,
+              "Y con menos micro-lotes (de una fila) que accum: un solo ciclo, incompleto.")
+    caso = caso_en_proceso(TRAIN_WITH_ACCUMULATION, train_with_accumulation, 5,
+                           ("mse", 3, 2, 1, 3, 4, 2), ciclos_con_lotes_unidos)
+    comprobar(TRAIN_WITH_ACCUMULATION.partes, caso,
+              "Y con accum = 1: un paso por micro-lote.")
 
 
 # ---------------------------------------------------------- exercise 3: clip_by_global_norm
@@ -992,8 +1164,8 @@ def recortes_equivocados(tensores, max_norm):
 def _resultado_de_recorte(caso):
     """(list of tensors or None, norm as a float64 tensor), or a diagnosis of its type."""
     resultado = caso.resultado
-    if type(resultado) not in (list, tuple) or len(resultado) != 2:
-        fallar("tipo", nombre="el resultado", esperado="una tupla (gradientes, norma)",
+    if type(resultado) is not tuple or len(resultado) != 2:
+        fallar("tipo", nombre="el resultado", esperado="una tupla (recortados, norma)",
                tipo=resultado.get("__objeto__", "dict") if type(resultado) is dict
                else "tensor" if isinstance(resultado, torch.Tensor)
                else type(resultado).__name__)
@@ -1010,6 +1182,11 @@ def _resultado_de_recorte(caso):
         fallar("tipo", nombre="la norma devuelta", esperado="un float de Python",
                tipo=type(norma).__name__)
     return gradientes, norma
+
+
+def _recorta(esperado):
+    """The factor is below 1: max_norm < norm + 1e-6 (also when max_norm > norm)."""
+    return esperado["max_norm"] < esperado["norma"] + 1e-6
 
 
 def _generador_agotado(caso, gradientes, norma):
@@ -1029,7 +1206,7 @@ def _norma_devuelta(caso):
     if cerca(valor, correcta, rtol=1e-5, atol=1e-12):
         return
     _generador_agotado(caso, gradientes, valor)
-    recortado = esperado["norma"] > esperado["max_norm"]
+    recortado = _recorta(esperado)
     despues = torch.tensor(_norma(esperado["gradientes"]), dtype=torch.float64)
     if recortado and cerca(valor, despues, rtol=1e-5):
         fallar("norma_tras_recorte", valor=valor.item())
@@ -1044,8 +1221,8 @@ def _gradientes_recortados(caso):
     gradientes, norma = _resultado_de_recorte(caso)
     esperado = caso.datos["esperado"]
     correctos = esperado["gradientes"]
-    if type(gradientes) not in (list, tuple):
-        fallar("tipo", nombre="los gradientes recortados", esperado="una lista",
+    if type(gradientes) is not list:
+        fallar("tipo", nombre="los gradientes recortados", esperado="una lista (list)",
                tipo=gradientes.get("__objeto__", "dict") if type(gradientes) is dict
                else "tensor" if isinstance(gradientes, torch.Tensor)
                else type(gradientes).__name__)
@@ -1068,11 +1245,15 @@ def _gradientes_recortados(caso):
         if otra is not None and not _todos_cerca(otra, correctos) and not _todos_cerca(
                 otra, caso.datos["antes"]) and _todos_cerca(gradientes, otra):
             fallar(alternativa, nombre="el recorte")
-    recortado = esperado["norma"] > esperado["max_norm"]
+    recortado = _recorta(esperado)
     if recortado and _todos_cerca(gradientes, caso.datos["antes"]):
         fallar("sin_recortar")
     if not recortado and _agrandados(gradientes, caso.datos["antes"]):
         fallar("recorte_siempre")
+    for i, (g, a) in enumerate(zip(gradientes, caso.datos["antes"])):
+        if (type(g) is torch.Tensor and a is not None and torch.isfinite(a).all()
+                and not torch.isfinite(g).all()):
+            fallar("no_finito", nombre=f"el gradiente recortado {i}")
     comparar_gradientes_recortados(gradientes, correctos)
 
 
@@ -1081,6 +1262,8 @@ def _agrandados(obtenidos, originales):
     pares = [(o, a) for o, a in zip(obtenidos, originales) if a is not None and a.any()]
     if not pares or any(type(o) is not torch.Tensor or o.shape != a.shape for o, a in pares):
         return False
+    if any(o.isnan().any() for o, _ in pares):
+        return False  # NaN: not a rescaling
     if any(not torch.isfinite(o).all() for o, _ in pares):
         return True
     razon = _norma([o for o, _ in pares]) / _norma([a for _, a in pares])
@@ -1115,19 +1298,31 @@ CLIP_BY_GLOBAL_NORM = Ejercicio(
 
 def comprobar_clip_by_global_norm(clip_by_global_norm):
     """Comprobación pública frente a ``torch.nn.utils.clip_grad_norm_``: una lista de tres
-    gradientes pequeños y un None que hay que recortar, y después un generador de gradientes
-    cuya norma ya es menor que ``max_norm`` (nada que recortar)."""
-    caso = caso_en_proceso(CLIP_BY_GLOBAL_NORM, clip_by_global_norm, 6,
-                           (((3, 2), (3,), (), (2, 2)), (1,), "float64", "list", 0.25, 1e-3),
-                           oraculo_de_recorte)
-    comprobar(CLIP_BY_GLOBAL_NORM.partes, caso,
-              "Una norma para todos los gradientes juntos y un solo factor de recorte.")
-    caso = caso_en_proceso(CLIP_BY_GLOBAL_NORM, clip_by_global_norm, 7,
-                           (((4,), (2, 3)), (), "float32", "generador", 3.0, 1.0),
-                           oraculo_de_recorte)
-    comprobar(CLIP_BY_GLOBAL_NORM.partes, caso,
-              "Y si la norma ya es menor que max_norm, los gradientes se quedan como están "
-              "(también cuando llegan en un generador).")
+    gradientes pequeños y un None que hay que recortar; un generador de gradientes cuya
+    norma ya es menor que ``max_norm`` (nada que recortar), en float32 con un tensor de
+    dimensión 0; una tupla con ``max_norm`` entre la norma y la norma + 1e-6; otra con
+    ``max_norm`` infinito; y sin tensores: solo None, o vacía."""
+    formas = [
+        (((3, 2), (3,), (), (2, 2)), (1,), "float64", "list", 0.25, 1e-3),
+        (((4,), (2, 3), ()), (), "float32", "generador", 3.0, 1.0),
+        (((3,), (), (2, 2)), (), "float64", "tuple", 1.05, 1e-7),
+        (((2,), (3,), (2, 2)), (1,), "float64", "tuple", "inf", 1.0),
+        (((2,), (3,)), (0, 1), "float32", "list", 0.5, 1.0),
+        ((), (), "float32", "tuple", "inf", 1.0),
+    ]
+    mensajes = [
+        "Una norma para todos los gradientes juntos y un solo factor de recorte.",
+        "Y si la norma ya es menor que max_norm, los gradientes se quedan como están, cada "
+        "uno con su dtype (también cuando llegan en un generador).",
+        "En el límite: max_norm pasa de la norma pero no de la norma + 1e-6.",
+        "Con max_norm infinito, nunca recorta.",
+        "Sin tensores (solo None).",
+        "Y sin nada: una tupla vacía.",
+    ]
+    for semilla, (forma, mensaje) in enumerate(zip(formas, mensajes), 6):
+        caso = caso_en_proceso(CLIP_BY_GLOBAL_NORM, clip_by_global_norm, semilla, forma,
+                               oraculo_de_recorte)
+        comprobar(CLIP_BY_GLOBAL_NORM.partes, caso, mensaje)
 
 
 # In notebook order.

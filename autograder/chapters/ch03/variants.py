@@ -1,5 +1,6 @@
 """Chapter 3 variants: valid alternatives and realistic mistakes, each with its label."""
 
+import functools
 import math
 from fractions import Fraction
 
@@ -123,6 +124,13 @@ def micro_batch_weights_as_a_tensor(sizes, reduction):
     return counts / counts.sum() if reduction == "mean" else torch.ones_like(counts) / counts.sum()
 
 
+@variant(MB, "tipo")
+def micro_batch_weights_as_a_tuple(sizes, reduction):
+    # a tuple "so that nobody changes it": the contract says a list
+    total = sum(sizes)
+    return tuple(n / total if reduction == "mean" else 1 / total for n in sizes)
+
+
 @variant(MB, "sin_implementar")
 def micro_batch_weights_stub(sizes, reduction):
     raise NotImplementedError()
@@ -134,7 +142,18 @@ def micro_batch_weights_hardcoded(sizes, reduction):
 
 
 # ---------------------------------------------------------------- train_with_accumulation
+def _with_grad(function):
+    """The variant run with autograd on, whatever the caller's mode: what the contract
+    asks; each variant below is wrong (or right) for another reason."""
+    @functools.wraps(function)
+    def wrapped(*args):
+        with torch.enable_grad():
+            return function(*args)
+    return wrapped
+
+
 @variant(PC, CORRECT)
+@_with_grad
 def train_with_accumulation_enumerate(model, loss_fn, optimizer, batches, accum):
     n = len(batches)
     losses, running = [], 0.0
@@ -154,6 +173,7 @@ def train_with_accumulation_enumerate(model, loss_fn, optimizer, batches, accum)
 
 
 @variant(PC, CORRECT)
+@_with_grad
 def train_with_accumulation_mean_of_cycle(model, loss_fn, optimizer, batches, accum):
     losses = []
     for start in range(0, len(batches), accum):
@@ -189,26 +209,31 @@ def _train(model, loss_fn, optimizer, batches, accum, last_cycle=True, last_divi
 
 
 @variant(PC, "ciclo_final_olvidado")
+@_with_grad
 def train_with_accumulation_forgets_the_partial_cycle(model, loss_fn, optimizer, batches, accum):
     return _train(model, loss_fn, optimizer, batches, accum, last_cycle=False)
 
 
 @variant(PC, "ciclo_final_dividido_por_accum")
+@_with_grad
 def train_with_accumulation_partial_cycle_over_accum(model, loss_fn, optimizer, batches, accum):
     return _train(model, loss_fn, optimizer, batches, accum, last_divisor="accum")
 
 
 @variant(PC, "sin_dividir_por_accum")
+@_with_grad
 def train_with_accumulation_without_dividing(model, loss_fn, optimizer, batches, accum):
     return _train(model, loss_fn, optimizer, batches, accum, divide=False)
 
 
 @variant(PC, "zero_grad_ausente")
+@_with_grad
 def train_with_accumulation_without_zero_grad(model, loss_fn, optimizer, batches, accum):
     return _train(model, loss_fn, optimizer, batches, accum, zero=False)
 
 
 @variant(PC, "zero_grad_en_cada_micro_lote")
+@_with_grad
 def train_with_accumulation_zeroes_every_micro_batch(model, loss_fn, optimizer, batches, accum):
     # The canonical loop's zero_grad() at the top of every iteration, kept when adding
     # accumulation: each step sees only the last micro-batch of its cycle.
@@ -228,6 +253,7 @@ def train_with_accumulation_zeroes_every_micro_batch(model, loss_fn, optimizer, 
 
 
 @variant(PC, "pasos_del_optimizador")
+@_with_grad
 def train_with_accumulation_steps_every_batch(model, loss_fn, optimizer, batches, accum):
     return _train(model, loss_fn, optimizer, batches, accum, step_every_batch=True)
 
@@ -253,6 +279,7 @@ def _train_with_a_final_step_always(model, loss_fn, optimizer, batches, accum):
 
 
 @variant(PC, "excepcion")
+@_with_grad
 def train_with_accumulation_unguarded_leftover(model, loss_fn, optimizer, batches, accum):
     losses, running, count = _train_with_a_final_step_always(model, loss_fn, optimizer,
                                                              batches, accum)
@@ -260,6 +287,7 @@ def train_with_accumulation_unguarded_leftover(model, loss_fn, optimizer, batche
 
 
 @variant(PC, "pasos_del_optimizador")
+@_with_grad
 def train_with_accumulation_always_an_extra_step(model, loss_fn, optimizer, batches, accum):
     losses, running, count = _train_with_a_final_step_always(model, loss_fn, optimizer,
                                                              batches, accum)
@@ -267,11 +295,13 @@ def train_with_accumulation_always_an_extra_step(model, loss_fn, optimizer, batc
 
 
 @variant(PC, "grafo_vivo")
+@_with_grad
 def train_with_accumulation_logs_tensors(model, loss_fn, optimizer, batches, accum):
     return _train(model, loss_fn, optimizer, batches, accum, log=None)
 
 
 @variant(PC, "efecto_secundario")
+@_with_grad
 def train_with_accumulation_pops_the_batches(model, loss_fn, optimizer, batches, accum):
     # Treats the caller's list as a queue: it is empty when the function returns.
     losses = []
@@ -289,6 +319,7 @@ def train_with_accumulation_pops_the_batches(model, loss_fn, optimizer, batches,
 
 
 @variant(PC, "registro_dividido")
+@_with_grad
 def train_with_accumulation_logs_the_divided_losses(model, loss_fn, optimizer, batches, accum):
     losses = []
     for start in range(0, len(batches), accum):
@@ -305,6 +336,7 @@ def train_with_accumulation_logs_the_divided_losses(model, loss_fn, optimizer, b
 
 
 @variant(PC, "grad_previo_sin_borrar")
+@_with_grad
 def train_with_accumulation_zero_grad_only_after_steps(model, loss_fn, optimizer, batches,
                                                        accum):
     # Clears after each step, never before the first: leftovers reach the first step.
@@ -323,10 +355,12 @@ def train_with_accumulation_zero_grad_only_after_steps(model, loss_fn, optimizer
     return losses
 
 
-@variant(PC, "efecto_secundario")
+@variant(PC, "entrenado_en_otro_modo")
+@_with_grad
 def train_with_accumulation_sets_training_mode(model, loss_fn, optimizer, batches, accum):
     # The usual first line of a training loop, here against the contract: the caller's
-    # eval mode is not restored.
+    # eval mode is not restored, and a BatchNorm that came in eval mode trains on batch
+    # statistics.
     model.train()
     n, losses, running = len(batches), [], 0.0
     optimizer.zero_grad()
@@ -344,6 +378,7 @@ def train_with_accumulation_sets_training_mode(model, loss_fn, optimizer, batche
 
 
 @variant(PC, "micro_lote_mal_pesado")
+@_with_grad
 def train_with_accumulation_partial_divisor_one_too_early(model, loss_fn, optimizer, batches,
                                                          accum):
     # Off by one: the last micro-batch of the last full cycle already gets the partial
@@ -367,6 +402,7 @@ def train_with_accumulation_partial_divisor_one_too_early(model, loss_fn, optimi
 
 
 @variant(PC, "numero_de_perdidas")
+@_with_grad
 def train_with_accumulation_logs_every_micro_batch(model, loss_fn, optimizer, batches, accum):
     # The steps are right, but the log has one loss per micro-batch, not one per step.
     n, losses = len(batches), []
@@ -382,6 +418,137 @@ def train_with_accumulation_logs_every_micro_batch(model, loss_fn, optimizer, ba
     return losses
 
 
+def _classic(model, loss_fn, optimizer, batches, accum, forward=None, zero=None):
+    """The reference loop; ``forward(model, x)`` and ``zero()`` replace its pieces."""
+    forward = forward or (lambda m, x: m(x))
+    zero = zero or optimizer.zero_grad
+    n, losses, running = len(batches), [], 0.0
+    zero()
+    for i, (xb, yb) in enumerate(batches):
+        cycle_len = min(accum, n - (i // accum) * accum)
+        loss = loss_fn(forward(model, xb), yb) / cycle_len
+        loss.backward()
+        running += loss.item()
+        if (i + 1) % accum == 0 or i + 1 == n:
+            optimizer.step()
+            zero()
+            losses.append(running)
+            running = 0.0
+    return losses
+
+
+@variant(PC, "excepcion")
+@_with_grad
+def train_with_accumulation_moves_the_loss_to_the_device(model, loss_fn, optimizer, batches,
+                                                        accum):
+    # The usual `.to(device)` of a training loop, on a loss that may be a plain function.
+    loss_fn = loss_fn.to(next(model.parameters()).device)
+    return _classic(model, loss_fn, optimizer, batches, accum)
+
+
+@variant(PC, "ciclo_unido")
+@_with_grad
+def train_with_accumulation_joins_the_cycle(model, loss_fn, optimizer, batches, accum):
+    # One forward pass per cycle over its micro-batches joined: the same mean without
+    # BatchNorm, not with it (it normalises with the statistics of what it sees).
+    losses = []
+    for start in range(0, len(batches), accum):
+        cycle = batches[start:start + accum]
+        optimizer.zero_grad()
+        x = torch.cat([xb for xb, _ in cycle])
+        y = torch.cat([yb for _, yb in cycle])
+        loss = loss_fn(model(x), y)
+        loss.backward()
+        optimizer.step()
+        losses.append(loss.item())
+    return losses
+
+
+@variant(PC, "estadisticas_de_batchnorm")
+@_with_grad
+def train_with_accumulation_second_forward_for_the_log(model, loss_fn, optimizer, batches,
+                                                       accum):
+    # The loss logged from a forward pass of its own, under no_grad: the same number, but
+    # BatchNorm in train mode counts each micro-batch twice.
+    n, losses, running = len(batches), [], 0.0
+    optimizer.zero_grad()
+    for i, (xb, yb) in enumerate(batches):
+        cycle_len = min(accum, n - (i // accum) * accum)
+        (loss_fn(model(xb), yb) / cycle_len).backward()
+        with torch.no_grad():
+            running += loss_fn(model(xb), yb).item() / cycle_len
+        if (i + 1) % accum == 0 or i + 1 == n:
+            optimizer.step()
+            optimizer.zero_grad()
+            losses.append(running)
+            running = 0.0
+    return losses
+
+
+@variant(PC, "entrenado_en_otro_modo")
+@_with_grad
+def train_with_accumulation_trains_in_train_mode(model, loss_fn, optimizer, batches, accum):
+    # model.train() for the loop, every submodule's mode restored afterwards: the modes
+    # come back, but a BatchNorm that came in eval mode trained on batch statistics.
+    modes = {m: m.training for m in model.modules()}
+    model.train()
+    try:
+        return _classic(model, loss_fn, optimizer, batches, accum)
+    finally:
+        for m, mode in modes.items():
+            m.train(mode)
+
+
+@variant(PC, "efecto_secundario")
+@_with_grad
+def train_with_accumulation_restores_the_root_mode_only(model, loss_fn, optimizer, batches,
+                                                        accum):
+    # "Leave the model as it came": model.train(was) sets every submodule to the root's mode.
+    was = model.training
+    losses = _classic(model, loss_fn, optimizer, batches, accum)
+    model.train(was)
+    return losses
+
+
+@variant(PC, "grupo_sin_borrar")
+@_with_grad
+def train_with_accumulation_zeroes_the_first_group(model, loss_fn, optimizer, batches, accum):
+    # Clears the gradients of the optimizer's parameters by hand, but of its first group only.
+    def zero():
+        for p in optimizer.param_groups[0]["params"]:
+            p.grad = None
+
+    return _classic(model, loss_fn, optimizer, batches, accum, zero=zero)
+
+
+@variant(PC, "efecto_secundario")
+@_with_grad
+def train_with_accumulation_unfreezes(model, loss_fn, optimizer, batches, accum):
+    # "Every parameter must learn": the frozen one is unfrozen (and stays so).
+    for p in model.parameters():
+        p.requires_grad_(True)
+    return _classic(model, loss_fn, optimizer, batches, accum)
+
+
+@variant(PC, "efecto_secundario")
+def train_with_accumulation_grad_on_for_good(model, loss_fn, optimizer, batches, accum):
+    # Autograd switched on "just in case", as a call: a caller inside no_grad gets it back on.
+    torch.set_grad_enabled(True)
+    return _classic(model, loss_fn, optimizer, batches, accum)
+
+
+@variant(PC, "excepcion")
+def train_with_accumulation_assumes_grad_on(model, loss_fn, optimizer, batches, accum):
+    # Right, as long as the caller has autograd on.
+    return _classic(model, loss_fn, optimizer, batches, accum)
+
+
+@variant(PC, "tipo")
+@_with_grad
+def train_with_accumulation_returns_a_tuple(model, loss_fn, optimizer, batches, accum):
+    return tuple(_classic(model, loss_fn, optimizer, batches, accum))
+
+
 @variant(PC, "sin_implementar")
 def train_with_accumulation_stub(model, loss_fn, optimizer, batches, accum):
     raise NotImplementedError()
@@ -389,7 +556,9 @@ def train_with_accumulation_stub(model, loss_fn, optimizer, batches, accum):
 
 @variant(PC, "resultado_fijo")
 def train_with_accumulation_hardcoded(model, loss_fn, optimizer, batches, accum):
-    example = construir_ciclos(torch.Generator().manual_seed(2), ("mse", 11, 2, 4, 3, 5, 2))
+    example = construir_ciclos(torch.Generator().manual_seed(2),
+                               ("fn", 11, 2, 4, 3, 5, 2, "sgd", 0.1, False, False, True,
+                                "mixto_eval", True, 2, True, True))
     return ciclos_con_lotes_unidos(*example.values())["perdidas"].tolist()
 
 
@@ -421,10 +590,79 @@ def clip_by_global_norm_only_when_above(grads, max_norm):
     grads = list(grads)
     squares = sum(float(g.pow(2).sum()) for g in grads if g is not None)
     total = math.sqrt(squares)
+    if total + 1e-6 <= max_norm:
+        return [None if g is None else g.clone() for g in grads], total
+    scale = max_norm / (total + 1e-6)
+    return [None if g is None else g * scale for g in grads], total
+
+
+@variant(CG, CORRECT)
+def clip_by_global_norm_same_tensors_when_nothing_changes(grads, max_norm):
+    # Valid too: with a factor of 1, the very tensors it was given (unmodified).
+    grads = list(grads)
+    present = [g for g in grads if g is not None]
+    total = torch.linalg.vector_norm(torch.stack([g.double().norm() for g in present])).item() \
+        if present else 0.0
+    scale = min(1.0, max_norm / (total + 1e-6))
+    if scale == 1.0:
+        return grads, total
+    return [None if g is None else (g * scale).to(g.dtype) for g in grads], total
+
+
+@variant(CG, "sin_recortar")
+def clip_by_global_norm_threshold_on_the_norm(grads, max_norm):
+    # Compares the norm itself with max_norm: between norm and norm + 1e-6 it does not clip.
+    grads = list(grads)
+    total = math.sqrt(sum(float(g.pow(2).sum()) for g in grads if g is not None))
     if total <= max_norm:
         return [None if g is None else g.clone() for g in grads], total
     scale = max_norm / (total + 1e-6)
     return [None if g is None else g * scale for g in grads], total
+
+
+@variant(CG, "no_finito")
+def clip_by_global_norm_divides_by_the_larger(grads, max_norm):
+    # g * max_norm / max(norm, max_norm): the same factor, but inf / inf with max_norm = inf.
+    grads = list(grads)
+    total = math.sqrt(sum(float(g.pow(2).sum()) for g in grads if g is not None))
+    denominator = max(total + 1e-6, max_norm)
+    return [None if g is None else g * max_norm / denominator for g in grads], total
+
+
+@variant(CG, "excepcion")
+def clip_by_global_norm_stacks_without_a_guard(grads, max_norm):
+    # torch.stack of no norms at all: an empty or all-None grads raises.
+    grads = list(grads)
+    total = torch.linalg.vector_norm(torch.stack([g.norm() for g in grads if g is not None]))
+    scale = min(1.0, max_norm / (total.item() + 1e-6))
+    return [None if g is None else g * scale for g in grads], total.item()
+
+
+@variant(CG, "excepcion")
+def clip_by_global_norm_iterates_rows(grads, max_norm):
+    # Sums the squares row by row: a 0-dim tensor has no rows to iterate over.
+    grads = list(grads)
+    squares = sum(float((row ** 2).sum()) for g in grads if g is not None for row in g)
+    total = math.sqrt(squares)
+    scale = min(1.0, max_norm / (total + 1e-6))
+    return [None if g is None else g * scale for g in grads], total
+
+
+@variant(CG, "dtype")
+def clip_by_global_norm_float64_factor(grads, max_norm):
+    # The factor as a 0-dim float64 tensor: a 0-dim float32 gradient is promoted to float64.
+    grads = list(grads)
+    present = [g for g in grads if g is not None]
+    total = torch.sqrt(sum(g.double().pow(2).sum() for g in present)) if present else \
+        torch.tensor(0.0, dtype=torch.float64)
+    scale = torch.clamp(max_norm / (total + 1e-6), max=1.0)
+    return [None if g is None else g * scale for g in grads], total.item()
+
+
+@variant(CG, "tipo")
+def clip_by_global_norm_returns_a_tuple_of_grads(grads, max_norm):
+    clipped, total = _clip(grads, max_norm)
+    return tuple(clipped), total
 
 
 def _clip(grads, max_norm, norm="l2", per_tensor=False, always=False, eps=1e-6,
@@ -548,16 +786,17 @@ def clip_by_global_norm_hardcoded(grads, max_norm):
 FORGETS_THE_PARTIAL_CYCLE = '''\\
 def train_with_accumulation(model, loss_fn, optimizer, batches, accum):
     losses, running = [], 0.0
-    optimizer.zero_grad()
-    for i, (xb, yb) in enumerate(batches):
-        loss = loss_fn(model(xb), yb) / accum
-        loss.backward()
-        running += loss.item()
-        if (i + 1) % accum == 0:  # el ciclo final incompleto nunca llega aquí
-            optimizer.step()
-            optimizer.zero_grad()
-            losses.append(running)
-            running = 0.0
+    with torch.enable_grad():
+        optimizer.zero_grad()
+        for i, (xb, yb) in enumerate(batches):
+            loss = loss_fn(model(xb), yb) / accum
+            loss.backward()
+            running += loss.item()
+            if (i + 1) % accum == 0:  # el ciclo final incompleto nunca llega aquí
+                optimizer.step()
+                optimizer.zero_grad()
+                losses.append(running)
+                running = 0.0
     return losses
 '''
 

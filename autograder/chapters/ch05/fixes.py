@@ -52,5 +52,6 @@ ARREGLOS = {
     "mc_varianza": "Usa `torch.std(muestras, dim=0)` (o `torch.var(...).sqrt()`).",
     "mc_sin_dropout": "Tras `model.eval()`, llama a `m.train()` en cada `nn.Dropout`.",
     "mc_llamadas": "`torch.stack([model(x) for _ in range(n_samples)])`.",
+    "mc_media_bessel": "La media divide por `n_samples`: `muestras.mean(dim=0)`.",
     "mc_std_sesgada": "Usa `torch.std` con su corrección por defecto (divide por n − 1).",
 }

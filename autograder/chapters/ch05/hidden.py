@@ -3,9 +3,11 @@ the reference.
 
 Each exercise's contract is a ``Space`` (autograder/hidden/space.py): every student meets
 every starting mode (all in train, all in eval, mixed with a BatchNorm frozen two levels
-down, at random), flat and nested models, float32 and float64, a caller with autograd on
-and off, ``x`` with and without ``requires_grad``, parameters with and without a stale
-``.grad``, and the edge sizes (one sample where the contract allows it)."""
+down, an eval root with its Dropout and noise layers in train, at random), flat and nested
+models (three levels down), float32 and float64, a caller with autograd on and off, ``x``
+with and without ``requires_grad``, parameters with and without a stale ``.grad`` and a
+frozen first layer, and the edge sizes (one sample where the contract allows it). The
+clauses of autograder/chapters/ch05/contract.py name the dimensions that check each."""
 
 import torch
 from torch import nn
@@ -19,10 +21,14 @@ from autograder.chapters.ch05.student import (
     SEMILLA_MC,
     RuidoGaussiano,
     clase_de_modos,
+    clases_de,
+    congelados,
     hijo_con_otro_modo,
     observar_bloque,
     profundidad,
+    sembrar,
     tipos_de,
+    train_bajo_eval,
 )
 from autograder.hidden.reference import load_reference
 from autograder.hidden.runner import HiddenExercise, case_seed, checker, hidden_table, integer
@@ -33,7 +39,7 @@ reference = load_reference("ch05")  # the solution cells of solutions/05_*.py
 # Mutants that compute what the reference computes, within the contract.
 EQUIVALENT_MUTANTS = {
     "modules_that_change": {
-        "L22:36 0→-1": "args[-1] is args[0]: model(x) calls every leaf with one positional "
+        "L10:36 0→-1": "args[-1] is args[0]: model(x) calls every leaf with one positional "
                        "input",
     },
 }
@@ -51,12 +57,21 @@ def spread(generator, values, n):
     return [picks[i] for i in torch.randperm(n, generator=generator).tolist()]
 
 
+def _root_in_train_first(modes):
+    """The modes with a root in train mode first: a model left in eval mode is named so
+    (``tm_dejado_en_eval``) on the first case it fails, whatever the order of the rest."""
+    first = next(i for i, mode in enumerate(modes) if mode in ("train", "mixto"))
+    modes[0], modes[first] = modes[first], modes[0]
+    return modes
+
+
 def _options(generator, n, **extra):
     """Per case, the options every exercise shares, each value met at least once."""
     columns = {"dtype": spread(generator, ("float32", "float64"), n),
                "grad": spread(generator, (True, False), n),
                "x_rg": spread(generator, (True, False), n),
-               "grad_viejo": spread(generator, (True, False), n)}
+               "grad_viejo": spread(generator, (True, False), n),
+               "congelado": spread(generator, (True, False), n)}
     for name, values in extra.items():
         columns[name] = spread(generator, values, n)
     return [dict(zip(columns, row)) for row in zip(*columns.values())]
@@ -76,16 +91,20 @@ BLOCK_LAYOUTS = ((True, False), (False, True), (True, True), (False, False), (Tr
 
 def _block_shapes(generator):
     """Every starting mode; a nested model in mixed modes (a BatchNorm frozen under a block
-    in train mode); a noise layer that arrives on; callers alternating grad on and off."""
+    in train mode); a model three levels deep with its root in eval mode and its Dropout and
+    noise layers in train (children in train under parents in eval, one three levels down);
+    a noise layer that arrives on; callers alternating grad on and off."""
     n = len(BLOCK_LAYOUTS)
     options = _options(generator, n)
     first_grad = bool(integer(generator, 0, 1))
-    others = ["eval", "azar", ("eval", "train", "mixto", "azar")[integer(generator, 0, 3)]]
-    others = [others[i] for i in torch.randperm(3, generator=generator).tolist()]
-    modes = ["mixto", "train"] + others  # nested and mixed; flat, noisy and on
+    others = ["eval", "azar"]
+    others = [others[i] for i in torch.randperm(2, generator=generator).tolist()]
+    modes = ["mixto", "train"] + others + ["raiz_eval"]  # nested and mixed; flat, noisy, on
     cases = []
     for i, (nested, noisy) in enumerate(BLOCK_LAYOUTS):
         options[i].update(anidada=nested, ruido=noisy, grad=first_grad == (i % 2 == 0))
+        if i == n - 1:
+            options[i]["profunda"] = True
         shape = (integer(generator, 2, 9), integer(generator, 1, 6), integer(generator, 3, 8),
                  integer(generator, 2, 5), _p(generator), modes[i], _pairs(options[i]))
         cases.append((shape, case_seed(generator)))
@@ -116,10 +135,14 @@ SHARED_DIMENSIONS = (
               must_include=("torch.float32", "torch.float64")),
     Dimension("x.requires_grad", lambda i: i["x"].requires_grad, must_include=(True, False)),
     Dimension("llamada.grad", lambda i: i[LLAMADA]["grad"], must_include=(True, False)),
+    Dimension("model.raiz", lambda i: i["model"].training, must_include=(True, False)),
+    Dimension("model.train_bajo_eval", lambda i: train_bajo_eval(i["model"]),
+              must_include=(True, False)),
+    Dimension("model.congelados", lambda i: congelados(i["model"]), must_include=(True, False)),
 )
 
 BLOCK_SPACE = Space(dimensions=SHARED_DIMENSIONS + (
-    Dimension("model.profundidad", lambda i: profundidad(i["model"]), must_include=(1, 2)),
+    Dimension("model.profundidad", lambda i: profundidad(i["model"]), must_include=(1, 2, 3)),
     Dimension("model.nieto_con_otro_modo", lambda i: hijo_con_otro_modo(i["model"]),
               must_include=(True,)),
     Dimension("model.ruido", _has(RuidoGaussiano), must_include=(True, False)),
@@ -130,7 +153,7 @@ BLOCK_SPACE = Space(dimensions=SHARED_DIMENSIONS + (
 
 
 # ---------------------------------------------------------------- modules_that_change
-MODULE_CASES = 4
+MODULE_CASES = 5
 
 
 def _layout(generator, tiny=False):
@@ -149,7 +172,8 @@ def _module_shapes(generator):
     """Every starting mode, flat and nested blocks, with and without a leaf the forward never
     runs; N >= 2 (BatchNorm cannot run in train mode on one sample), once exactly 2."""
     n = MODULE_CASES
-    modes = spread(generator, ("eval", "mixto", "train", "azar"), n)
+    modes = _root_in_train_first(spread(generator, ("eval", "mixto", "train", "azar",
+                                                    "raiz_eval"), n))
     options = _options(generator, n, anidada=(True, False), reserva=(True, False))
     smallest = integer(generator, 0, n - 1)
     cases = []
@@ -182,23 +206,25 @@ MODULE_SPACE = Space(dimensions=SHARED_DIMENSIONS + (
 
 
 # ---------------------------------------------------------------- mc_dropout
-MC_CASES = 4
+MC_CASES = 5
 
 
 def _mc_shapes(generator):
     """Every starting mode; nested and flat; with and without a custom layer that reads
-    ``self.training`` and a second Dropout; n_samples from 2 (its smallest) to 12."""
+    ``self.training`` and a second Dropout; one case with a single sample (N = 1); n_samples
+    from 2 (its smallest) to 12."""
     n = MC_CASES
-    modes = spread(generator, ("train", "mixto", "eval", "azar"), n)
+    modes = _root_in_train_first(spread(generator, ("train", "mixto", "eval", "azar",
+                                                    "raiz_eval"), n))
     options = _options(generator, n, anidada=(True, False), ruido=(True, False),
                        dropout2=(True, False))
     trained = modes.index("train")  # a noise layer that arrives on must be switched off
     options[trained]["ruido"] = True
     if all(o["ruido"] for o in options):
         options[(trained + 1) % n]["ruido"] = False
-    fewest = integer(generator, 0, n - 1)
-    return [((integer(generator, 1, 8), integer(generator, 1, 6), integer(generator, 3, 8),
-              integer(generator, 1, 5), _p(generator),
+    fewest, single = integer(generator, 0, n - 1), integer(generator, 0, n - 1)
+    return [((1 if i == single else integer(generator, 2, 8), integer(generator, 1, 6),
+              integer(generator, 3, 8), integer(generator, 1, 5), _p(generator),
               2 if i == fewest else integer(generator, 3, 12), modes[i], _pairs(options[i])),
              case_seed(generator)) for i in range(n)]
 
@@ -206,12 +232,16 @@ def _mc_shapes(generator):
 def _expected_mc(model, x, n_samples, llamada):
     kinds = tipos_de(model)
     with torch.random.fork_rng(devices=[]), torch.no_grad():
-        torch.manual_seed(SEMILLA_MC)
+        sembrar(SEMILLA_MC)
         mean, std = reference.mc_dropout(model, x, n_samples)
-    return {"media": mean, "std": std, "tipos": kinds}
+        torch.manual_seed(SEMILLA_MC)  # what a function that seeds again would give
+        reseeded, _ = reference.mc_dropout(model, x, n_samples)
+    return {"media": mean, "std": std, "tipos": kinds, "clases": clases_de(model),
+            "media_resembrada": reseeded}
 
 
-MC_SPACE = Space(dimensions=SHARED_DIMENSIONS + (
+MC_SPACE = Space(dimensions=tuple(d for d in SHARED_DIMENSIONS if d.name != "x.N") + (
+    Dimension("x.N", lambda i: i["x"].shape[0], must_include=(1,)),
     Dimension("model.profundidad", lambda i: profundidad(i["model"]), must_include=(1, 2)),
     Dimension("model.ruido", _has(RuidoGaussiano), must_include=(True, False)),
     Dimension("model.ruido_activo", lambda i: any(isinstance(m, RuidoGaussiano) and m.training

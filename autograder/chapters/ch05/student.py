@@ -29,7 +29,6 @@ from autograder.student.compare import (
     cambios,
     caso_en_proceso,
     comparar,
-    comprobar,
     comprobar_casos,
     ejercicios,
     estado,
@@ -206,8 +205,8 @@ MENSAJES = {
         "Modules other than nn.Dropout were in train mode while sampling: {modulos}."),
     "mc_resembrado": (
         "Semilla fijada dentro",
-        "Tu función llama a `torch.manual_seed` (o cambia la semilla): sus muestras ya no "
-        "dependen de la semilla de quien llama, y dos llamadas dan siempre las mismas.",
+        "Tu función vuelve a fijar la semilla (`torch.manual_seed`, aunque sea con la misma "
+        "de quien llama): sus muestras ya no siguen el estado del generador que recibe.",
         "No fijes la semilla dentro de la función: quien llama decide si quiere resultados "
         "reproducibles fijándola antes de llamarte.",
         "Your function reseeds the random generator: its samples no longer depend on the "
@@ -230,6 +229,13 @@ MENSAJES = {
         "¿Cuántas veces llamas al modelo? Deben ser exactamente `n_samples`, sin pases extra "
         "(ni para conocer la forma de la salida).",
         "The model ran {llamadas} times; n_samples = {n} passes were expected."),
+    "mc_media_bessel": (
+        "Media con corrección de Bessel",
+        "`{nombre}` es {razon:.4g} × el valor correcto: n/(n−1), la suma de las muestras "
+        "dividida por n − 1.",
+        "La corrección de Bessel es cosa de la dispersión. ¿Por qué número divides la suma "
+        "de las muestras para obtener su media?",
+        "`{nombre}` divides the sum by n - 1 instead of n."),
     "mc_std_sesgada": (
         "Desviación típica sin corrección",
         "`{nombre}` es {razon:.4g} × el valor correcto: √((n−1)/n), la desviación típica que "
@@ -321,13 +327,18 @@ def _uniforme(generador, bajo, alto):
 
 
 def red_con_normalizacion(generador, D, H, C, p, anidada=False, ruido=False, dropout2=False,
-                          dtype=torch.float64):
+                          dtype=torch.float64, profunda=False):
     """Linear → BatchNorm1d → ReLU → [RuidoGaussiano] → Dropout(p) → [Linear → ReLU →
     Dropout] → Linear. ``anidada``: the blocks in Sequentials of their own (a BatchNorm two
-    levels down). Without options, the public examples' flat float64 model."""
+    levels down); ``profunda`` (with ``anidada``): BatchNorm → ReLU → [RuidoGaussiano] in a
+    Sequential of their own inside the first block (three levels down). Without options, the
+    public examples' flat float64 model."""
     bloque = OrderedDict(capa=nn.Linear(D, H), norma=nn.BatchNorm1d(H), act=nn.ReLU())
     if ruido:
         bloque["ruido"] = RuidoGaussiano(_uniforme(generador, 0.2, 0.8))
+    if anidada and profunda:
+        capa = bloque.pop("capa")
+        bloque = OrderedDict(capa=capa, interno=nn.Sequential(bloque))
     bloque["dropout"] = nn.Dropout(p)
     segundo = OrderedDict()
     if dropout2:
@@ -344,9 +355,14 @@ def red_con_normalizacion(generador, D, H, C, p, anidada=False, ruido=False, dro
 
 
 def poner_modo(modelo, modo, generador=None):
-    """"train", "eval", "mixto" (train mode with every BatchNorm frozen, fine-tuning style)
-    or "azar" (every module's own flag drawn at random)."""
-    modelo.train(modo != "eval")
+    """"train", "eval", "mixto" (train mode with every BatchNorm frozen, fine-tuning style),
+    "raiz_eval" (eval mode but every Dropout and noise layer in train: children in train
+    under parents in eval) or "azar" (every module's own flag drawn at random)."""
+    modelo.train(modo not in ("eval", "raiz_eval"))
+    if modo == "raiz_eval":
+        for m in modelo.modules():
+            if isinstance(m, (nn.Dropout, RuidoGaussiano)):
+                m.train()
     if modo == "mixto":
         for m in modelo.modules():
             if isinstance(m, nn.BatchNorm1d):
@@ -376,6 +392,18 @@ def hijo_con_otro_modo(modelo):
     return recorrer(modelo, 0)
 
 
+def train_bajo_eval(modelo):
+    """A module in train mode whose parent is in eval mode (what re-freezing only the modules
+    that were in eval mode, after a general ``train()``, gets wrong)."""
+    return any(hijo.training and not m.training for m in modelo.modules()
+               for hijo in m.children())
+
+
+def congelados(modelo):
+    """Does the model hold a frozen parameter (``requires_grad`` False)?"""
+    return any(not p.requires_grad for p in modelo.parameters())
+
+
 def profundidad(modelo):
     hijos = list(modelo.children())
     return 1 + max((profundidad(h) for h in hijos), default=-1) if hijos else 0
@@ -383,9 +411,15 @@ def profundidad(modelo):
 
 def _entorno(entradas, generador, opcion):
     """The options every exercise shares, applied once the arguments are drawn: x's
-    ``requires_grad``, stale ``.grad`` on the parameters, and the caller's grad mode."""
+    ``requires_grad``, frozen parameters (the first layer's, fine-tuning style), stale
+    ``.grad`` on the parameters, and the caller's grad mode."""
     if opcion.get("x_rg"):
         entradas["x"].requires_grad_(True)
+    if opcion.get("congelado"):
+        primera = next(m for m in entradas["model"].modules()
+                       if list(m.parameters(recurse=False)))
+        for p in primera.parameters():
+            p.requires_grad_(False)
     if opcion.get("grad_viejo"):
         for p in entradas["model"].parameters():
             p.grad = torch.randn(p.shape, generator=generador, dtype=p.dtype)
@@ -410,6 +444,15 @@ def instantanea(entradas):
 
 
 UN_SOLO_VALOR = "Expected more than 1 value per channel when training"
+SORTEOS_PREVIOS = 5
+
+
+def sembrar(semilla):
+    """What the caller does before the call: fix the seed, then use the generator a little
+    (so a function that seeds it again, even with ``torch.initial_seed()``, draws other
+    numbers)."""
+    torch.manual_seed(semilla)
+    torch.rand(SORTEOS_PREVIOS)
 
 
 def _observar_con_ganchos(funcion, entradas, semilla=None, hojas=False,
@@ -439,7 +482,7 @@ def _observar_con_ganchos(funcion, entradas, semilla=None, hojas=False,
         try:
             with torch.random.fork_rng(devices=[]):
                 if semilla is not None:
-                    torch.manual_seed(semilla)
+                    sembrar(semilla)
                 observacion = observar_llamada(funcion, *argumentos(entradas))
                 semilla_final = torch.initial_seed()
         finally:
@@ -538,7 +581,8 @@ def construir_bloque(generador, forma):
     opcion = opciones(forma, 6)
     dtype = DTYPES[opcion.get("dtype", "float64")]
     modelo = red_con_normalizacion(generador, D, H, C, p, anidada=opcion.get("anidada", False),
-                                   ruido=opcion.get("ruido", False), dtype=dtype)
+                                   ruido=opcion.get("ruido", False), dtype=dtype,
+                                   profunda=opcion.get("profunda", False))
     poner_modo(modelo, modo, generador)
     entradas = {"model": modelo, "x": torch.randn(N, D, generator=generador, dtype=dtype)}
     return _entorno(entradas, generador, opcion)
@@ -714,10 +758,14 @@ def modos_al_llegar(model, x, llamada):
 
 
 # The public examples: a nested model in mixed modes (a BatchNorm frozen under a block in
-# train mode, a noise layer on) with a stale .grad, used by a caller with autograd on and off.
-EJEMPLOS_BLOQUE = [(6, 4, 5, 3, 0.5, "mixto", (("anidada", True), ("grad", grad),
-                                               ("grad_viejo", True), ("ruido", True)))
-                   for grad in (True, False)]
+# train mode, a noise layer on) with a stale .grad, used by a caller with autograd on; and a
+# model three levels deep with its root in eval mode, its Dropout and noise in train and its
+# first layer frozen, used by a caller under no_grad.
+EJEMPLOS_BLOQUE = [(6, 4, 5, 3, 0.5, "mixto", (("anidada", True), ("grad", True),
+                                               ("grad_viejo", True), ("ruido", True))),
+                   (6, 4, 5, 3, 0.5, "raiz_eval", (("anidada", True), ("congelado", True),
+                                                   ("grad", False), ("profunda", True),
+                                                   ("ruido", True), ("x_rg", True)))]
 
 
 def comprobar_evaluation_mode(evaluation_mode):
@@ -877,20 +925,28 @@ def modulos_por_tipo(model, x, llamada=None):
     return {"cambian": cambian}
 
 
-# The public example: every trap of the hidden layouts, and a leaf the forward never runs.
+# The public examples: every trap of the hidden layouts, and a leaf the forward never runs;
+# then the same traps nested (three levels down), the root in eval mode with its Dropout and
+# noise in train, a frozen first layer, x with requires_grad and a caller under no_grad.
 EJEMPLO_MODULOS = (5, 3, 4, 2, "BRZGSDTg", "mixto", (("reserva", True),))
+EJEMPLO_MODULOS_ANIDADO = (2, 3, 4, 2, "DSgBTZG", "raiz_eval", (
+    ("anidada", True), ("congelado", True), ("grad", False), ("grad_viejo", True),
+    ("x_rg", True)))
 
 
 def comprobar_modules_that_change(modules_that_change):
     """Comprobación pública: qué módulos hoja cambian, en un modelo con algunas trampas.
 
-    El modelo empieza con modos mezclados (BatchNorm congelada): restaurar solo el indicador
-    de la raíz se nota aquí igual que en las pruebas ocultas.
+    Dos modelos: uno con modos mezclados (BatchNorm congelada), donde restaurar solo el
+    indicador de la raíz se nota igual que en las pruebas ocultas; otro anidado tres niveles
+    con la raíz en modo evaluación y hojas en entrenamiento, una capa congelada y quien llama
+    dentro de ``torch.no_grad()``.
     """
-    caso = caso_en_proceso(MODULES_THAT_CHANGE, modules_that_change, 6, EJEMPLO_MODULOS,
-                           modulos_por_tipo)
-    comprobar(MODULES_THAT_CHANGE.partes, caso,
-              "Encontraste los módulos que cambian y dejaste el modelo como estaba.")
+    casos = [caso_en_proceso(MODULES_THAT_CHANGE, modules_that_change, 6, forma,
+                             modulos_por_tipo)
+             for forma in (EJEMPLO_MODULOS, EJEMPLO_MODULOS_ANIDADO)]
+    comprobar_casos(MODULES_THAT_CHANGE.partes, casos,
+                    "Encontraste los módulos que cambian y dejaste el modelo como estaba.")
 
 
 # ---------------------------------------------------------------- exercise 3: mc_dropout
@@ -906,7 +962,8 @@ def construir_mc(generador, forma):
     dtype = DTYPES[opcion.get("dtype", "float64")]
     modelo = red_con_normalizacion(generador, D, H, C, p, anidada=opcion.get("anidada", False),
                                    ruido=opcion.get("ruido", False),
-                                   dropout2=opcion.get("dropout2", False), dtype=dtype)
+                                   dropout2=opcion.get("dropout2", False), dtype=dtype,
+                                   profunda=opcion.get("profunda", False))
     poner_modo(modelo, modo, generador)
     entradas = {"model": modelo, "x": torch.randn(N, D, generator=generador, dtype=dtype),
                 "n_samples": n_samples}
@@ -920,7 +977,8 @@ def observar_mc(mc_dropout, entradas):
 
 def contexto_mc(forma):
     n = forma[5]
-    return {"n": n, "factores": {"mc_std_sesgada": math.sqrt((n - 1) / n)}}
+    return {"n": n, "factores": {"mc_std_sesgada": math.sqrt((n - 1) / n)},
+            "factores_media": {"mc_media_bessel": n / (n - 1)}}
 
 
 def tipos_de(modelo):
@@ -928,6 +986,11 @@ def tipos_de(modelo):
     G RuidoGaussiano, - anything else."""
     return ["B" if isinstance(m, nn.BatchNorm1d) else "D" if isinstance(m, nn.Dropout)
             else "G" if isinstance(m, RuidoGaussiano) else "-" for m in modelo.modules()]
+
+
+def clases_de(modelo):
+    """The class name of every module, in ``model.modules()`` order."""
+    return [type(m).__name__ for m in modelo.modules()]
 
 
 def _muestreo_valido(caso):
@@ -949,6 +1012,11 @@ def _muestreo_valido(caso):
         fallar("mc_batchnorm_en_train")
     if en_train("G"):
         fallar("mc_otros_en_train", modulos="`RuidoGaussiano`")
+    otros = [clase for llamada in durante for modo, t, clase in
+             zip(llamada["modos"], tipos, caso.datos["esperado"]["clases"])
+             if modo and t != "D"]
+    if otros:  # containers, Linear, ReLU...: everything but nn.Dropout stays in eval mode
+        fallar("mc_otros_en_train", modulos=", ".join(f"`{c}`" for c in dict.fromkeys(otros)))
     if durante and not en_train("D"):
         fallar("mc_sin_dropout")
     if len(durante) != caso.datos["n"]:
@@ -957,7 +1025,13 @@ def _muestreo_valido(caso):
 
 def _media_mc(caso):
     _muestreo_valido(caso)
-    comparar("la media", caso.resultado[0], caso.datos["esperado"]["media"])
+    esperado, media = caso.datos["esperado"], caso.resultado[0]
+    if (isinstance(media, torch.Tensor) and media.shape == esperado["media"].shape
+            and not torch.allclose(esperado["media"], esperado["media_resembrada"])
+            and torch.allclose(media.to(esperado["media"].dtype), esperado["media_resembrada"])):
+        fallar("mc_resembrado")
+    comparar("la media", caso.resultado[0], caso.datos["esperado"]["media"],
+             caso.datos["factores_media"])
 
 
 def _std_mc(caso):
@@ -998,29 +1072,44 @@ MC_DROPOUT = Ejercicio(
 
 def mc_a_mano(model, x, n_samples, llamada=None):
     """The public oracle: the same random draws, layer by layer; then the mean and the
-    spread around it (two passes over the samples: no cancellation)."""
+    spread around it (two passes over the samples: no cancellation). ``media_resembrada``:
+    the mean a function that seeds the generator again at its start would give."""
+    def muestrear():
+        return [adelante_a_mano(model, x, dropout_activo=True) for _ in range(n_samples)]
+
     with torch.no_grad(), torch.random.fork_rng(devices=[]):
-        torch.manual_seed(SEMILLA_MC)
-        muestras = [adelante_a_mano(model, x, dropout_activo=True) for _ in range(n_samples)]
+        sembrar(SEMILLA_MC)
+        muestras = muestrear()
         media = sum(muestras) / n_samples
         varianza = sum((m - media) ** 2 for m in muestras) / (n_samples - 1)
-    return {"media": media, "std": varianza.sqrt(), "tipos": tipos_de(model)}
+        torch.manual_seed(SEMILLA_MC)
+        resembrada = sum(muestrear()) / n_samples
+    return {"media": media, "std": varianza.sqrt(), "tipos": tipos_de(model),
+            "clases": clases_de(model), "media_resembrada": resembrada}
 
 
-# The public example: a custom layer that reads self.training (it must stay in eval mode).
+# The public examples: a custom layer that reads self.training (it must stay in eval mode);
+# then one sample (N = 1), two Dropouts nested, the root in eval mode with its Dropouts and
+# noise in train, a frozen first layer and a caller under no_grad.
 EJEMPLO_MC = (5, 4, 6, 3, 0.4, 8, "mixto", (("ruido", True),))
+EJEMPLO_MC_ANIDADO = (1, 4, 6, 3, 0.4, 2, "raiz_eval", (
+    ("anidada", True), ("congelado", True), ("dropout2", True), ("grad", False),
+    ("ruido", True), ("x_rg", True)))
 
 
 def comprobar_mc_dropout(mc_dropout):
     """Comprobación pública: media y dispersión de MC dropout, con ``torch.manual_seed`` fijado
     antes de la llamada.
 
-    El modelo empieza con modos mezclados (BatchNorm congelada), como al ajustar un modelo
-    preentrenado.
+    Dos modelos: uno con modos mezclados (BatchNorm congelada), como al ajustar un modelo
+    preentrenado; otro anidado con la raíz en modo evaluación y sus Dropout en
+    entrenamiento, una capa congelada, una sola muestra y quien llama dentro de
+    ``torch.no_grad()``.
     """
-    caso = caso_en_proceso(MC_DROPOUT, mc_dropout, 7, EJEMPLO_MC, mc_a_mano)
-    comprobar(MC_DROPOUT.partes, caso,
-              "Media y desviación con solo Dropout activo; el modelo quedó como estaba.")
+    casos = [caso_en_proceso(MC_DROPOUT, mc_dropout, 7, forma, mc_a_mano)
+             for forma in (EJEMPLO_MC, EJEMPLO_MC_ANIDADO)]
+    comprobar_casos(MC_DROPOUT.partes, casos,
+                    "Media y desviación con solo Dropout activo; el modelo quedó como estaba.")
 
 
 # In notebook order.

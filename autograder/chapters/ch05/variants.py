@@ -312,6 +312,88 @@ def evaluation_mode_back_to_a_fixed_training_state(model):
         torch.set_grad_enabled(True)
 
 
+@variant(EM, "ev_dentro_en_train")
+@contextlib.contextmanager
+def evaluation_mode_leaves_only(model):
+    saved = {m: m.training for m in model.modules()}
+    for m in model.modules():
+        if not list(m.children()):
+            m.eval()  # "only the layers compute": the root and its blocks stay in train
+    try:
+        with torch.no_grad():
+            yield model
+    finally:
+        for m, mode in saved.items():
+            m.training = mode
+
+
+@variant(EM, "modos_no_restaurados")
+@contextlib.contextmanager
+def evaluation_mode_refreezes_the_eval_ones(model):
+    saved = {m: m.training for m in model.modules()}
+    model.eval()
+    try:
+        with torch.no_grad():
+            yield model
+    finally:
+        model.train(saved[model])
+        for m, mode in saved.items():
+            if not mode:
+                m.eval()  # an eval parent also switches off a child that was in train
+
+
+@variant(EM, "modos_no_restaurados")
+@contextlib.contextmanager
+def evaluation_mode_restores_two_levels(model):
+    root = model.training
+    children = [(c, c.training, [(g, g.training) for g in c.children()])
+                for c in model.children()]
+    model.eval()
+    try:
+        with torch.no_grad():
+            yield model
+    finally:
+        model.train(root)
+        for child, mode, grandchildren in children:
+            child.train(mode)
+            for grandchild, grand_mode in grandchildren:
+                grandchild.train(grand_mode)  # three levels down, the parent's mode
+
+
+@variant(EM, "modificada")
+@contextlib.contextmanager
+def evaluation_mode_unfreezes_all(model):
+    saved = {m: m.training for m in model.modules()}
+    for p in model.parameters():
+        p.requires_grad_(False)  # "no gradients inside", on top of no_grad
+    model.eval()
+    try:
+        with torch.no_grad():
+            yield model
+    finally:
+        for p in model.parameters():
+            p.requires_grad_(True)  # a layer frozen on purpose is thawed
+        for m, mode in saved.items():
+            m.training = mode
+
+
+@variant(EM, CORRECT)
+@contextlib.contextmanager
+def evaluation_mode_named_modes_train_calls(model):
+    modes = [(name, m.training) for name, m in model.named_modules()]
+    lookup = dict(model.named_modules())
+    prev = torch.is_grad_enabled()
+    torch.set_grad_enabled(False)
+    for m in model.modules():
+        m.train(False)
+    try:
+        yield model
+    finally:
+        torch.set_grad_enabled(prev)
+        for name, mode in modes:  # parents first, then each child's own mode
+            lookup[name].train(mode)
+
+
 @variant(EM, "sin_implementar")
 def evaluation_mode_stub(model):
     raise NotImplementedError()
@@ -553,6 +635,71 @@ def modules_that_change_direct_children_only(model, x):
                                     copy.deepcopy(m).eval()(inputs[name]))]
 
 
+@variant(MC, "excepcion")
+def modules_that_change_probes_with_fresh_noise(model, x):
+    inputs = _leaf_inputs(model, x)
+    probe = dict(copy.deepcopy(model).named_modules())
+    changed = []
+    with torch.no_grad():
+        for name, inp in inputs.items():
+            fresh = torch.randn(inp.shape)  # float32 always: a float64 model rejects it
+            if not torch.equal(probe[name].train()(fresh), probe[name].eval()(fresh)):
+                changed.append(name)
+    return changed
+
+
+@variant(MC, "tipo")
+def modules_that_change_returns_the_modules(model, x):
+    names = set(modules_that_change_whole_copies(model, x))
+    return [m for name, m in model.named_modules() if name in names]
+
+
+@variant(MC, "modificada")
+def modules_that_change_unfreezes_all(model, x):
+    for p in model.parameters():
+        p.requires_grad_(False)  # "no graph": freeze everything...
+    changed = modules_that_change_whole_copies(model, x)
+    for p in model.parameters():
+        p.requires_grad_(True)  # ...and thaw everything, a frozen layer included
+    return changed
+
+
+@variant(MC, "modificada")
+def modules_that_change_detaches_x_in_place(model, x):
+    x.requires_grad_(False)  # "no graph from x": but x is the caller's
+    return modules_that_change_whole_copies(model, x)
+
+
+@variant(MC, "tm_autograd_no_restaurado")
+def modules_that_change_grad_statement(model, x):
+    torch.set_grad_enabled(False)  # a statement: the caller's grad mode stays off
+    return modules_that_change_whole_copies(model, x)
+
+
+@variant(MC, CORRECT)
+def modules_that_change_as_a_tuple_on_one_copy(model, x):
+    twin = copy.deepcopy(model)
+    seen = {}
+    leaves = [(name, m) for name, m in twin.named_modules() if not list(m.children())]
+    hooks = [m.register_forward_pre_hook(lambda mod, args, n=name: seen.setdefault(n, args))
+             for name, m in leaves]
+    try:
+        with torch.no_grad():
+            twin.eval()(x)
+    finally:
+        for h in hooks:
+            h.remove()
+    out = []
+    with torch.no_grad():
+        for name, m in leaves:
+            if name in seen:
+                a = m.train()(*seen[name])
+                b = m.eval()(*seen[name])
+                if a.shape != b.shape or not bool((a == b).all()):
+                    out.append(name)
+    return tuple(out)
+
+
 @variant(MC, "sin_implementar")
 def modules_that_change_stub(model, x):
     raise NotImplementedError()
@@ -727,6 +874,115 @@ def mc_dropout_warm_up_pass(model, x, n_samples):
     for m, mode in saved:
         m.training = mode
     return samples.mean(0), samples.std(0)
+
+
+@variant(MD, "mc_otros_en_train")
+def mc_dropout_leaves_to_eval_only(model, x, n_samples):
+    def setup(m):
+        m.train()
+        for sub in m.modules():
+            if not list(sub.children()) and not isinstance(sub, nn.Dropout):
+                sub.eval()  # the containers stay in train mode
+    return _mc(model, x, n_samples, setup)
+
+
+@variant(MD, "mc_resembrado")
+def mc_dropout_fresh_seed(model, x, n_samples):
+    torch.seed()  # "fresh randomness each call": the caller's seed no longer matters
+    return _mc(model, x, n_samples, _dropout_only)
+
+
+@variant(MD, "mc_resembrado")
+def mc_dropout_reseeds_with_the_callers_seed(model, x, n_samples):
+    torch.manual_seed(torch.initial_seed())  # "the caller's seed, from its start"
+    return _mc(model, x, n_samples, _dropout_only)
+
+
+@variant(MD, "forma")
+def mc_dropout_squeezes(model, x, n_samples):
+    saved = _dropout_only(model)
+    with torch.no_grad():
+        samples = torch.stack([model(x) for _ in range(n_samples)]).squeeze()
+    for m, mode in saved:
+        m.training = mode
+    return samples.mean(0), samples.std(0)
+
+
+@variant(MD, "dtype")
+def mc_dropout_float32_buffer(model, x, n_samples):
+    saved = _dropout_only(model)
+    samples = None
+    with torch.no_grad():
+        for i in range(n_samples):
+            out = model(x)
+            if samples is None:
+                samples = torch.zeros(n_samples, *out.shape)  # float32 by default
+            samples[i] = out
+    for m, mode in saved:
+        m.training = mode
+    return samples.mean(0), samples.std(0)
+
+
+@variant(MD, "mc_media_bessel")
+def mc_dropout_mean_divides_by_n_minus_1(model, x, n_samples):
+    saved = _dropout_only(model)
+    with torch.no_grad():
+        samples = torch.stack([model(x) for _ in range(n_samples)])
+    for m, mode in saved:
+        m.training = mode
+    return samples.sum(0) / (n_samples - 1), samples.std(0)  # Bessel where it does not go
+
+
+@variant(MD, "modos_no_restaurados")
+def mc_dropout_refreezes_the_eval_ones(model, x, n_samples):
+    saved = {m: m.training for m in model.modules()}
+    _dropout_only(model)
+    with torch.no_grad():
+        samples = torch.stack([model(x) for _ in range(n_samples)])
+    model.train(saved[model])
+    for m, mode in saved.items():
+        if not mode:
+            m.eval()  # an eval parent also switches off a Dropout that was in train
+    return samples.mean(0), samples.std(0)
+
+
+@variant(MD, "modificada")
+def mc_dropout_unfreezes_all(model, x, n_samples):
+    for p in model.parameters():
+        p.requires_grad_(False)
+    result = _mc(model, x, n_samples, _dropout_only)
+    for p in model.parameters():
+        p.requires_grad_(True)  # a layer frozen on purpose is thawed
+    return result
+
+
+@variant(MD, "tm_autograd_no_restaurado")
+def mc_dropout_grad_statement(model, x, n_samples):
+    saved = _dropout_only(model)
+    torch.set_grad_enabled(False)  # a statement: the caller's grad mode stays off
+    samples = torch.stack([model(x) for _ in range(n_samples)])
+    for m, mode in saved:
+        m.training = mode
+    return samples.mean(0), samples.std(0)
+
+
+@variant(MD, CORRECT)
+def mc_dropout_flags_by_type_in_a_finally(model, x, n_samples):
+    flags = [(m, m.training) for m in model.modules()]
+    try:
+        for m, _ in flags:
+            m.train(False)
+        for m, _ in flags:
+            if type(m) is nn.Dropout:
+                m.train(True)
+        with torch.no_grad():
+            outs = [model(x) for _ in range(n_samples)]
+    finally:
+        for m, mode in flags:
+            m.training = mode
+    stacked = torch.stack(outs)
+    mean = stacked.mean(dim=0)
+    return (mean, ((stacked - mean) ** 2).sum(dim=0).div(n_samples - 1).sqrt())
 
 
 @variant(MD, "sin_implementar")
