@@ -161,8 +161,9 @@ def _add_exercise(repo):
     hidden.write_text(hidden.read_text() + HIDDEN_DECLARATIONS)
     variants = folder / "variants.py"
     variants.write_text(variants.read_text() + VARIANT_DECLARATIONS)
-    contract = folder / "contract.py"
-    contract.write_text(contract.read_text() + CONTRACT_DECLARATIONS)
+    contract = folder / "contract.py"  # the chapter's first clauses may be these
+    existing = contract.read_text() if contract.exists() else "CLAUSES = {}\n"
+    contract.write_text(existing + CONTRACT_DECLARATIONS)
 
 
 def _copy_repository(target):
