@@ -43,9 +43,9 @@ KERNEL_ON_GPU = "dispositivo: GPU ("  # the helper cell's line (autograder.stude
 TAMPER = '''torch.allclose = lambda *a, **k: True
 
 
-def diagnose_amp_log(log):
+def {name}(log):
     return "sano"
-'''
+'''  # {name}: the chapter's first exercise, whose grade id the chapter folder alone names
 HOG = '''import time
 
 _acaparado = []  # the GPU's memory, held until this kernel ends
@@ -61,18 +61,25 @@ if torch.cuda.is_available():
 HOG_ID = "acapara_gpu"
 
 
+def _first_exercise():
+    from autograder.course import chapter_named
+
+    return next(iter(chapter_named("ch06").module("student").EJERCICIOS))
+
+
 def students(phase, reference=None):
     """The SampleStudents of ``phase``; ``reference``: grade id -> reference code."""
+    first = _first_exercise()
     if phase == "hog":
-        code = HOG + "\n\n" + (reference or {}).get("diagnose_amp_log", "")
+        code = HOG + "\n\n" + (reference or {}).get(first, "")
         return [SampleStudent(HOG_ID, "toma toda la memoria de la GPU y la retiene",
-                              {"diagnose_amp_log": code}),
+                              {first: code}),
                 SampleStudent("ana_junto", "solución de referencia, junto a acapara_gpu")]
     from autograder.sample_class import SAMPLE_CLASS
 
     return [*SAMPLE_CLASS[ASSIGNMENT],
             SampleStudent("parchea_allclose", "torch.allclose siempre True y una respuesta mal",
-                          {"diagnose_amp_log": TAMPER}, lost=("*",),
+                          {first: TAMPER.format(name=first)}, lost=("*",),
                           expected_status=Status.TAMPERING)]
 
 
