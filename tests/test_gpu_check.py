@@ -47,7 +47,7 @@ def test_without_cuda_the_bench_says_so_and_passes(tmp_path):
 
 def test_the_verdict_wants_full_zero_or_partial_points_and_the_gpu_in_the_kernel():
     maxima = {"a_test": 2.0, "b_test": 4.0}
-    row = {"status": "graded", "a_test": "2.0", "b_test": "1.0"}
+    row = {"status": Status.GRADED.value, "a_test": "2.0", "b_test": "1.0"}
     carla = SampleStudent("carla", "", partial={"b_test": 2.5})  # partial: any, not its CPU 2.5
     assert gpu_check._problems(carla, row, maxima, "GPU (NVIDIA H100)", cuda=True) == []
     assert gpu_check._problems(carla, row, maxima, "CPU", cuda=False) == []
@@ -62,7 +62,7 @@ def test_the_verdict_wants_full_zero_or_partial_points_and_the_gpu_in_the_kernel
         "b_test scored 1 / 4, expected 0"]
     hog = SampleStudent(gpu_check.HOG_ID, "")  # its points are its own; the grader survives
     assert gpu_check._problems(hog, row, maxima, "CPU", cuda=False) == []
-    assert gpu_check._problems(hog, {**row, "status": "grader crashed"}, maxima, "CPU",
+    assert gpu_check._problems(hog, {**row, "status": Status.GRADER_CRASHED.value}, maxima, "CPU",
                                cuda=False) == ["status 'grader crashed': the grader did not "
                                                "survive it"]
 
