@@ -359,7 +359,7 @@ check = checker(HIDDEN)  # what the graded cells of the instructor notebook call
 # autograder/mutation.py), each with the reason.
 EQUIVALENT_MUTANTS = {
     "clip_by_global_norm": {
-        "L23:12 sin .item()": "el contrato admite la norma como float o como tensor de "
+        "L8:12 sin .item()": "el contrato admite la norma como float o como tensor de "
                               "dimensión 0 sin grafo (lo que devuelve clip_grad_norm_)",
     },
 }
