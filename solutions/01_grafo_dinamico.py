@@ -584,28 +584,15 @@ display(widgets.VBox([slider, widget_out]))
 # L = \frac{1}{NK}\sum_{n,k} (\hat y_{nk} - y_{nk})^2$$
 #
 # Calcula **a mano**, con la regla de la cadena, los gradientes de $L$ respecto de
-# $W_1, b_1, W_2, b_2$. No uses autograd: la comprobación llama a tu función dentro de
-# `torch.no_grad()`, y tu función no debe reactivar el cálculo de gradientes. Pista:
-# empieza por $\partial L/\partial \hat y$ y baja capa por capa; cada gradiente tiene la
-# forma del tensor respecto del cual derivas, también cuando alguna dimensión vale 1.
+# $W_1, b_1, W_2, b_2$, sin autograd. Pista: empieza por $\partial L/\partial \hat y$ y
+# baja capa por capa. El contrato de la función dice todo lo que se comprueba.
 
 # %% exercise="manual_backward"
 def manual_backward(x, y, W1, b1, W2, b2):
-    """Gradientes de L = mean((relu(x @ W1 + b1) @ W2 + b2 - y) ** 2), calculados a mano.
+    """Gradientes de L = mean((relu(x @ W1 + b1) @ W2 + b2 - y) ** 2), calculados a mano
+    con la regla de la cadena.
 
-    Recibe x (N, D), y (N, K), W1 (D, H), b1 (H,), W2 (H, K) y b2 (K,), todos del mismo
-    dtype, float32 o float64. Cualquier tamaño puede valer 1 (un lote de una muestra,
-    una sola salida...). W1, b1, W2 y b2 pueden llegar con requires_grad=True y con un
-    .grad de antes.
-
-    Devuelve un dict con las claves "W1", "b1", "W2" y "b2": el gradiente de L respecto
-    de cada parámetro, con su misma forma y su mismo dtype. En z = 0 la derivada de la
-    ReLU puede tomarse como 0 o como 1.
-
-    Se llama dentro de torch.no_grad() y no puede usar autograd: no vuelvas a activar el
-    cálculo de gradientes (enable_grad, set_grad_enabled(True)) ni llames a backward o a
-    torch.autograd.grad. No cambia ninguna entrada: ni sus valores, ni su requires_grad,
-    ni su .grad.
+    <contrato>
     """
     ### BEGIN SOLUTION
     z = x @ W1 + b1
@@ -798,26 +785,16 @@ for mode in ("dos backward", "un backward de suma"):
 # medio (`F.l1_loss`). Calcular dos veces el pase hacia adelante (*forward pass*) sería
 # tirar cómputo: haz **uno solo** y recorre su grafo dos veces.
 #
-# Devuelve dos listas de tensores, una por pérdida, con un gradiente por parámetro en el
-# orden de `model.parameters()`. Ojo: los parámetros pueden llegar con algo en su `.grad`
-# (de un paso anterior), y eso no forma parte de ninguno de los dos gradientes.
+# Devuelve los dos juegos de gradientes, uno por pérdida, con un gradiente por parámetro.
+# El contrato de la función dice todo lo que se comprueba.
 
 # %% exercise="two_loss_grads"
 def two_loss_grads(model, x, y):
-    """Gradientes de F.mse_loss(model(x), y) y de F.l1_loss(model(x), y), cada uno por separado.
+    """Gradientes de F.mse_loss(model(x), y) y de F.l1_loss(model(x), y), cada uno por
+    separado, con un solo pase hacia adelante. Los parámetros de model requieren gradiente
+    y llegan todos a la salida.
 
-    model es un nn.Module (puede tener submódulos anidados y estar en modo train o eval)
-    cuyos parámetros requieren gradiente y llegan todos a la salida; pueden traer un
-    .grad de antes. x (N, D) e y (N, K) son datos sin requires_grad, del dtype del modelo
-    (float32 o float64), con N ≥ 1 y K ≥ 1. Se llama con el cálculo de gradientes activado.
-
-    Llama a model exactamente una vez. Devuelve (grads_a, grads_b), una tupla (o lista)
-    de dos listas (o tuplas) con un tensor por parámetro, de su forma y su dtype, en el
-    orden de model.parameters(): grads_a para la MSE y grads_b para la L1. Ninguno
-    incluye lo que el .grad de los parámetros tuviera al llegar.
-
-    No cambia x ni y, ni los valores o el requires_grad de los parámetros, ni el modo
-    train/eval de ningún módulo. El .grad de los parámetros puede quedar como sea.
+    <contrato>
     """
     ### BEGIN SOLUTION
     out = model(x)
@@ -951,25 +928,15 @@ plt.show()
 #
 # donde `model` lleva `x` de forma `(N, D)` a `(N, 1)` y cada salida depende solo de su
 # fila. $P$ se suma a la pérdida de entrenamiento, así que tiene que poder derivarse
-# respecto de los parámetros del modelo. Usa `torch.autograd.grad`; deja `x` (sus valores,
-# su `requires_grad` y su `.grad`) y el `.grad` de los parámetros exactamente como
-# llegaron: `x` puede llegar con `requires_grad=True`, o sin él.
+# respecto de los parámetros del modelo: calcula $\nabla_x$ con `torch.autograd.grad`. El
+# contrato de la función dice todo lo que se comprueba.
 
 # %% exercise="gradient_penalty"
 def gradient_penalty(model, x):
     """Penalización del gradiente de WGAN-GP: media sobre las filas de (‖∂model(x)_i/∂x_i‖₂ − 1)².
+    Los parámetros de model requieren gradiente.
 
-    model lleva un x de forma (N, D) a una salida (N, 1) en la que cada fila depende solo
-    de su fila de x; sus parámetros requieren gradiente, puede tener submódulos anidados,
-    estar en modo train o eval y traer un .grad de antes. x es float32 o float64 (el
-    dtype del modelo), con N ≥ 1 y D ≥ 1, y puede llegar con requires_grad=True (y con un
-    .grad propio). Se llama con el cálculo de gradientes activado.
-
-    Devuelve un tensor de dimensión 0 (un escalar) del dtype de x que se puede derivar
-    respecto de los parámetros del modelo: tiene grad_fn.
-
-    No cambia x (ni sus valores, ni su requires_grad, ni su .grad), ni el .grad de los
-    parámetros, ni el modo train/eval de ningún módulo.
+    <contrato>
     """
     ### BEGIN SOLUTION
     x = x.detach().requires_grad_(True)

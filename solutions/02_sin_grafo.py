@@ -383,9 +383,10 @@ print("clases predichas:", serve(linear, inputs).tolist())
 # Escribe `distillation_loss(student, teacher, x, temperature)`. Quien llama hará después
 # `loss.backward()` y un paso del optimizador del alumno; la comprobación hace ese
 # `backward()` por ti y mira dónde acaba el gradiente. El profesor es un modelo cualquiera:
-# puede llegar congelado, como el profesor EMA de la sección 3, o entrenable, porque otro
-# código lo entrena. Úsalo en el modo (`train()`/`eval()`) en que llega, y no cambies nada
-# suyo.
+# puede llegar congelado, como el profesor EMA de la sección 3, entrenable, porque otro
+# código lo entrena, o una parte de cada, y en cualquier modo `train()`/`eval()`. Tu función
+# no cambia nada suyo. El contrato de la docstring dice, cláusula a cláusula, lo que se
+# comprueba.
 #
 # Antes de escribir, decide con lo que ejecutaste en la sección 3: para la salida del
 # profesor, ¿`torch.no_grad()` o `torch.inference_mode()`? ¿Qué hará la pérdida con esa
@@ -397,22 +398,7 @@ def distillation_loss(student, teacher, x, temperature):
     """Pérdida de destilación: T² · KL(p ‖ q), media sobre las muestras del lote, con
     p = softmax(teacher(x) / T) y q = softmax(student(x) / T) por fila.
 
-    Recibe ``student`` y ``teacher``, dos redes de capas lineales y Tanh (sin Dropout ni
-    BatchNorm) que llevan un lote (N, D) a logits (N, K), con K ≥ 2; ``x`` de forma (N, D)
-    con el dtype de los modelos (float32 o float64), N ≥ 1; ``temperature``, un float
-    positivo (también 1.0). Se llama con el cálculo de gradientes activado y con todos los
-    parámetros del alumno entrenables. El profesor puede llegar con sus parámetros
-    entrenables, congelados o una parte de cada; cada modelo, en modo ``train()`` o
-    ``eval()`` y con un ``.grad`` de antes.
-
-    Devuelve un tensor escalar (forma ()) del dtype de ``x``, en el grafo del alumno:
-    quien llama hará ``loss.backward()``, y ese pase hacia atrás tiene que funcionar, dar a
-    cada parámetro del alumno su gradiente de L y no dejar ninguno en los del profesor (su
-    salida es un objetivo constante).
-
-    La función no hace ``backward()``. Todo queda como estaba: los valores, el
-    ``requires_grad`` y el ``.grad`` de los parámetros de los dos modelos, ``x``, el modo
-    train/eval de cada submódulo y el modo de gradientes.
+    <contrato>
     """
     ### BEGIN SOLUTION
     with torch.no_grad():
@@ -567,36 +553,19 @@ else:
 # `softmax(model(x), dim=1)`, para un lote `x` de forma `(N, D)`. Es código para servir: no
 # debe registrar **nada** para el pase hacia atrás. Compáralo con el objetivo del profesor del
 # ejercicio 1: ¿vuelven estas probabilidades a alguna pérdida? ¿Qué modo de la sección 3
-# encaja entonces? La comprobación lo mide como en la
-# sección 4: cuenta los tensores que autograd guarda durante tu llamada (deben ser cero), mira
-# que ninguna operación de tu llamada deje un `grad_fn` (ni siquiera la salida) y que la
-# salida no requiera gradiente. Usa el modelo tal como llega, en su modo: no hace
-# falta `model.eval()`, porque este modelo no tiene Dropout ni BatchNorm y `no_grad` e
-# `inference_mode` no dependen de `train()`/`eval()`. No cambies nada del modelo ni de `x`, y
-# deja el cálculo de gradientes como lo tenía quien llama (que puede estar dentro de
-# `torch.no_grad()`).
+# encaja entonces? La comprobación lo mide como en la sección 4: cuenta los tensores que
+# autograd guarda durante tu llamada y mira que ninguna operación deje un `grad_fn`. No
+# hace falta `model.eval()`: este modelo no tiene Dropout ni BatchNorm, y `no_grad` e
+# `inference_mode` no dependen de `train()`/`eval()`. No cambies nada del modelo ni de `x`,
+# y deja el cálculo de gradientes como lo tenía quien llama; el contrato de la docstring
+# dice qué puede llegar.
 
 # %% exercise="predict"
 def predict(model, x):
     """Probabilidades de cada clase, softmax(model(x), dim=1), sin registrar nada para el
     pase hacia atrás.
 
-    Recibe ``model``, una red de capas lineales y ReLU (plana o con submódulos anidados,
-    sin Dropout ni BatchNorm) que lleva un lote (N, D) a logits (N, K), y ``x`` de forma
-    (N, D) con el dtype del modelo (float32 o float64). Cualquier tamaño vale, también
-    N = 1 y K = 1. Cada submódulo puede llegar en modo ``train()`` o ``eval()`` (no
-    necesariamente todos en el mismo), algunos parámetros congelados y con un ``.grad`` de
-    antes; ``x`` puede requerir gradiente, y quien llama puede estar dentro de
-    ``torch.no_grad()`` o no.
-
-    Devuelve un tensor de forma exactamente (N, K) y del dtype de ``x``, sin ``grad_fn`` y
-    con ``requires_grad=False``, calculado con el modelo en el modo en que llega. Durante
-    la llamada ninguna operación se registra en un grafo ni se guarda ningún tensor para
-    backward.
-
-    Todo queda como estaba: los valores, el ``requires_grad`` y el ``.grad`` de los
-    parámetros y de ``x``, el modo train/eval de cada submódulo y el modo de gradientes de
-    quien llama.
+    <contrato>
     """
     ### BEGIN SOLUTION
     with torch.inference_mode():
@@ -617,7 +586,7 @@ def predict(model, x):
 
 # %%
 def transfer_model(seed=0):
-    """embed → encoder (3 bloques) → head: la forma del modelo del ejercicio de abajo."""
+    """embed → encoder (3 bloques) → head: como los modelos del ejercicio de abajo."""
     torch.manual_seed(seed)
     blocks = [layer for _ in range(3) for layer in (nn.Linear(16, 16), nn.ReLU())]
     return nn.Sequential(OrderedDict(embed=nn.Linear(8, 16), encoder=nn.Sequential(*blocks),
@@ -721,33 +690,19 @@ print("¿embed congelado tras no_grad?", not model.embed.weight.requires_grad)
 # ## Ejercicio 3 · Congelar todo menos la cabeza (2 puntos)
 #
 # `model` tiene varios submódulos (por ejemplo `embed`, `encoder`) y uno llamado `head`.
-# Congela **todos** los parámetros que no son de `model.head` (también los que el modelo
-# registra él mismo, fuera de cualquier submódulo) y deja la cabeza entera entrenable,
-# aunque llegue congelada.
-# Devuelve los nombres completos (como los da `model.named_parameters()`, por ejemplo
-# `"head.weight"`) de los parámetros que siguen entrenables, en una lista, una tupla o un
-# conjunto, en cualquier orden. No cambies los valores de los parámetros, su `.grad` ni el
-# modo `train()`/`eval()` de ningún módulo.
+# Congela **todos** los parámetros que no son de `model.head` y deja la cabeza entera
+# entrenable, aunque llegue congelada. Devuelve los nombres completos (como los da
+# `model.named_parameters()`, por ejemplo `"head.weight"`) de los parámetros que siguen
+# entrenables. No cambies nada más: ni los valores de los parámetros, ni su `.grad`, ni el
+# modo `train()`/`eval()` de ningún módulo. El contrato de la docstring dice qué modelos
+# pueden llegar.
 
 # %% exercise="freeze_all_but_head"
 def freeze_all_but_head(model):
     """Congela todos los parámetros que no son de ``model.head`` y deja entrenable la
-    cabeza entera.
+    cabeza entera; devuelve los nombres de los entrenables.
 
-    Recibe un ``nn.Module`` con un submódulo llamado ``head`` (una capa o un bloque de
-    varias) y parámetros fuera de él: en otros submódulos anidados a cualquier
-    profundidad, en módulos de nombre parecido (``heads_aux``, ``encoder.head_proj``), en
-    módulos registrados después de la cabeza o en el propio modelo (no en un submódulo).
-    Cualquier parámetro puede llegar congelado o no (también los de la cabeza), cada
-    módulo en modo ``train()`` o ``eval()``, y con un ``.grad`` de antes.
-
-    Al terminar, ``requires_grad`` es True en cada parámetro de ``model.head`` y False en
-    todos los demás. Devuelve los nombres completos de los parámetros entrenables, como
-    los da ``model.named_parameters()`` (``"head.weight"``, no ``"weight"``), en una lista,
-    una tupla o un conjunto, en cualquier orden.
-
-    Cambia solo ``requires_grad``: los valores y el ``.grad`` de los parámetros, el modo
-    train/eval de cada módulo y el modo de gradientes quedan como estaban.
+    <contrato>
     """
     ### BEGIN SOLUTION
     for name, p in model.named_parameters():

@@ -100,3 +100,49 @@ def test_gradient_penalty_norms_fall_on_both_sides_of_one():
                 assert norms.min() < 1 < norms.max()
             else:
                 assert norms.item() < 1
+
+
+def _variant(name):
+    return next(v for v in VARIANTS if v.name == name)
+
+
+def test_relu_derivative_at_exactly_zero_may_be_zero_or_one():
+    inputs = public.construir_red(torch.Generator().manual_seed(0), (4, 3, 5, 2))
+    z = inputs["x"] @ inputs["W1"] + inputs["b1"]
+    assert (z[:, 1] == 0).all()  # a unit at exactly z = 0 for every sample
+    for name in ("manual_backward_einsum", "manual_backward_relu_derivative_one_at_zero"):
+        for student in ("alumna", "alumno"):
+            result = grade("manual_backward", _variant(name).function, student)
+            assert result.puntos == result.maximo, result.informe(name)
+
+
+@pytest.mark.parametrize("name", ["two_loss_grads_resets_the_mode_it_found",
+                                  "gradient_penalty_eval_and_restores_the_root_only"])
+def test_restoring_the_root_mode_only_is_named(name):
+    result = grade(_variant(name).exercise, _variant(name).function)
+    assert result.puntos < result.maximo
+    assert "Modo de un submódulo cambiado" in result.informe("x")
+
+
+def test_a_gradient_overwritten_through_an_alias_is_not_called_swapped():
+    result = grade("two_loss_grads", _variant("two_loss_grads_alias_zeroed_in_place").function)
+    report = result.informe("x")
+    assert "Gradientes sobrescritos" in report and "intercambiadas" not in report
+
+
+def test_the_one_forward_may_update_a_batchnorm_in_train_but_not_one_in_eval():
+    inputs = public.construir_dos_perdidas(torch.Generator().manual_seed(1),
+                                           (4, 3, 5, 2, "float64", "bn", "mixto_eval"))
+    before = public.estado(inputs)
+    assert public.estadisticas_en_train(before)  # the BatchNorm arrived in train
+    inputs = public.construir_dos_perdidas(torch.Generator().manual_seed(1),
+                                           (4, 3, 5, 2, "float64", "bn", "mixto"))
+    assert public.estadisticas_en_train(public.estado(inputs)) == []
+    wrong = _variant("two_loss_grads_in_train_mode")
+    assert grade(wrong.exercise, wrong.function).puntos == 0
+
+
+def test_every_correct_variant_passes_every_public_check():
+    for variant in VARIANTS:
+        if variant.correct:
+            getattr(public, f"comprobar_{variant.exercise}")(variant.function)

@@ -1,13 +1,16 @@
 """Chapter 2 specifics: what the observations measure and what the hidden cases vary (the
 shared contract is in test_contract.py)."""
 
+import contextlib
+import io
+
 import pytest
 import torch
 
 from autograder.chapters.ch02 import hidden, variants
 from autograder.chapters.ch02 import student as public
 from autograder.hidden.reference import load_reference
-from autograder.hidden.runner import grade_hidden
+from autograder.hidden.runner import grade_hidden, plan
 from autograder.hidden.space import coverage
 
 reference = load_reference("ch02")
@@ -119,7 +122,7 @@ def test_distillation_factors_have_distinct_ratios_in_the_plain_case():
     for seed in range(20):
         plain, _ = hidden._distillation_shapes(torch.Generator().manual_seed(seed))[0]
         ratios = list(public.contexto_destilacion(plain)["factores"].values())
-        assert len(ratios) == 3
+        assert len(ratios) == 4  # 1/K, N, 1/T² and 1/T
         assert all(abs(a - b) > 1e-2 for i, a in enumerate(ratios) for b in ratios[i + 1:])
         assert all(abs(r - 2) > 1e-2 and abs(r - 0.5) > 1e-2 and abs(r - 1) > 1e-2
                    for r in ratios)
@@ -155,3 +158,79 @@ def test_hidden_freeze_cases_differ_in_head_and_depth():
     generator = torch.Generator().manual_seed(3)
     shapes = [shape for shape, _ in hidden._freeze_shapes(generator)]
     assert len({s[2] for s in shapes}) == 3 and len({s[4] for s in shapes}) == 3
+
+
+def test_times_the_temperature_is_named_as_such_whatever_t():
+    result = grade("distillation_loss", variants.distillation_times_the_temperature)
+    assert result.diagnostico == "temperatura_sin_cuadrado"
+
+
+def test_a_squeezed_batch_of_one_is_named_as_such():
+    result = grade("distillation_loss", variants.distillation_squeezes_the_logits)
+    assert result.puntos < 3 and result.diagnostico == "lote_suprimido"
+
+
+@pytest.mark.parametrize("student", [f"s{i}" for i in range(8)])
+def test_every_student_meets_a_teacher_and_a_model_in_each_mixed_mode(student):
+    """Restoring only the outer mode fails both ways round (a train root with an eval
+    submodule, an eval root with a train one), for every student."""
+    for name, key in (("distillation_loss", "teacher"), ("predict", "model")):
+        table = hidden.HIDDEN[name]
+        modes = set()
+        for shape, seed in plan(name, hidden.HIDDEN, student, "pruebas"):
+            inputs = table.exercise.construir(torch.Generator().manual_seed(seed), shape)
+            modes.add(hidden._modes(inputs[key]))
+        assert modes == {"train", "eval", "mixto", "mixto_eval"}
+
+
+def test_the_blind_mode_mistakes_lose_points():
+    for name, function in (
+            ("distillation_loss", variants.distillation_teacher_eval_restores_the_root_mode),
+            ("predict", variants.predict_eval_only_if_training),
+            ("freeze_all_but_head", variants.freeze_eval_then_train_the_head)):
+        result = grade(name, function)
+        assert result.puntos < result.maximo, name
+
+
+def test_restoring_every_module_s_own_mode_is_fine():
+    assert grade("distillation_loss",
+                 variants.distillation_eval_teacher_restored_per_module).puntos == 3
+    assert grade("predict", variants.predict_eval_restored_per_module).puntos == 3
+
+
+def test_a_partly_frozen_teacher_restored_with_one_flag_loses_points():
+    result = grade("distillation_loss", variants.distillation_restores_the_first_flag_everywhere)
+    assert result.diagnostico == "profesor_congelado"
+
+
+def test_a_nested_module_named_head_is_not_the_head():
+    inputs = public.construir_congelar(torch.Generator().manual_seed(1),
+                                       (3, 4, 2, 2, "lineal", "trampas", "profundo"))
+    names = dict(inputs["model"].named_parameters())
+    assert "encoder.head.weight" in names and "encoder.0.0.weight" in names
+    assert hidden._expected_names(inputs["model"]) == ["head.weight", "head.bias"]
+    result = grade("freeze_all_but_head", variants.freeze_by_substring_with_the_dot)
+    assert result.diagnostico == "nombre_parecido_a_cabeza"
+
+
+def test_clearing_the_grad_of_the_frozen_parameters_is_named():
+    result = grade("freeze_all_but_head", variants.freeze_clears_the_grad_of_the_frozen)
+    assert result.puntos == 1.5 and result.diagnostico == "grad_borrado"
+
+
+def test_x_requiring_grad_must_come_back_requiring_it():
+    result = grade("predict", variants.predict_turns_off_x_requires_grad)
+    assert result.puntos == 2.5 and result.diagnostico == "modificada"
+
+
+@pytest.mark.parametrize("function", [variants.predict_eval_only_if_training,
+                                      variants.predict_turns_off_x_requires_grad,
+                                      variants.freeze_by_substring_with_the_dot,
+                                      variants.freeze_clears_the_grad_of_the_frozen,
+                                      variants.distillation_teacher_eval_restores_the_root_mode])
+def test_the_public_checks_show_the_families_the_hidden_tests_use(function):
+    name = {"predict": "predict", "freeze": "freeze_all_but_head",
+            "distillation": "distillation_loss"}[function.__name__.split("_")[0]]
+    with pytest.raises(public.ComprobacionFallida):
+        with contextlib.redirect_stdout(io.StringIO()):
+            getattr(public, "comprobar_" + name)(function)

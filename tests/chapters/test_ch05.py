@@ -115,6 +115,7 @@ def test_the_public_oracle_and_the_reference_agree_on_the_hidden_layouts():
                 *arguments(build("modules_that_change", shape, seed)))
             names = public.nombres_de_capas(shape[4], dict(shape[6]).get("anidada", False))
             changing = {n for n, code in names.items() if code in public.CAMBIAN}
+            changing |= set(public.contexto_modulos(shape)["auxiliar"])  # a BatchNorm
             assert set(by_type) == set(by_behaviour) == changing
 
 
@@ -166,10 +167,10 @@ def test_the_public_examples_start_from_mixed_modes_and_differ_from_the_hidden_i
     getattr(public, "comprobar_" + exercise)(
         spy_on(exercise, getattr(reference, exercise), public_calls))
     assert "✓" in capsys.readouterr().out
-    # evaluation_mode is opened four times a case, the last time nested in a block that put
+    # evaluation_mode is opened five times a case, the last time nested in a block that put
     # the model in eval mode: the first use of each case gets the model as it arrived. The
     # first public case starts in mixed modes, the second with its root in eval mode.
-    first_uses = public_calls[::4] if exercise == "evaluation_mode" else public_calls
+    first_uses = public_calls[::5] if exercise == "evaluation_mode" else public_calls
     assert len(first_uses) == 2 and first_uses[0]["mixed"] and not first_uses[1]["mixed"]
     grade(exercise, spy_on(exercise, getattr(reference, exercise), hidden_calls))
     assert not {c["x"] for c in public_calls} & {c["x"] for c in hidden_calls}
@@ -257,9 +258,11 @@ def test_every_case_observes_a_plain_a_raising_and_a_nested_block():
 
     observation = public.observar_bloque(counting, inputs)
     uses = observation["usos"]
-    assert seen[0] is inputs["model"] and len(seen) == 4  # plain, raising, outer, inner
-    assert seen[1] is not seen[0] and seen[2] is seen[3] is not seen[1]
-    assert uses["propagada"] is True and uses["entregado"] == [True] * 4
+    # plain, raising an Exception, raising a BaseException, outer, inner
+    assert seen[0] is inputs["model"] and len(seen) == 5
+    assert seen[1] is not seen[0] and seen[2] is not seen[1] and seen[3] is seen[4]
+    assert uses["propagada"] is True and uses["interrupcion_propagada"] is True
+    assert uses["entregado"] == [True] * 5
     assert not any(uses["tras_interior"]["modos"]) and not uses["tras_interior"]["grad"]
     assert observation["resultado"] == public.modos_al_llegar(*inputs.values())
 
@@ -283,10 +286,11 @@ def test_only_a_fixed_exit_state_repeats_its_result_in_the_hidden_cases():
 def test_a_caller_in_no_grad_keeps_its_grad_mode():
     inputs = build("evaluation_mode", (4, 3, 5, 2, 0.4, "train", (("grad", False),)))
     uses = public.observar_bloque(reference.evaluation_mode, inputs)["usos"]
-    assert not any(uses[key]["grad"] for key in ("despues", "tras_excepcion", "tras_anidados"))
+    keys = ("despues", "tras_excepcion", "tras_interrupcion", "tras_anidados")
+    assert not any(uses[key]["grad"] for key in keys)
     inputs = build("evaluation_mode", (4, 3, 5, 2, 0.4, "train", (("grad", True),)))
     uses = public.observar_bloque(reference.evaluation_mode, inputs)["usos"]
-    assert all(uses[key]["grad"] for key in ("despues", "tras_excepcion", "tras_anidados"))
+    assert all(uses[key]["grad"] for key in keys)
 
 
 @pytest.mark.parametrize("name,part,diagnosis", [
@@ -377,7 +381,7 @@ def test_every_student_meets_an_eval_root_a_train_child_under_an_eval_parent_and
             assert models[0].training, "a root in train mode first: tm_dejado_en_eval is named"
         depths = [public.profundidad(build("evaluation_mode", shape, seed)["model"])
                   for shape, seed in plan("evaluation_mode", hidden.HIDDEN, student, SECRET)]
-        assert 3 in depths
+        assert max(depths) == hidden.DEEPEST > 3  # deeper than the public examples
 
 
 def test_a_frozen_layer_stays_frozen_and_the_deep_model_runs_leaf_by_leaf():
@@ -386,7 +390,7 @@ def test_a_frozen_layer_stays_frozen_and_the_deep_model_runs_leaf_by_leaf():
     frozen = [name for name, p in model.named_parameters() if not p.requires_grad]
     assert frozen and all(name.startswith("bloque.capa") for name in frozen)
     deep = build("evaluation_mode", public.EJEMPLOS_BLOQUE[1], 5)["model"]
-    assert public.profundidad(deep) == 3 and public.train_bajo_eval(deep)
+    assert public.profundidad(deep) == 4 and public.train_bajo_eval(deep)
     with torch.no_grad():
         x = torch.ones(2, 4, dtype=torch.float64)
         assert torch.allclose(deep.eval()(x), public.adelante_a_mano(deep, x, False))
@@ -414,6 +418,13 @@ def test_a_reseed_with_the_callers_own_seed_is_named():
     ("mc_dropout_squeezes", "forma"),
     ("mc_dropout_refreezes_the_eval_ones", "modos_no_restaurados"),
     ("mc_dropout_unfreezes_all", "modificada"),
+    ("evaluation_mode_restores_root_and_leaves", "modos_no_restaurados"),
+    ("evaluation_mode_restores_in_except_exception", "ev_excepcion_sin_restaurar"),
+    ("evaluation_mode_class_reads_grad_at_init", "tm_autograd_no_restaurado"),
+    ("modules_that_change_clears_all_hooks", "tm_ganchos_sin_quitar"),
+    ("modules_that_change_restores_root_and_leaves", "modos_no_restaurados"),
+    ("modules_that_change_one_leaf_at_a_time_model_output", "tm_salida_del_modelo"),
+    ("mc_dropout_restores_root_and_leaves", "modos_no_restaurados"),
 ])
 def test_the_public_check_shows_the_new_families(name, diagnosis):
     variant = VARIANTS[name]
@@ -422,3 +433,13 @@ def test_the_public_check_shows_the_new_families(name, diagnosis):
     assert failure.value.diagnostico == diagnosis
     for student in STUDENTS:
         assert grade(variant.exercise, variant.function, student).diagnostico == diagnosis
+
+
+def test_the_hidden_models_go_deeper_than_the_public_ones():
+    deepest_public = max(public.profundidad(build("evaluation_mode", shape, 5)["model"])
+                         for shape in public.EJEMPLOS_BLOQUE)
+    assert hidden.DEEPEST > deepest_public
+    variant = VARIANTS["evaluation_mode_restores_to_depth_three"]
+    for student in STUDENTS:
+        assert grade("evaluation_mode", variant.function, student).diagnostico == (
+            "modos_no_restaurados")

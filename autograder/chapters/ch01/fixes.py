@@ -14,4 +14,12 @@ ARREGLOS = {
     "squeeze_en_gradiente": "Quita los `squeeze()`: un gradiente tiene la forma de su tensor.",
     "requires_grad_apagado": "Trabaja sobre `x.detach()`; si cambias `requires_grad`, restaura "
                              "el valor con el que llegó, no uno fijo.",
+    "gradientes_sobrescritos": "Guarda `p.grad.clone()` (o usa `torch.autograd.grad`, que "
+                               "devuelve tensores nuevos) antes de vaciar `.grad` para la "
+                               "segunda pérdida.",
+    "modo_cambiado_al_calcular": "No llames a `model.train()` ni a `model.eval()`: calcula con "
+                                 "el modelo tal como llega.",
+    "modo_no_restaurado": "Si cambias el modo, guarda antes el de cada submódulo "
+                          "(`[m.training for m in model.modules()]`) y al terminar devuelve "
+                          "a cada uno el suyo; mejor aún, no lo cambies.",
 }

@@ -16,7 +16,12 @@ from autograder.chapters.ch01.student import (
     MANUAL_BACKWARD,
     NOMBRES_PARAMETROS,
     TWO_LOSS_GRADS,
+    batchnorm,
+    en_otro_modo,
+    lineales,
+    penalizacion_de_normas,
     penalizaciones_equivocadas,
+    relu_en_cero_uno,
     relus_equivocadas,
 )
 from autograder.hidden.reference import load_reference
@@ -28,9 +33,9 @@ reference = load_reference("ch01")  # the solution cells of solutions/01_*.py
 # Mutants that compute what the reference computes, within the contract.
 EQUIVALENT_MUTANTS = {
     "manual_backward": {
-        "L22:17 Gt→GtE": "the ReLU's derivative at exactly z == 0 is a convention (any value "
-                        "in [0, 1] is a subgradient); the contract does not fix it and no "
-                        "draw puts a pre-activation at exactly 0",
+        "L11:17 Gt→GtE": "the ReLU's derivative at exactly z == 0 is a convention (any value "
+                        "in [0, 1] is a subgradient): the contract accepts 0 or 1, and the "
+                        "draws put a unit at exactly z == 0 to check that both pass",
     },
 }
 
@@ -69,59 +74,82 @@ def _expected_network(x, y, W1, b1, W2, b2):
     with torch.no_grad():
         grads = reference.manual_backward(*(t.detach().double() for t in inputs))
     return {"grads": {name: grads[name].to(x.dtype) for name in NOMBRES_PARAMETROS},
-            **relus_equivocadas(*inputs)}
+            "en_cero_uno": relu_en_cero_uno(*inputs), **relus_equivocadas(*inputs)}
 
 
 def _two_loss_shapes(generator):
-    """The first case (float64, N ≥ 5, K ∈ {3, 4}, N ≠ K) names every wrong scale; then a
-    batch of one through a nested model without the first bias, in eval mode, and a single
-    output (K = 1) with a stale ``.grad`` on every parameter; one of the two in float32."""
+    """The first case (float64, a flat model in train, N ≥ 5, K ∈ {3, 4}, N ≠ K) names every
+    wrong scale; then a batch of one through a nested model without the first bias, entirely
+    in eval; a single output (K = 1) with a stale ``.grad`` on every parameter through a
+    model in eval whose BatchNorm is in train; and a model nested two levels down, with a
+    parameter of its own and a BatchNorm in eval under a model in train. One of the second
+    and third in float32."""
     N, K = integer(generator, 5, 9), integer(generator, 3, 4)
     while N == K:
         N = integer(generator, 5, 9)
     first, second = _dtypes(generator)
-    D, H = _distinct(generator, 2, 6, 3), _distinct(generator, 3, 8, 3)
+    D, H = _distinct(generator, 2, 6, 4), _distinct(generator, 3, 8, 4)
     return [((N, D[0], H[0], K, "float64"), case_seed(generator)),
             ((1, D[1], H[1], integer(generator, 3, 4), first, "anidada", "sin_sesgo", "eval"),
              case_seed(generator)),
-            ((integer(generator, 3, 9), D[2], H[2], 1, second, "grad"), case_seed(generator))]
+            ((integer(generator, 3, 9), D[2], H[2], 1, second, "grad", "bn", "mixto_eval"),
+             case_seed(generator)),
+            ((integer(generator, 3, 7), D[3], H[3], integer(generator, 1, 3), "float64",
+              "profunda", "escala", "bn", "mixto", "grad"), case_seed(generator))]
+
+
+def _in_dtype(tensors, dtype):
+    return [t.to(dtype) for t in tensors]
 
 
 def _expected_two_losses(model, x, y):
-    """The reference on a float64 copy, cast back; and the stale .grad the model arrived
-    with (zeros where none), which a leaking answer adds in."""
-    grads_a, grads_b = reference.two_loss_grads(copy.deepcopy(model).double(), x.double(),
-                                                y.double())
+    """The reference on a float64 copy, cast back; the stale .grad the model arrived with
+    (zeros where none), which a leaking answer adds in; and what the reference gives with
+    the whole model in eval and in train (an answer that changes the mode)."""
+    def on_a_copy(copy_of_model, x, y):
+        grads_a, grads_b = reference.two_loss_grads(copy_of_model.double(), x.double(),
+                                                    y.double())
+        return _in_dtype(grads_a, x.dtype), _in_dtype(grads_b, x.dtype)
+
+    grads_a, grads_b = on_a_copy(copy.deepcopy(model), x, y)
     previous = [torch.zeros_like(p) if p.grad is None else p.grad.detach().clone()
                 for p in model.parameters()]
-    return {"a": [g.to(x.dtype) for g in grads_a], "b": [g.to(x.dtype) for g in grads_b],
-            "previos": previous}
+    return {"a": grads_a, "b": grads_b, "previos": previous,
+            **en_otro_modo(on_a_copy, model, x, y)}
 
 
 def _penalty_shapes(generator):
     """Every model is rescaled so that gradient norms fall on both sides of 1. First a
-    float64 batch (N ≥ 4, never 2: a sum over rows has its own name); then a single sample
-    with D = 1 through a nested, bias-free model in eval mode, x requiring grad with a stale
-    ``.grad`` and the parameters with theirs; then H = 1, x requiring grad."""
+    float64 batch (N ≥ 4, never 2: a sum over rows has its own name) through a flat model in
+    train; then a single sample with D = 1 through a nested, bias-free model in eval, x
+    requiring grad with a stale ``.grad`` and the parameters with theirs; then H = 1, x
+    requiring grad, the model in eval and its first layer in train; then a model nested two
+    levels down, with a parameter of its own and a BatchNorm in eval under a model in
+    train."""
     first, second = _dtypes(generator)
     return [((integer(generator, 4, 9), integer(generator, 2, 6), integer(generator, 3, 8),
               "float64", "a_ambos_lados"), case_seed(generator)),
             ((1, 1, integer(generator, 3, 8), first, "a_ambos_lados", "anidada", "sin_sesgo",
               "eval", "grad", "x_requires_grad", "x_grad"), case_seed(generator)),
             ((integer(generator, 3, 9), integer(generator, 2, 6), 1, second, "a_ambos_lados",
-              "grad", "x_requires_grad"), case_seed(generator))]
+              "grad", "x_requires_grad", "mixto_eval"), case_seed(generator)),
+            ((integer(generator, 3, 6), integer(generator, 2, 6), integer(generator, 3, 8),
+              "float64", "a_ambos_lados", "profunda", "escala", "bn", "mixto"),
+             case_seed(generator))]
 
 
 def _expected_penalty(model, x):
     """The reference on a float64 copy: its value and its gradient w.r.t. the parameters,
-    cast back; and what the usual wrong formulas give."""
+    cast back; what the usual wrong formulas give; and the value with the whole model in
+    eval and in train (an answer that changes the mode)."""
     double, x_double = copy.deepcopy(model).double(), x.detach().double()
     penalty = reference.gradient_penalty(double, x_double)
     gradients = torch.autograd.grad(penalty, list(double.parameters()), materialize_grads=True)
     leaf = x_double.clone().requires_grad_(True)
     (grad_x,) = torch.autograd.grad(double(leaf).sum(), leaf)
     return {"valor": penalty.detach().to(x.dtype), "gradientes": [g.to(x.dtype) for g in gradients],
-            "N": x.shape[0], "equivocadas": penalizaciones_equivocadas(grad_x)}
+            "N": x.shape[0], "equivocadas": penalizaciones_equivocadas(grad_x),
+            **en_otro_modo(penalizacion_de_normas, copy.deepcopy(model).double(), x_double)}
 
 
 def _shape(name, axis=None, must_include=()):
@@ -140,13 +168,37 @@ CALLER_GRAD_ON = ("the caller has grad mode on: the function computes gradients 
                   "autograd, and the statement says so")
 
 
-def _model_dimensions():
+def _depth(model):
+    """How many Sequential levels hold the first layer below the model's own layers."""
+    name = next(n for n, m in model.named_modules() if isinstance(m, torch.nn.Linear))
+    return name.removeprefix("capas.").count(".")
+
+
+def _mode(model):
+    """"train" or "eval" when every module is in it; "mixto" (the model in train, some
+    submodule in eval), "mixto_eval" (the model in eval, some submodule in train)."""
+    if len({m.training for m in model.modules()}) == 1:
+        return "train" if model.training else "eval"
+    return "mixto" if model.training else "mixto_eval"
+
+
+def _batchnorm_mode(model):
+    layer = batchnorm(model)
+    return "no" if layer is None else ("train" if layer.training else "eval")
+
+
+MODES = ("train", "eval", "mixto", "mixto_eval")
+
+
+def _model_dimensions(batchnorm_modes):
     return (
-        _flag("model.anidada", lambda inputs: isinstance(inputs["model"][0], torch.nn.Sequential)),
-        _flag("model.bias", lambda inputs: next(
-            m for m in inputs["model"].modules() if isinstance(m, torch.nn.Linear)).bias
-            is not None),
-        _flag("model.training", lambda inputs: inputs["model"].training),
+        Dimension("model.profundidad", lambda inputs: _depth(inputs["model"]), (0, 2)),
+        _flag("model.param_propio", lambda inputs: bool(
+            dict(inputs["model"].named_parameters(recurse=False)))),
+        Dimension("model.batchnorm", lambda inputs: _batchnorm_mode(inputs["model"]),
+                  ("no", *batchnorm_modes)),
+        Dimension("model.modo", lambda inputs: _mode(inputs["model"]), MODES),
+        _flag("model.bias", lambda inputs: lineales(inputs["model"])[0].bias is not None),
         _flag("model.grad", lambda inputs: next(inputs["model"].parameters()).grad is not None),
         Dimension("model.dtype", lambda inputs: str(next(inputs["model"].parameters()).dtype),
                   DTYPES),
@@ -160,6 +212,8 @@ MANUAL_BACKWARD_SPACE = Space(
         Dimension("x.dtype", lambda inputs: str(inputs["x"].dtype), DTYPES),
         _flag("W1.requires_grad", lambda inputs: inputs["W1"].requires_grad),
         _flag("W1.grad", lambda inputs: inputs["W1"].grad is not None),
+        _flag("z.cero", lambda inputs: bool(
+            (inputs["x"] @ inputs["W1"] + inputs["b1"] == 0).any())),
     ),
     fixed={"caller's grad mode": "the statement: it is called under torch.no_grad() (that is "
                                  "how the use of autograd is observed)",
@@ -168,9 +222,8 @@ MANUAL_BACKWARD_SPACE = Space(
 TWO_LOSS_SPACE = Space(
     dimensions=(
         _shape("x", 0, (1,)), _shape("x", 1), _shape("y", 1, (1,)),
-        Dimension("model.hidden", lambda inputs: next(
-            m for m in inputs["model"].modules() if isinstance(m, torch.nn.Linear)).out_features),
-        *_model_dimensions(),
+        Dimension("model.hidden", lambda inputs: lineales(inputs["model"])[0].out_features),
+        *_model_dimensions(("train", "eval")),
     ),
     fixed={"caller's grad mode": CALLER_GRAD_ON,
            "x, y requires_grad": "data: the statement says x and y do not require grad",
@@ -180,15 +233,16 @@ TWO_LOSS_SPACE = Space(
 PENALTY_SPACE = Space(
     dimensions=(
         _shape("x", 0, (1,)), _shape("x", 1, (1,)),
-        Dimension("model.hidden", lambda inputs: next(
-            m for m in inputs["model"].modules() if isinstance(m, torch.nn.Linear)).out_features,
-            (1,)),
+        Dimension("model.hidden", lambda inputs: lineales(inputs["model"])[0].out_features,
+                  (1,)),
         _flag("x.requires_grad", lambda inputs: inputs["x"].requires_grad),
         _flag("x.grad", lambda inputs: inputs["x"].grad is not None),
-        *_model_dimensions(),
+        *_model_dimensions(("eval",)),
     ),
     fixed={"caller's grad mode": CALLER_GRAD_ON,
-           "model.requires_grad": "the statement: every parameter requires grad"})
+           "model.requires_grad": "the statement: every parameter requires grad",
+           "model.batchnorm train": "the statement: each output row depends on its own row "
+                                    "alone, which a BatchNorm in train breaks"})
 
 HIDDEN = hidden_table(
     HiddenExercise(MANUAL_BACKWARD, _network_shapes, _expected_network, MANUAL_BACKWARD_SPACE,

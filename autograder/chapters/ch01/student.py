@@ -7,6 +7,8 @@ The public oracles are autograd or finite differences, never the reference, so
 reading this code does not give the answers away.
 """
 
+import copy
+
 import torch
 from torch.overrides import TorchFunctionMode
 
@@ -94,6 +96,27 @@ MENSAJES = {
         "Relee la fórmula: una norma L2 por fila de ∇ₓf (una por muestra), menos 1, al "
         "cuadrado, y la media sobre las N filas.",
         "`{nombre}` matches {cual}, not the stated formula."),
+    "gradientes_sobrescritos": (
+        "Gradientes sobrescritos",
+        "`grads_a` y `grads_b` tienen los mismos valores, los gradientes de la L1: lo que "
+        "guardaste como `grads_a` lo sobrescribió el segundo `backward()`.",
+        "¿`grads_a` guarda una copia de los gradientes de la MSE, o los mismos tensores `.grad` "
+        "que después se vacían y el segundo `backward()` vuelve a llenar?",
+        "grads_a and grads_b both hold the L1 gradients: grads_a aliased .grad, overwritten."),
+    "modo_cambiado_al_calcular": (
+        "Calculado en otro modo",
+        "`{nombre}` es lo que sale con el modelo entero en modo {modo}: cada submódulo debe "
+        "usarse en el modo en que llega.",
+        "Un BatchNorm en `train` normaliza con las estadísticas del lote, y en `eval` con las "
+        "acumuladas: ¿cambias el modo del modelo antes de llamarlo?",
+        "`{nombre}` is what the model gives entirely in {modo} mode: use each submodule in the "
+        "mode it arrived in."),
+    "modo_no_restaurado": (
+        "Modo de un submódulo cambiado",
+        "Tu función dejó {que} en otro modo (train/eval) que el que tenía al llegar.",
+        "`train()` y `eval()` cambian también todos los submódulos: un modelo puede llegar "
+        "con un submódulo en otro modo que su padre. ¿Cómo dejas cada uno como llegó?",
+        "Your function left {que} in another train/eval mode than the one it arrived in."),
     "requires_grad_apagado": (
         "requires_grad desactivado",
         "`{nombre}` llegó con `requires_grad=True` y tu función lo dejó en `False`: quien te "
@@ -171,6 +194,9 @@ def verificar_efectos(caso, permitidos=(), grad="grad_poblado"):
     valores = [n for n in distintos if _es_valor(n)]
     if valores:
         fallar("modificada", nombre=valores[0].replace(".requires_grad", ""))
+    if all(n.endswith(".training") for n in distintos):
+        fallar("modo_no_restaurado", que=", ".join(
+            f"`{n[:-len('.training')]}`" for n in distintos[:4]))
     if all(n.endswith(".grad") and antes[n] is None for n in distintos):
         fallar(grad, nombre=distintos[0][:-len(".grad")])
     fallar("efecto_secundario", que=", ".join(f"`{n}`" for n in distintos[:4])
@@ -236,19 +262,65 @@ def _dtype(forma, posicion, defecto="float64"):
     return getattr(torch, forma[posicion] if len(forma) > posicion else defecto)
 
 
-def red_pequena(generador, D, H, K, dtype=torch.float64, anidada=False, sesgo=True):
-    """A small Linear–Tanh–Linear model whose weights come from ``generador``; ``anidada``
-    groups the first layer and the Tanh in a Sequential of their own, ``sesgo=False``
-    drops the first layer's bias."""
-    primera = [torch.nn.Linear(D, H, bias=sesgo), torch.nn.Tanh()]
-    if anidada:
-        modelo = torch.nn.Sequential(torch.nn.Sequential(*primera), torch.nn.Linear(H, K))
+class RedConEscala(torch.nn.Module):
+    """``capas`` followed by a per-output scale that the model registers itself: a
+    parameter no submodule holds, listed first by ``parameters()``."""
+
+    def __init__(self, capas, K):
+        super().__init__()
+        self.escala = torch.nn.Parameter(torch.ones(K))
+        self.capas = capas
+
+    def forward(self, x):
+        return self.capas(x) * self.escala
+
+
+def lineales(modelo):
+    """The model's Linear layers, in order."""
+    return [m for m in modelo.modules() if isinstance(m, torch.nn.Linear)]
+
+
+def batchnorm(modelo):
+    """The model's BatchNorm layer, or None."""
+    return next((m for m in modelo.modules() if isinstance(m, torch.nn.BatchNorm1d)), None)
+
+
+def red_pequena(generador, D, H, K, dtype=torch.float64, marcas=()):
+    """A small Linear[–BatchNorm]–Tanh–Linear model whose weights come from ``generador``.
+    Marcas: "anidada" (the first layer, [the BatchNorm] and the Tanh in a Sequential of
+    their own), "profunda" (that Sequential two levels down), "sin_sesgo" (the first layer
+    without bias), "bn" (a BatchNorm1d after the first layer, with running statistics far
+    from the batch's), "escala" (a parameter registered on the model itself), and the
+    starting mode: "eval" (every module), "mixto" (the model in train, its BatchNorm, or
+    else its first layer, in eval), "mixto_eval" (the model in eval, that one in train)."""
+    primera = [torch.nn.Linear(D, H, bias="sin_sesgo" not in marcas)]
+    if "bn" in marcas:
+        primera.append(torch.nn.BatchNorm1d(H))
+    primera.append(torch.nn.Tanh())
+    if "profunda" in marcas:
+        capas = torch.nn.Sequential(torch.nn.Sequential(torch.nn.Sequential(*primera)),
+                                    torch.nn.Linear(H, K))
+    elif "anidada" in marcas:
+        capas = torch.nn.Sequential(torch.nn.Sequential(*primera), torch.nn.Linear(H, K))
     else:
-        modelo = torch.nn.Sequential(*primera, torch.nn.Linear(H, K))
-    modelo = modelo.to(dtype)
+        capas = torch.nn.Sequential(*primera, torch.nn.Linear(H, K))
+    modelo = (RedConEscala(capas, K) if "escala" in marcas else capas).to(dtype)
     with torch.no_grad():
         for p in modelo.parameters():
             p.copy_(torch.randn(p.shape, generator=generador, dtype=dtype))
+        normalizacion = batchnorm(modelo)
+        if normalizacion is not None:
+            normalizacion.running_mean.copy_(torch.randn(H, generator=generador, dtype=dtype))
+            normalizacion.running_var.copy_(0.25 + torch.rand(H, generator=generador,
+                                                              dtype=dtype))
+    hijo = normalizacion if normalizacion is not None else lineales(modelo)[0]
+    if "eval" in marcas:
+        modelo.eval()
+    elif "mixto" in marcas:
+        hijo.eval()
+    elif "mixto_eval" in marcas:
+        modelo.eval()
+        hijo.train()
     return modelo
 
 
@@ -261,8 +333,9 @@ def _grad_previo(generador, tensores):
 # ---------------------------------------------------------------- exercise 1: manual_backward
 def construir_red(generador, forma):
     """x, y, W1, b1, W2, b2 for ``forma`` = (N, D, H, K[, dtype, *marcas]), with unit 0 dead
-    on purpose when H > 1. Marcas: "requires_grad" (the parameters require grad, as an
-    ``nn.Parameter`` would), "grad" (and arrive with a stale ``.grad``)."""
+    on purpose when H > 1 and unit 1 at exactly z = 0 when H > 2. Marcas: "requires_grad"
+    (the parameters require grad, as an ``nn.Parameter`` would), "grad" (and arrive with a
+    stale ``.grad``)."""
     N, D, H, K = forma[:4]
     dtype = _dtype(forma, 4)
     marcas = forma[5:]
@@ -274,6 +347,9 @@ def construir_red(generador, forma):
                 "W2": normal(H, K), "b2": normal(K)}
     if H > 1:
         entradas["b1"][0] = -50.0  # dead for every sample: its gradient must be exactly 0
+    if H > 2:  # unit 1's pre-activation is exactly 0 for every sample: ReLU'(0) is 0 or 1
+        entradas["W1"][:, 1] = 0.0
+        entradas["b1"][1] = 0.0
     parametros = [entradas[n] for n in NOMBRES_PARAMETROS]
     if "requires_grad" in marcas:
         for p in parametros:
@@ -307,8 +383,8 @@ def _gradientes(caso, nombres):
         etiqueta = f"grads['{nombre}']"
         obtenido, correcto = resultado.get(nombre), esperado["grads"][nombre]
         diagnostico = diagnosticar(etiqueta, obtenido, correcto, caso.datos["factores"])
-        if diagnostico is None:
-            continue
+        if diagnostico is None or parecido(obtenido, esperado["en_cero_uno"][nombre]):
+            continue  # ReLU'(0) taken as 0 or as 1: both are the contract's
         _sin_squeeze(etiqueta, obtenido, correcto)
         for identificador, otros in alternativas.items():
             if parecido(obtenido, otros[nombre]):
@@ -360,10 +436,16 @@ def relus_equivocadas(*entradas):
             "signo": gradientes_con_relu(*entradas, derivada=torch.sign)}
 
 
+def relu_en_cero_uno(*entradas):
+    """The gradients with ReLU'(0) = 1 (autograd takes 0): the contract allows both."""
+    return gradientes_con_relu(*entradas, derivada=lambda z: (z >= 0).to(z.dtype))
+
+
 def gradientes_autograd(x, y, W1, b1, W2, b2):
     """The public oracle: autograd on a copy of the parameters."""
     entradas = (x, y, W1, b1, W2, b2)
-    return {"grads": gradientes_con_relu(*entradas), **relus_equivocadas(*entradas)}
+    return {"grads": gradientes_con_relu(*entradas), "en_cero_uno": relu_en_cero_uno(*entradas),
+            **relus_equivocadas(*entradas)}
 
 
 def comprobar_manual_backward(manual_backward):
@@ -372,28 +454,24 @@ def comprobar_manual_backward(manual_backward):
     comprobar(MANUAL_BACKWARD.partes, caso,
               "Tus gradientes coinciden con los de autograd (en este ejemplo pequeño).")
     caso = caso_en_proceso(MANUAL_BACKWARD, manual_backward, 11,
-                           (1, 2, 4, 1, "float32", "requires_grad", "grad"), gradientes_autograd)
+                           (1, 1, 4, 1, "float32", "requires_grad", "grad"), gradientes_autograd)
     comprobar(MANUAL_BACKWARD.partes, caso,
-              "También con una sola muestra y una sola salida (N = K = 1), en float32 y con "
-              "parámetros que traen requires_grad y un .grad de antes.")
+              "También con una sola muestra, una sola entrada y una sola salida (N = D = K = 1), "
+              "en float32 y con parámetros que traen requires_grad y un .grad de antes.")
 
 
 # ---------------------------------------------------------------- exercise 2: two_loss_grads
 def construir_dos_perdidas(generador, forma):
-    """model, x, y for ``forma`` = (N, D, H, K[, dtype, *marcas]). Marcas: "anidada" (the
-    first layer and the Tanh in a Sequential of their own), "sin_sesgo" (the first layer
-    without bias), "eval" (the model arrives in eval mode), "grad" (every parameter
-    arrives with a stale ``.grad``)."""
+    """model, x, y for ``forma`` = (N, D, H, K[, dtype, *marcas]). Marcas: those of
+    ``red_pequena`` (structure and starting mode), and "grad" (every parameter arrives with
+    a stale ``.grad``)."""
     N, D, H, K = forma[:4]
     dtype = _dtype(forma, 4)
     marcas = forma[5:]
-    modelo = red_pequena(generador, D, H, K, dtype, "anidada" in marcas,
-                         "sin_sesgo" not in marcas)
+    modelo = red_pequena(generador, D, H, K, dtype, marcas)
     entradas = {"model": modelo,
                 "x": torch.randn(N, D, generator=generador, dtype=dtype),
                 "y": torch.randn(N, K, generator=generador, dtype=dtype)}
-    if "eval" in marcas:
-        modelo.eval()
     if "grad" in marcas:
         _grad_previo(generador, modelo.parameters())
     return entradas
@@ -452,6 +530,13 @@ def _lista_de_gradientes(caso, indice):
                                      caso.datos["factores"][indice])
     if diagnostico is None:
         return
+    if (_cerca_lista(obtenidos, b) and type(resultado[1 - indice]) in (tuple, list)
+            and _cerca_lista(resultado[1 - indice], b)):
+        fallar("gradientes_sobrescritos")
+    for modo in ("eval", "train"):
+        otro = esperado[modo] and esperado[modo][indice]
+        if otro and not _cerca_lista(otro, (a, b)[indice]) and _cerca_lista(obtenidos, otro):
+            fallar("modo_cambiado_al_calcular", nombre=etiqueta, modo=modo)
     conocidos = [(("acumulado_sin_clone", "acumulado_sin_zero")[indice], _suma(a, b)),
                  (("acumulado_sin_clone", "acumulado_sin_zero")[indice], _suma(a, b, previos)),
                  ("grad_previo_incluido", _suma((a, b)[indice], previos)),
@@ -467,9 +552,19 @@ def _un_forward(caso):
         fallar("forward_repetido", llamadas=caso.datos["llamadas"])
 
 
+def estadisticas_en_train(antes):
+    """The running statistics of the BatchNorm layers that arrived in train mode, by their
+    ``estado`` names: the one forward pass updates them, as any forward pass in train does."""
+    return [n for n in antes if n.endswith((".running_mean", ".running_var",
+                                             ".num_batches_tracked"))
+            and antes.get(n.rsplit(".", 1)[0] + ".training")]
+
+
 def _sin_efectos_dos_perdidas(caso):
-    verificar_efectos(caso, permitidos=[n for n in caso.datos["estado_antes"]
-                                        if n.startswith("model.") and n.endswith(".grad")])
+    antes = caso.datos["estado_antes"]
+    verificar_efectos(caso, permitidos=[n for n in antes
+                                        if n.startswith("model.") and n.endswith(".grad")]
+                      + estadisticas_en_train(antes))
 
 
 TWO_LOSS_GRADS = Ejercicio(
@@ -485,15 +580,32 @@ TWO_LOSS_GRADS = Ejercicio(
     contexto=contexto_dos_perdidas)
 
 
-def gradientes_por_separado(model, x, y):
-    """The public oracle: one forward pass per loss, on a copy without the stale .grad."""
+def _por_separado(model, x, y):
     params = list(model.parameters())
     with torch.enable_grad():
         a = torch.autograd.grad(torch.nn.functional.mse_loss(model(x), y), params)
         b = torch.autograd.grad(torch.nn.functional.l1_loss(model(x), y), params)
+    return list(a), list(b)
+
+
+def en_otro_modo(calcular, model, *resto):
+    """``calcular`` on copies of ``model`` set entirely to eval and to train (what an answer
+    that changes the model's mode computes), by mode; None where a BatchNorm in train would
+    see a batch of one."""
+    resultado = {}
+    for modo in ("eval", "train"):
+        copia = copy.deepcopy(model).train(modo == "train")
+        resultado[modo] = None if (modo == "train" and batchnorm(copia) is not None
+                                   and resto[0].shape[0] < 2) else calcular(copia, *resto)
+    return resultado
+
+
+def gradientes_por_separado(model, x, y):
+    """The public oracle: one forward pass per loss, on copies without the stale .grad."""
+    a, b = _por_separado(copy.deepcopy(model), x, y)
     previos = [torch.zeros_like(p) if p.grad is None else p.grad.detach().clone()
-               for p in params]
-    return {"a": list(a), "b": list(b), "previos": previos}
+               for p in model.parameters()]
+    return {"a": a, "b": b, "previos": previos, **en_otro_modo(_por_separado, model, x, y)}
 
 
 def comprobar_two_loss_grads(two_loss_grads):
@@ -503,11 +615,17 @@ def comprobar_two_loss_grads(two_loss_grads):
     comprobar(TWO_LOSS_GRADS.partes, caso,
               "Un solo forward y los gradientes de cada pérdida por separado: correcto.")
     caso = caso_en_proceso(TWO_LOSS_GRADS, two_loss_grads, 12,
-                           (3, 2, 4, 1, "float64", "anidada", "eval", "grad"),
+                           (3, 2, 4, 1, "float64", "profunda", "escala", "bn", "mixto", "grad"),
                            gradientes_por_separado)
     comprobar(TWO_LOSS_GRADS.partes, caso,
-              "También con un modelo anidado, en modo eval, una sola salida y parámetros que "
-              "traen un .grad de antes.")
+              "También con submódulos anidados a dos niveles, un parámetro del propio modelo, "
+              "una BatchNorm en eval dentro de un modelo en train, una sola salida y "
+              "parámetros que traen un .grad de antes.")
+    caso = caso_en_proceso(TWO_LOSS_GRADS, two_loss_grads, 22,
+                           (4, 3, 5, 2, "float32", "anidada", "bn", "mixto_eval"),
+                           gradientes_por_separado)
+    comprobar(TWO_LOSS_GRADS.partes, caso,
+              "Y en float32, con el modelo en eval y su BatchNorm en train.")
 
 
 # ---------------------------------------------------------------- exercise 3: gradient_penalty
@@ -522,21 +640,20 @@ def _normas_por_fila(modelo, x):
 def construir_penalizacion(generador, forma):
     """model (D–H–1) and x (N, D) for ``forma`` = (N, D, H[, dtype, *marcas]). Marcas:
     "a_ambos_lados" (the last layer rescaled so that some rows' gradient norms fall below 1
-    and others above), "anidada", "sin_sesgo", "eval" (as in two_loss_grads), "grad" (the
+    and others above), those of ``red_pequena`` (structure and starting mode; a BatchNorm
+    only in eval, where each row still depends on its own row alone), "grad" (the
     parameters arrive with a stale ``.grad``), "x_requires_grad" (x is a leaf that requires
     grad), "x_grad" (and it arrives with a stale ``.grad``)."""
     N, D, H = forma[:3]
     dtype = _dtype(forma, 3)
     marcas = forma[4:]
-    modelo = red_pequena(generador, D, H, 1, dtype, "anidada" in marcas, "sin_sesgo" not in marcas)
+    modelo = red_pequena(generador, D, H, 1, dtype, marcas)
     x = torch.randn(N, D, generator=generador, dtype=dtype)
     if "a_ambos_lados" in marcas:
         normas = _normas_por_fila(modelo, x)
         escala = 0.5 / normas[0] if N == 1 else 2 / (normas.min() + normas.max())
         with torch.no_grad():
-            modelo[-1].weight.mul_(escala.to(dtype))
-    if "eval" in marcas:
-        modelo.eval()
+            lineales(modelo)[-1].weight.mul_(escala.to(dtype))
     if "grad" in marcas:
         _grad_previo(generador, modelo.parameters())
     if "x_requires_grad" in marcas:
@@ -593,8 +710,15 @@ def _valor_penalizacion(caso):
     if diagnostico is None:
         return
     if isinstance(caso.resultado, torch.Tensor) and caso.resultado.numel() == 1:
+        obtenido = caso.resultado.detach().reshape(())
+        for modo in ("eval", "train"):
+            valor = esperado.get(modo)
+            valor = None if valor is None else valor.to(esperado["valor"].dtype)
+            if (valor is not None and not parecido(valor, esperado["valor"])
+                    and parecido(obtenido, valor)):
+                fallar("modo_cambiado_al_calcular", nombre="la penalización", modo=modo)
         for cual, valor in esperado["equivocadas"].items():
-            if parecido(caso.resultado.detach().reshape(()), valor.to(esperado["valor"].dtype)):
+            if parecido(obtenido, valor.to(esperado["valor"].dtype)):
                 fallar("penalizacion_otra_formula", nombre="la penalización", cual=cual)
     exigir(diagnostico)
 
@@ -633,7 +757,14 @@ def penalizacion_por_diferencias(model, x, h=1e-6):
                 grad_x[i, j] = (model(x + paso)[i, 0] - model(x - paso)[i, 0]) / (2 * h)
         valor = ((torch.linalg.vector_norm(grad_x, dim=1) - 1) ** 2).mean()
     return {"valor": valor, "gradientes": None, "N": x.shape[0],
-            "equivocadas": penalizaciones_equivocadas(grad_x)}
+            "equivocadas": penalizaciones_equivocadas(grad_x),
+            **en_otro_modo(penalizacion_de_normas, model, x)}
+
+
+def penalizacion_de_normas(model, x):
+    """The penalty's value (float64, no graph) from autograd's per-row gradient norms: what
+    an answer computes on ``model`` as it is (used with the model in another mode)."""
+    return ((_normas_por_fila(model, x) - 1) ** 2).mean()
 
 
 def comprobar_gradient_penalty(gradient_penalty):
@@ -644,11 +775,14 @@ def comprobar_gradient_penalty(gradient_penalty):
     comprobar(GRADIENT_PENALTY.partes, caso,
               "La penalización coincide con diferencias finitas y se puede derivar.")
     caso = caso_en_proceso(GRADIENT_PENALTY, gradient_penalty, 13,
-                           (3, 2, 4, "float64", "a_ambos_lados", "grad", "x_requires_grad",
-                            "x_grad"), penalizacion_por_diferencias)
+                           (3, 2, 4, "float64", "a_ambos_lados", "profunda", "escala", "bn",
+                            "mixto", "grad", "x_requires_grad", "x_grad"),
+                           penalizacion_por_diferencias)
     comprobar(GRADIENT_PENALTY.partes, caso,
               "También cuando x llega con requires_grad=True y su propio .grad, los parámetros "
-              "traen un .grad de antes y hay normas a los dos lados de 1.")
+              "traen un .grad de antes, hay normas a los dos lados de 1 y el modelo, en train, "
+              "tiene submódulos anidados a dos niveles, un parámetro propio y una BatchNorm en "
+              "eval.")
 
 
 # In notebook order.

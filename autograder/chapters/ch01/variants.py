@@ -154,6 +154,52 @@ def manual_backward_in_float64_then_cast(x, y, W1, b1, W2, b2):
     return {k: v.to(dtypes[k]) for k, v in grads.items()}
 
 
+@variant(MB, CORRECT)
+def manual_backward_relu_derivative_one_at_zero(x, y, W1, b1, W2, b2):
+    z = x @ W1 + b1
+    h = torch.where(z >= 0, z, torch.zeros_like(z))
+    d_y_hat = 2 * (h @ W2 + b2 - y) / y.numel()
+    d_z = torch.where(z >= 0, d_y_hat @ W2.T, torch.zeros_like(z))  # ReLU'(0) = 1
+    return {"W1": x.T @ d_z, "b1": d_z.sum(0), "W2": h.T @ d_y_hat, "b2": d_y_hat.sum(0)}
+
+
+@variant(MB, "tipo")
+def manual_backward_returns_a_tuple(x, y, W1, b1, W2, b2):
+    grads = _manual(x, y, W1, b1, W2, b2)
+    return grads["W1"], grads["b1"], grads["W2"], grads["b2"]  # in the docstring's order
+
+
+@variant(MB, "dtype")
+def manual_backward_in_float64_for_precision(x, y, W1, b1, W2, b2):
+    return _manual(*(t.double() for t in (x, y, W1, b1, W2, b2)))  # never cast back
+
+
+@variant(MB, "squeeze_en_gradiente")
+def manual_backward_squeezes_the_first_layer(x, y, W1, b1, W2, b2):
+    grads = _manual(x, y, W1, b1, W2, b2)
+    grads["W1"], grads["b1"] = grads["W1"].squeeze(), grads["b1"].squeeze()  # D = 1 or H = 1
+    return grads
+
+
+@variant(MB, "modificada")
+def manual_backward_forces_requires_grad_on(x, y, W1, b1, W2, b2):
+    params = (W1, b1, W2, b2)
+    for p in params:
+        p.requires_grad_(False)
+    grads = _manual(x, y, W1, b1, W2, b2)
+    for p in params:
+        p.requires_grad_(True)  # "as they were": assumes they arrived requiring grad
+    return grads
+
+
+@variant(MB, "efecto_secundario")
+def manual_backward_clears_the_grads(x, y, W1, b1, W2, b2):
+    for p in (W1, b1, W2, b2):
+        p.grad = None  # "clean up" like zero_grad(set_to_none=True): the caller's .grad is gone
+    return _manual(x, y, W1, b1, W2, b2)
+
+
+
 @variant(MB, "sin_implementar")
 def manual_backward_stub(x, y, W1, b1, W2, b2):
     raise NotImplementedError()
@@ -299,6 +345,139 @@ def two_loss_grads_two_forwards(model, x, y):
     return list(grads_a), list(grads_b)
 
 
+@variant(TL, CORRECT)
+def two_loss_grads_tuples_through_the_output(model, x, y):
+    params = tuple(model.parameters())
+    out = model(x)
+    (d_mse,) = torch.autograd.grad(F.mse_loss(out, y), out, retain_graph=True)
+    (d_l1,) = torch.autograd.grad(F.l1_loss(out, y), out, retain_graph=True)
+    grads_a = torch.autograd.grad(out, params, grad_outputs=d_mse, retain_graph=True)
+    return grads_a, torch.autograd.grad(out, params, grad_outputs=d_l1)  # a tuple of tuples
+
+
+@variant(TL, "longitud")
+def two_loss_grads_params_from_children(model, x, y):
+    params = [p for layer in model.children() for p in layer.parameters()]  # not the model's own
+    out = model(x)
+    grads_a = torch.autograd.grad(F.mse_loss(out, y), params, retain_graph=True)
+    return list(grads_a), list(torch.autograd.grad(F.l1_loss(out, y), params))
+
+
+@variant(TL, "longitud")
+def two_loss_grads_linear_layers_only(model, x, y):
+    params = [p for m in model.modules() if isinstance(m, torch.nn.Linear)
+              for p in m.parameters()]  # "the weights and biases": misses BatchNorm's and the rest
+    out = model(x)
+    grads_a = torch.autograd.grad(F.mse_loss(out, y), params, retain_graph=True)
+    return list(grads_a), list(torch.autograd.grad(F.l1_loss(out, y), params))
+
+
+@variant(TL, "tipo")
+def two_loss_grads_as_dicts(model, x, y):
+    names, params = zip(*model.named_parameters())
+    out = model(x)
+    grads_a = torch.autograd.grad(F.mse_loss(out, y), params, retain_graph=True)
+    grads_b = torch.autograd.grad(F.l1_loss(out, y), params)
+    return dict(zip(names, grads_a)), dict(zip(names, grads_b))
+
+
+@variant(TL, "dtype")
+def two_loss_grads_copies_through_lists(model, x, y):
+    model.zero_grad()
+    out = model(x)
+    F.mse_loss(out, y).backward(retain_graph=True)
+    grads_a = [torch.tensor(p.grad.tolist()) for p in model.parameters()]  # float32 by default
+    model.zero_grad()
+    F.l1_loss(out, y).backward()
+    return grads_a, [torch.tensor(p.grad.tolist()) for p in model.parameters()]
+
+
+@variant(TL, "gradientes_sobrescritos")
+def two_loss_grads_alias_zeroed_in_place(model, x, y):
+    params = list(model.parameters())
+    model.zero_grad(set_to_none=True)
+    out = model(x)
+    F.mse_loss(out, y).backward(retain_graph=True)
+    grads_a = [p.grad for p in params]
+    for p in params:
+        p.grad.zero_()  # empties grads_a too: they are the same tensors
+    F.l1_loss(out, y).backward()
+    return grads_a, [p.grad for p in params]
+
+
+@variant(TL, "no_reconocido")
+def two_loss_grads_squeezes_the_output(model, x, y):
+    params = list(model.parameters())
+    out = model(x).squeeze()  # with K = 1, (N,) against y (N, 1) broadcasts to (N, N)
+    grads_a = torch.autograd.grad(F.mse_loss(out, y), params, retain_graph=True)
+    return list(grads_a), list(torch.autograd.grad(F.l1_loss(out, y), params))
+
+
+def _modes(model):
+    return [m.training for m in model.modules()]
+
+
+def _set_modes(model, modes):
+    for m, mode in zip(model.modules(), modes):
+        m.train(mode)
+
+
+@variant(TL, "modo_cambiado_al_calcular")
+def two_loss_grads_in_eval_mode(model, x, y):
+    modes = _modes(model)
+    model.eval()  # "so that both losses see the same output": BatchNorm changes what it computes
+    out = model(x)
+    params = list(model.parameters())
+    grads_a = torch.autograd.grad(F.mse_loss(out, y), params, retain_graph=True)
+    grads_b = torch.autograd.grad(F.l1_loss(out, y), params)
+    _set_modes(model, modes)
+    return list(grads_a), list(grads_b)
+
+
+@variant(TL, "modo_cambiado_al_calcular")
+def two_loss_grads_in_train_mode(model, x, y):
+    modes = _modes(model)
+    model.train()  # "gradients need train mode": a BatchNorm in eval now uses the batch
+    out = model(x)
+    params = list(model.parameters())
+    grads_a = torch.autograd.grad(F.mse_loss(out, y), params, retain_graph=True)
+    grads_b = torch.autograd.grad(F.l1_loss(out, y), params)
+    _set_modes(model, modes)
+    return list(grads_a), list(grads_b)
+
+
+@variant(TL, "modo_no_restaurado")
+def two_loss_grads_resets_the_mode_it_found(model, x, y):
+    was_training = model.training
+    out = model(x)
+    params = list(model.parameters())
+    grads_a = torch.autograd.grad(F.mse_loss(out, y), params, retain_graph=True)
+    grads_b = torch.autograd.grad(F.l1_loss(out, y), params)
+    model.train(was_training)  # "as it arrived": every submodule gets the model's mode
+    return list(grads_a), list(grads_b)
+
+
+@variant(TL, "modo_cambiado_al_calcular")
+def two_loss_grads_eval_and_restores_the_root_only(model, x, y):
+    was_training = model.training
+    model.eval()
+    out = model(x)
+    params = list(model.parameters())
+    grads_a = torch.autograd.grad(F.mse_loss(out, y), params, retain_graph=True)
+    grads_b = torch.autograd.grad(F.l1_loss(out, y), params)
+    model.train(was_training)
+    return list(grads_a), list(grads_b)
+
+
+@variant(TL, "modificada")
+def two_loss_grads_marks_x(model, x, y):
+    x.requires_grad_()  # "autograd needs it": the caller's x now requires grad
+    out = model(x)
+    params = list(model.parameters())
+    grads_a = torch.autograd.grad(F.mse_loss(out, y), params, retain_graph=True)
+    return list(grads_a), list(torch.autograd.grad(F.l1_loss(out, y), params))
+
+
 @variant(TL, "sin_implementar")
 def two_loss_grads_stub(model, x, y):
     raise NotImplementedError()
@@ -397,6 +576,76 @@ def gradient_penalty_one_row_at_a_time(model, x):
         (g,) = torch.autograd.grad(out[i, 0], x_in, create_graph=True)
         terms.append((torch.sqrt((g[i] ** 2).sum()) - 1) ** 2)
     return torch.stack(terms).mean()
+
+
+@variant(GP, "penalizacion_otra_formula")
+def gradient_penalty_one_norm_for_the_batch(model, x):
+    x_in = x.detach().requires_grad_(True)
+    (g,) = torch.autograd.grad(model(x_in).sum(), x_in, create_graph=True)
+    return (g.norm(2) - 1) ** 2  # the whole matrix's norm, not one per row
+
+
+@variant(GP, "forma")
+def gradient_penalty_accumulates_in_zeros_1(model, x):
+    x_in = x.detach().requires_grad_(True)
+    (g,) = torch.autograd.grad(model(x_in).sum(), x_in, create_graph=True)
+    penalty = torch.zeros(1, dtype=x.dtype)  # shape (1,), not a 0-dimensional tensor
+    for i in range(x.shape[0]):
+        penalty = penalty + (g[i].norm(2) - 1) ** 2
+    return penalty / x.shape[0]
+
+
+@variant(GP, "forma")
+def gradient_penalty_accumulates_in_torch_zeros_1(model, x):
+    x_in = x.detach().requires_grad_(True)
+    (g,) = torch.autograd.grad(model(x_in).sum(), x_in, create_graph=True)
+    penalty = torch.zeros(1)  # shape (1,) and float32: a float64 x gives a float32 (1,)
+    for i in range(x.shape[0]):
+        penalty = penalty + (g[i].norm(2) - 1) ** 2
+    return penalty / x.shape[0]
+
+
+def _module_modes(model):
+    return [m.training for m in model.modules()]
+
+
+@variant(GP, "modo_cambiado_al_calcular")
+def gradient_penalty_in_train_mode(model, x):
+    modes = _module_modes(model)
+    model.train()  # "to build the graph": a BatchNorm in eval now normalises with the batch
+    x_in = x.detach().requires_grad_(True)
+    (g,) = torch.autograd.grad(model(x_in).sum(), x_in, create_graph=True)
+    for m, mode in zip(model.modules(), modes):
+        m.train(mode)
+    return ((g.norm(dim=1) - 1) ** 2).mean()
+
+
+@variant(GP, "modo_no_restaurado")
+def gradient_penalty_eval_and_restores_the_root_only(model, x):
+    was_training = model.training
+    model.eval()
+    x_in = x.detach().requires_grad_(True)
+    (g,) = torch.autograd.grad(model(x_in).sum(), x_in, create_graph=True)
+    model.train(was_training)  # every submodule gets the model's mode
+    return ((g.norm(dim=1) - 1) ** 2).mean()
+
+
+@variant(GP, "grad_poblado")
+def gradient_penalty_backward_on_a_clone(model, x):
+    x_in = x.detach().clone().requires_grad_(True)
+    model(x_in).sum().backward(create_graph=True)  # also adds into the parameters' .grad
+    return ((x_in.grad.norm(2, dim=1) - 1) ** 2).mean()
+
+
+@variant(GP, CORRECT)
+def gradient_penalty_grad_outputs_and_mse(model, x):
+    x_in = torch.empty_like(x).copy_(x.detach()).requires_grad_(True)
+    with torch.enable_grad():
+        out = model(x_in)
+        (g,) = torch.autograd.grad(out, [x_in], grad_outputs=[torch.ones_like(out)],
+                                   create_graph=True)
+    norms = torch.linalg.vector_norm(g.reshape(x.shape[0], -1), ord=2, dim=1)
+    return F.mse_loss(norms, torch.ones_like(norms))
 
 
 @variant(GP, "sin_implementar")

@@ -22,6 +22,10 @@ ARREGLOS = {
     "kl_media_por_elemento": "Usa `reduction=\"batchmean\"` en lugar de `\"mean\"`.",
     "kl_suma_del_lote": "Usa `reduction=\"batchmean\"`: divide la suma por N.",
     "sin_temperatura_al_cuadrado": "Multiplica la KL por `temperature ** 2`.",
+    "lote_suprimido": "Quita el `squeeze()`: con N = 1 los logits siguen teniendo forma "
+                      "(1, K), y `dim=1` es el de las clases.",
+    "temperatura_sin_cuadrado": "Multiplica la KL por `temperature ** 2`, no por "
+                                "`temperature`.",
     "kl_con_probabilidades": "Pasa `F.log_softmax(student(x) / temperature, dim=1)` como "
                              "primer argumento de `F.kl_div`.",
     "temperatura_solo_alumno": "Divide también los logits del profesor: "
@@ -52,6 +56,8 @@ ARREGLOS = {
     "cabeza_sin_descongelar": "Termina con `model.head.requires_grad_(True)`.",
     "ultimo_hijo_como_cabeza": "Usa `model.head` (o los parámetros cuyo nombre empieza por "
                                "`head.`).",
+    "grad_borrado": "No toques `p.grad`: cambia solo `requires_grad` (el optimizador ya no "
+                    "recibirá los congelados si le pasas solo los entrenables).",
     "nombre_parecido_a_cabeza": "Usa `name.startswith('head.')` (con el punto), o recorre "
                                 "`model.head.parameters()`.",
     "parametro_del_modelo_sin_congelar": "Recorre `model.named_parameters()` (o usa "

@@ -114,6 +114,22 @@ MENSAJES = {
         "A temperaturas altas, dividir los logits por T encoge los gradientes en un factor "
         "cercano a 1/T², y el enunciado lo compensa. ¿Está ese factor en tu pérdida?",
         "`{nombre}` is 1/T² of the expected value: the T² factor is missing."),
+    "lote_suprimido": (
+        "Lote de una muestra suprimido",
+        "Con un lote de una sola muestra, `{nombre}` vale 1/K del valor esperado: la "
+        "dimensión del lote desapareció (un `squeeze`, un índice fijo) y la media se tomó "
+        "sobre las K clases, no sobre la única muestra.",
+        "Un lote de una muestra sigue teniendo forma (1, K). ¿Quitas alguna dimensión antes "
+        "de la softmax o de la KL?",
+        "With a single-sample batch, `{nombre}` is 1/K of the expected value: the batch "
+        "dimension was squeezed away."),
+    "temperatura_sin_cuadrado": (
+        "Factor T en vez de T²",
+        "`{nombre}` vale 1/T del valor esperado: multiplicaste por la temperatura, no por su "
+        "cuadrado.",
+        "El factor que compensa el suavizado no es la temperatura sino su cuadrado. ¿Qué "
+        "potencia de T multiplica tu pérdida?",
+        "`{nombre}` is 1/T of the expected value: multiplied by T instead of T²."),
     "kl_con_probabilidades": (
         "Probabilidades en lugar de log-probabilidades",
         "`{nombre}` es la KL calculada con las **probabilidades** del alumno donde van sus "
@@ -265,6 +281,13 @@ MENSAJES = {
         "Congelar y descongelar solo tocan `requires_grad`: no llames a `train()` ni a "
         "`eval()`, cada módulo debe quedar en el modo en que llegó.",
         "`{nombre}` arrived in eval mode and was left in train mode."),
+    "grad_borrado": (
+        "`.grad` borrado",
+        "`{nombre}` llegó con un `.grad` de antes y tu función lo cambió (o lo dejó en "
+        "`None`): congelar solo toca `requires_grad`, y ese gradiente es de quien llama.",
+        "¿Qué haces con el `.grad` de los parámetros que congelas? El enunciado pide cambiar "
+        "solo `requires_grad`.",
+        "`{nombre}` arrived with a stale .grad and the call changed or cleared it."),
     "nombres_entrenables": (
         "Nombres devueltos",
         "Devolviste {obtenidos}; se esperaban los nombres de los parámetros que siguen "
@@ -358,17 +381,25 @@ def construir_destilacion(generador, forma):
     teacher arrives in eval mode; in train mode otherwise), "alumno_eval" (the student
     arrives in eval mode), "profesor_congelado" (every teacher parameter arrives frozen,
     like the chapter's EMA teacher), "profesor_parcial" (every other teacher parameter
-    arrives frozen), "grad_viejo" (stale ``.grad`` on every parameter of both models).
+    arrives frozen, the first one included), "grad_viejo" (stale ``.grad`` on every
+    parameter of both models), "profesor_anidado" (the teacher is
+    Sequential(Sequential(Linear, Tanh), Linear)), "profesor_mixto" (one of the teacher's
+    submodules, the deepest Tanh, arrives in the other mode than the teacher itself),
+    "alumno_mixto" (the student's Tanh arrives in the other mode than the student).
     """
     (N, D, K, temperatura), opciones = _opciones(forma, 4)
     H_alumno = int(torch.randint(2, 6, (1,), generator=generador))
     H_profesor = H_alumno + int(torch.randint(1, 5, (1,), generator=generador))
-    modelos = []
-    for H in (H_alumno, H_profesor):
-        modelo = torch.nn.Sequential(torch.nn.Linear(D, H), torch.nn.Tanh(),
-                                     torch.nn.Linear(H, K))
-        modelos.append(_pesos_aleatorios(modelo, generador))
-    alumno, profesor = modelos
+    alumno = _pesos_aleatorios(torch.nn.Sequential(
+        torch.nn.Linear(D, H_alumno), torch.nn.Tanh(), torch.nn.Linear(H_alumno, K)), generador)
+    if "profesor_anidado" in opciones:
+        profesor = torch.nn.Sequential(
+            torch.nn.Sequential(torch.nn.Linear(D, H_profesor), torch.nn.Tanh()),
+            torch.nn.Linear(H_profesor, K))
+    else:
+        profesor = torch.nn.Sequential(torch.nn.Linear(D, H_profesor), torch.nn.Tanh(),
+                                       torch.nn.Linear(H_profesor, K))
+    profesor = _pesos_aleatorios(profesor, generador)
     x = _normal(generador, N, D)
     if "grad_viejo" in opciones:
         _grad_viejo(alumno, generador)
@@ -379,7 +410,12 @@ def construir_destilacion(generador, forma):
         for i, p in enumerate(profesor.parameters()):
             p.requires_grad_(i % 2 == 1)
     profesor.train("profesor_eval" not in opciones)
+    if "profesor_mixto" in opciones:
+        profundo = profesor[0][1] if "profesor_anidado" in opciones else profesor[1]
+        profundo.train(not profesor.training)
     alumno.train("alumno_eval" not in opciones)
+    if "alumno_mixto" in opciones:
+        alumno[1].train(not alumno.training)
     dtype = _dtype(opciones)
     alumno.to(dtype)
     profesor.to(dtype)
@@ -446,9 +482,13 @@ def observar_destilacion(distillation_loss, entradas):
 def contexto_destilacion(forma):
     """The constant factor each wrong reduction or scale of the loss introduces."""
     N, K, temperatura = forma[0], forma[2], float(forma[3])
-    factores = {"kl_media_por_elemento": 1 / K, "kl_suma_del_lote": N}
+    # With one sample, 1/K is a batch dimension squeezed away (batchmean then divides by K):
+    # a mean over the N·K entries already fails the cases with N > 1, which come first.
+    factores = {"lote_suprimido" if N == 1 else "kl_media_por_elemento": 1 / K,
+                "kl_suma_del_lote": N}
     if temperatura != 1:
         factores["sin_temperatura_al_cuadrado"] = 1 / temperatura**2
+        factores["temperatura_sin_cuadrado"] = 1 / temperatura
     return {"factores": factores}
 
 
@@ -540,17 +580,27 @@ def destilacion_a_mano(student, teacher, x, temperature):
 def comprobar_distillation_loss(distillation_loss):
     """Comprobación pública: el valor de la pérdida frente a una fórmula escrita a mano, un
     ``backward()`` sobre ella que llega al alumno y no al profesor; después, un profesor
-    congelado en modo evaluación, float32 y un lote de una muestra."""
+    congelado en modo evaluación con un submódulo en entrenamiento, float32 y un lote de
+    una muestra; por último, un profesor anidado y congelado en parte, en modo
+    entrenamiento con un submódulo en evaluación, y T = 1."""
     caso = caso_en_proceso(DISTILLATION_LOSS, distillation_loss, 8, (6, 3, 3, 2.0),
                            destilacion_a_mano)
     comprobar(DISTILLATION_LOSS.partes, caso,
               "La pérdida coincide, `backward()` funciona y solo el alumno recibe gradiente.")
     caso = caso_en_proceso(DISTILLATION_LOSS, distillation_loss, 9,
                            (1, 4, 2, 0.5, "float32", "profesor_eval", "profesor_congelado",
-                            "grad_viejo"), destilacion_a_mano)
+                            "profesor_mixto", "grad_viejo"), destilacion_a_mano)
     comprobar(DISTILLATION_LOSS.partes, caso,
-              "También con un profesor congelado y en modo evaluación, en float32, con un "
-              "lote de una sola muestra y `.grad` de antes: todo queda como llegó.")
+              "También con un profesor congelado y en modo evaluación (con un submódulo en "
+              "entrenamiento), en float32, con un lote de una sola muestra y `.grad` de "
+              "antes: todo queda como llegó.")
+    caso = caso_en_proceso(DISTILLATION_LOSS, distillation_loss, 10,
+                           (4, 2, 3, 1.0, "profesor_parcial", "profesor_anidado",
+                            "profesor_mixto", "alumno_eval"), destilacion_a_mano)
+    comprobar(DISTILLATION_LOSS.partes, caso,
+              "También con T = 1 y un profesor anidado, con una parte de sus parámetros "
+              "congelada y un submódulo profundo en otro modo que él: cada parámetro y cada "
+              "submódulo quedan como llegaron.")
 
 
 # ---------------------------------------------------------------- exercise 2: predict
@@ -560,7 +610,8 @@ def construir_prediccion(generador, forma):
 
     Flags: "float32" (model and x in float32; float64 otherwise), "anidado" (the model is
     Sequential(Sequential(Linear, ReLU), Linear without bias)), "eval" (the model arrives
-    in eval mode), "mixto" (its first submodule arrives in the other mode), "congelado"
+    in eval mode), "mixto" (one submodule arrives in the other mode than the model: the
+    first layer, inside its own Sequential when the model is nested), "congelado"
     (every other parameter arrives frozen), "grad_viejo" (stale ``.grad`` on every
     parameter), "x_grad" (x requires grad), "sin_grad" (the caller is inside
     ``torch.no_grad()``).
@@ -583,7 +634,8 @@ def construir_prediccion(generador, forma):
     if "eval" in opciones:
         modelo.eval()
     if "mixto" in opciones:
-        modelo[0].train(not modelo.training)
+        profundo = modelo[0][0] if "anidado" in opciones else modelo[0]
+        profundo.train(not modelo.training)
     dtype = _dtype(opciones)
     modelo.to(dtype)
     x = x.to(dtype).requires_grad_("x_grad" in opciones)
@@ -764,17 +816,25 @@ def probabilidades_a_mano(model, x, llamada=None):
 def comprobar_predict(predict):
     """Comprobación pública: probabilidades, sin grafo en la salida y nada guardado para el pase
     hacia atrás; después, una llamada dentro de ``torch.no_grad()`` con un modelo en modo
-    evaluación, submódulos en otro modo, parámetros congelados y un lote de una muestra."""
+    evaluación, un submódulo profundo en otro modo, parámetros congelados, ``.grad`` de
+    antes, ``x`` que requiere gradiente y un lote de una muestra; por último, un modelo en
+    modo entrenamiento con un submódulo en evaluación, en float32 y con una sola clase."""
     caso = caso_en_proceso(PREDICT, predict, 5, (5, 4, 6, 3), probabilidades_a_mano)
     comprobar(PREDICT.partes, caso,
               "Probabilidades correctas y ni un solo tensor guardado para backward.")
     caso = caso_en_proceso(PREDICT, predict, 6, (1, 4, 6, 3, "anidado", "eval", "mixto",
-                                                 "congelado", "sin_grad"),
+                                                 "congelado", "sin_grad", "grad_viejo",
+                                                 "x_grad"),
                            probabilidades_a_mano)
     comprobar(PREDICT.partes, caso,
               "También llamada dentro de `torch.no_grad()`, con el modelo en modo evaluación "
-              "(y un submódulo en otro modo), parámetros congelados y un lote de una muestra: "
-              "todo queda como llegó.")
+              "(y un submódulo en otro modo), parámetros congelados, `.grad` de antes, un `x` "
+              "que requiere gradiente y un lote de una muestra: todo queda como llegó.")
+    caso = caso_en_proceso(PREDICT, predict, 7, (4, 3, 5, 1, "anidado", "mixto", "float32",
+                                                 "x_grad"), probabilidades_a_mano)
+    comprobar(PREDICT.partes, caso,
+              "También con el modelo en modo entrenamiento y un submódulo en evaluación, en "
+              "float32 y con una sola clase: cada submódulo queda en su modo.")
 
 
 # ---------------------------------------------------------------- exercise 3: freeze_all_but_head
@@ -791,8 +851,9 @@ def construir_congelar(generador, forma):
     *flags), ``cabeza`` one of "lineal", "mlp", "norma".
 
     Flags: "trampas" (what a shortcut gets wrong: a head that arrives frozen and in eval
-    mode, an ``encoder.head_proj`` and a ``pool`` that are not the head, and a
-    ``heads_aux`` registered after the head, so that the head is not the last child),
+    mode, an ``encoder.head_proj``, an ``encoder.head`` and a ``pool`` that are not the
+    head, and a ``heads_aux`` registered after the head, so that the head is not the last
+    child), "profundo" (each encoder block is its own Sequential(Linear, ReLU)),
     "cabeza_parcial" (only the head's first parameter arrives frozen), "embed_congelado"
     (``embed`` arrives frozen already), "directo" (a
     parameter ``escala`` registered on the model itself, in no submodule), "grad_viejo"
@@ -802,11 +863,13 @@ def construir_congelar(generador, forma):
     trampas = "trampas" in extra
     bloques = []
     for _ in range(capas):
-        bloques += [torch.nn.Linear(H, H), torch.nn.ReLU()]
+        bloque = [torch.nn.Linear(H, H), torch.nn.ReLU()]
+        bloques += [torch.nn.Sequential(*bloque)] if "profundo" in extra else bloque
     encoder = torch.nn.Sequential(*bloques)
     partes = OrderedDict(embed=torch.nn.Linear(D, H), encoder=encoder)
     if trampas:
         encoder.add_module("head_proj", torch.nn.Linear(H, H))
+        encoder.add_module("head", torch.nn.Linear(H, H))
         partes["pool"] = torch.nn.LayerNorm(H)
     partes["head"] = _cabeza(cabeza, H, K)
     if trampas:
@@ -894,6 +957,8 @@ def _efecto_congelar(nombre, antes, despues):
     if nombre.endswith(".training"):
         modulo = nombre[:-len(".training")]
         return ("modo_cambiado", {"nombre": modulo}) if antes is False else ("modelo_en_eval", {})
+    if nombre.endswith(".grad") and antes is not None:
+        return ("grad_borrado", {"nombre": nombre.removesuffix(".grad")})
     if isinstance(antes, torch.Tensor) and not nombre.endswith(".grad"):
         return ("modificada", {"nombre": nombre})
     return None
@@ -923,18 +988,25 @@ def nombres_de_la_cabeza(model):
 
 def comprobar_freeze_all_but_head(freeze_all_but_head):
     """Comprobación pública: solo la cabeza entrenable, los nombres correctos y nada más tocado;
-    en un modelo plano, y después en uno cuya cabeza llega congelada, con módulos de nombre
-    parecido y un parámetro propio."""
+    en un modelo plano; después, en uno más profundo cuya cabeza llega congelada, con
+    módulos de nombre parecido (uno anidado se llama ``head``), un parámetro propio y
+    ``.grad`` de antes; por último, con la cabeza y el ``embed`` congelados en parte."""
     caso = caso_en_proceso(FREEZE_ALL_BUT_HEAD, freeze_all_but_head, 6, (4, 6, 2, 3, "lineal"),
                            nombres_de_la_cabeza)
     comprobar(FREEZE_ALL_BUT_HEAD.partes, caso,
               "Solo la cabeza sigue entrenable y devolviste sus nombres.")
     caso = caso_en_proceso(FREEZE_ALL_BUT_HEAD, freeze_all_but_head, 7,
-                           (4, 6, 2, 3, "mlp", "trampas", "directo"), nombres_de_la_cabeza)
+                           (4, 6, 2, 3, "mlp", "trampas", "profundo", "directo", "grad_viejo"),
+                           nombres_de_la_cabeza)
     comprobar(FREEZE_ALL_BUT_HEAD.partes, caso,
               "También cuando la cabeza llega congelada (y en modo eval), otros módulos se "
-              "llaman parecido (`heads_aux`, `encoder.head_proj`) y el modelo tiene un "
-              "parámetro propio (`escala`).")
+              "llaman parecido (`heads_aux`, `encoder.head_proj`, `encoder.head`), el modelo "
+              "tiene un parámetro propio (`escala`) y los parámetros traen `.grad` de antes.")
+    caso = caso_en_proceso(FREEZE_ALL_BUT_HEAD, freeze_all_but_head, 8,
+                           (3, 5, 1, 2, "norma", "cabeza_parcial", "embed_congelado"),
+                           nombres_de_la_cabeza)
+    comprobar(FREEZE_ALL_BUT_HEAD.partes, caso,
+              "También cuando la cabeza llega congelada en parte y el `embed` ya congelado.")
 
 
 # In notebook order.

@@ -90,12 +90,27 @@ def distillation_teacher_in_the_graph(student, teacher, x, temperature):
     return F.kl_div(log_probs, target, reduction="batchmean") * temperature**2
 
 
+@variant(DL, CORRECT)
+def distillation_eval_teacher_restored_per_module(student, teacher, x, temperature):
+    # Evaluates the teacher in eval mode and gives every submodule its own mode back: with
+    # no Dropout nor BatchNorm the mode changes nothing, and every mode is restored.
+    modes = {m: m.training for m in teacher.modules()}
+    teacher.eval()
+    with torch.no_grad():
+        target = F.softmax(teacher(x) / temperature, dim=1)
+    for module, mode in modes.items():
+        module.training = mode
+    log_q = F.log_softmax(student(x) / temperature, dim=1)
+    return F.kl_div(log_q, target, reduction="batchmean") * temperature**2
+
+
 @variant(DL, "gradiente_al_profesor")
 def distillation_teacher_in_eval_mode_only(student, teacher, x, temperature):
-    was_training = teacher.training
+    modes = [m.training for m in teacher.modules()]
     teacher.eval()  # eval() switches Dropout/BatchNorm; the graph is recorded all the same
     target = F.softmax(teacher(x) / temperature, dim=1)
-    teacher.train(was_training)
+    for module, mode in zip(teacher.modules(), modes):
+        module.train(mode)
     log_probs = F.log_softmax(student(x) / temperature, dim=1)
     return F.kl_div(log_probs, target, reduction="batchmean") * temperature**2
 
@@ -114,6 +129,60 @@ def distillation_leaves_the_teacher_in_eval_mode(student, teacher, x, temperatur
     with torch.no_grad():
         target = F.softmax(teacher(x) / temperature, dim=1)
     log_probs = F.log_softmax(student(x) / temperature, dim=1)
+    return F.kl_div(log_probs, target, reduction="batchmean") * temperature**2
+
+
+@variant(DL, "modo_del_modelo_cambiado")
+def distillation_teacher_eval_restores_the_root_mode(student, teacher, x, temperature):
+    was_training = teacher.training
+    teacher.eval()
+    with torch.no_grad():
+        target = F.softmax(teacher(x) / temperature, dim=1)
+    teacher.train(was_training)  # every submodule gets the teacher's own mode, not its own
+    log_probs = F.log_softmax(student(x) / temperature, dim=1)
+    return F.kl_div(log_probs, target, reduction="batchmean") * temperature**2
+
+
+@variant(DL, "profesor_congelado")
+def distillation_restores_the_first_flag_everywhere(student, teacher, x, temperature):
+    was_trainable = next(teacher.parameters()).requires_grad
+    teacher.requires_grad_(False)
+    target = F.softmax(teacher(x) / temperature, dim=1)
+    teacher.requires_grad_(was_trainable)  # a partly frozen teacher comes back all one way
+    log_probs = F.log_softmax(student(x) / temperature, dim=1)
+    return F.kl_div(log_probs, target, reduction="batchmean") * temperature**2
+
+
+@variant(DL, "backward_dentro")
+def distillation_zero_grad_first(student, teacher, x, temperature):
+    student.zero_grad()  # "start clean": but the .grad belongs to the caller
+    with torch.no_grad():
+        target = F.softmax(teacher(x) / temperature, dim=1)
+    log_probs = F.log_softmax(student(x) / temperature, dim=1)
+    return F.kl_div(log_probs, target, reduction="batchmean") * temperature**2
+
+
+@variant(DL, "temperatura_sin_cuadrado")
+def distillation_times_the_temperature(student, teacher, x, temperature):
+    with torch.no_grad():
+        target = F.softmax(teacher(x) / temperature, dim=1)
+    log_probs = F.log_softmax(student(x) / temperature, dim=1)
+    return F.kl_div(log_probs, target, reduction="batchmean") * temperature
+
+
+@variant(DL, "dtype")
+def distillation_float64_target(student, teacher, x, temperature):
+    with torch.no_grad():  # "for stability": the loss comes out in float64
+        target = F.softmax(teacher(x) / temperature, dim=1, dtype=torch.float64)
+    log_probs = F.log_softmax(student(x) / temperature, dim=1)
+    return F.kl_div(log_probs, target, reduction="batchmean") * temperature**2
+
+
+@variant(DL, "lote_suprimido")
+def distillation_squeezes_the_logits(student, teacher, x, temperature):
+    with torch.no_grad():  # squeeze(): with one sample, batchmean divides by K, not N
+        target = F.softmax(teacher(x).squeeze() / temperature, dim=-1)
+    log_probs = F.log_softmax(student(x).squeeze() / temperature, dim=-1)
     return F.kl_div(log_probs, target, reduction="batchmean") * temperature**2
 
 
@@ -300,6 +369,51 @@ def predict_restores_only_the_outer_mode(model, x):
     return probs
 
 
+@variant(PR, "modo_del_modelo_cambiado")
+def predict_eval_only_if_training(model, x):
+    restore = model.training
+    if restore:
+        model.eval()
+    with torch.inference_mode():
+        probs = torch.softmax(model(x), dim=1)
+    if restore:
+        model.train()  # also a submodule that arrived in eval mode
+    return probs
+
+
+@variant(PR, CORRECT)
+def predict_eval_restored_per_module(model, x):
+    # eval() changes nothing here (no Dropout nor BatchNorm); every mode is given back.
+    modes = [(m, m.training) for m in model.modules()]
+    model.eval()
+    with torch.no_grad():
+        probs = torch.softmax(model(x), dim=1)
+    for module, mode in modes:
+        module.train(mode)
+    return probs
+
+
+@variant(PR, "modificada")
+def predict_turns_off_x_requires_grad(model, x):
+    x.requires_grad_(False)  # "so that nothing is recorded": the caller's x changes
+    with torch.no_grad():
+        return torch.softmax(model(x), dim=1)
+
+
+@variant(PR, "modificada")
+def predict_freezes_then_unfreezes_everything(model, x):
+    model.requires_grad_(False)
+    probs = torch.softmax(model(x.detach()), dim=1)
+    model.requires_grad_(True)  # also the parameters that arrived frozen
+    return probs
+
+
+@variant(PR, "dtype")
+def predict_casts_to_float32(model, x):
+    with torch.inference_mode():
+        return torch.softmax(model(x), dim=1).float()  # "for serving"
+
+
 @variant(PR, "grafo_construido")
 def predict_own_hooks_then_detach(model, x):
     # Its own saved_tensors_hooks hide what autograd saves; the graph is built all the same.
@@ -416,6 +530,13 @@ def freeze_everything(model):
     return [name for name, _ in model.head.named_parameters(prefix="head")]
 
 
+@variant(FH, "cabeza_congelada")
+def freeze_walking_the_modules(model):
+    for module in model.modules():
+        module.requires_grad_(module is model.head)  # the head's own blocks come after it
+    return [name for name, p in model.named_parameters() if p.requires_grad]
+
+
 @variant(FH, "nombres_entrenables")
 def freeze_returns_the_frozen_names(model):
     model.requires_grad_(False)
@@ -451,6 +572,49 @@ def freeze_by_prefix_without_the_dot(model):
 def freeze_by_substring(model):
     for name, p in model.named_parameters():
         p.requires_grad_("head" in name)  # also catches "encoder.head_proj.weight"
+    return [name for name, p in model.named_parameters() if p.requires_grad]
+
+
+@variant(FH, "nombre_parecido_a_cabeza")
+def freeze_by_substring_with_the_dot(model):
+    for name, p in model.named_parameters():
+        p.requires_grad_("head." in name)  # also catches "encoder.head.weight"
+    return [name for name, p in model.named_parameters() if p.requires_grad]
+
+
+@variant(FH, CORRECT)
+def freeze_by_first_name_component(model):
+    names = []
+    for name, p in model.named_parameters():
+        p.requires_grad = name.split(".")[0] == "head"
+        if p.requires_grad:
+            names.append(name)
+    return names
+
+
+@variant(FH, "tipo")
+def freeze_returns_a_generator(model):
+    model.requires_grad_(False)
+    model.head.requires_grad_(True)
+    return (name for name, p in model.named_parameters() if p.requires_grad)
+
+
+@variant(FH, "grad_borrado")
+def freeze_clears_the_grad_of_the_frozen(model):
+    model.requires_grad_(False)
+    model.head.requires_grad_(True)
+    for p in model.parameters():
+        if not p.requires_grad:
+            p.grad = None  # "so that no optimizer uses an old gradient"
+    return [name for name, p in model.named_parameters() if p.requires_grad]
+
+
+@variant(FH, "modelo_en_eval")
+def freeze_eval_then_train_the_head(model):
+    model.requires_grad_(False)
+    model.head.requires_grad_(True)
+    model.eval()  # the transfer-learning recipe with BatchNorm: not asked for here
+    model.head.train()
     return [name for name, p in model.named_parameters() if p.requires_grad]
 
 

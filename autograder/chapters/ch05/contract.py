@@ -11,10 +11,14 @@ CLAUSES = {
                             "evaluation_mode_returns_the_model")),
         Clause("El ``as`` recibe el mismo objeto ``model``, no una copia ni ``None``.",
                EVERY_CASE, ("evaluation_mode_yields_nothing",)),
+        Clause("El gestor hace su trabajo al abrir el bloque (al entrar en el ``with``), no al "
+               "llamar a ``evaluation_mode(model)``: puede crearse antes, con otro modo de "
+               "autograd, y abrirse después.",
+               EVERY_CASE, ("evaluation_mode_class_reads_grad_at_init",)),
         Clause("Dentro del bloque, todos los módulos de ``model`` están en modo evaluación "
                "(``training`` es False): la raíz, los contenedores y cada hoja, a cualquier "
                "profundidad y de cualquier tipo, módulos propios incluidos.",
-               (("model.ruido_activo", True), ("model.profundidad", 3)),
+               (("model.ruido_activo", True), ("model.profundidad", 5)),
                ("evaluation_mode_dropout_and_batchnorm_only",
                 "evaluation_mode_leaves_only")),
         Clause("Dentro del bloque, autograd está desactivado (``torch.is_grad_enabled()`` es "
@@ -23,22 +27,26 @@ CLAUSES = {
                             "evaluation_mode_no_grad_around_the_setup")),
         Clause("Al salir, cada módulo recupera el modo exacto que tenía al entrar, módulo a "
                "módulo: también una BatchNorm congelada bajo un bloque en entrenamiento, un "
-               "hijo en entrenamiento bajo un padre en evaluación o una raíz en evaluación, "
-               "a cualquier profundidad.",
+               "hijo en entrenamiento bajo un padre en evaluación, una raíz en evaluación o un "
+               "contenedor en otro modo que la raíz, a cualquier profundidad (no solo la de "
+               "los ejemplos).",
                (("model.modos", "mixto"), ("model.nieto_con_otro_modo", True),
                 ("model.train_bajo_eval", True), ("model.raiz", False),
-                ("model.profundidad", 3)),
+                ("model.contenedor_con_otro_modo", True), ("model.profundidad", 5)),
                ("evaluation_mode_back_to_train", "evaluation_mode_restores_the_root_flag_only",
                 "evaluation_mode_restores_direct_children_only",
                 "evaluation_mode_restores_children_first", "evaluation_mode_never_restores",
                 "evaluation_mode_refreezes_the_eval_ones",
-                "evaluation_mode_restores_two_levels")),
-        Clause("Si el código del bloque lanza una excepción, también restaura al salir los "
-               "modos y el modo de autograd.",
+                "evaluation_mode_restores_two_levels", "evaluation_mode_restores_to_depth_three",
+                "evaluation_mode_restores_root_and_leaves")),
+        Clause("Si el código del bloque lanza una excepción, de cualquier clase (también una "
+               "que no hereda de ``Exception``, como ``KeyboardInterrupt``), también restaura "
+               "al salir los modos y el modo de autograd.",
                EVERY_CASE, ("evaluation_mode_restores_only_on_success",
-                            "evaluation_mode_grad_statements_without_finally")),
-        Clause("No silencia la excepción del bloque: sigue su camino hacia quien ejecuta el "
-               "``with``.",
+                            "evaluation_mode_grad_statements_without_finally",
+                            "evaluation_mode_restores_in_except_exception")),
+        Clause("No silencia la excepción del bloque, sea de la clase que sea: sigue su camino "
+               "hacia quien ejecuta el ``with``.",
                EVERY_CASE, ("evaluation_mode_swallows_errors",)),
         Clause("Al salir, autograd vuelve al modo de quien abrió el bloque: activado, o "
                "desactivado si lo abrió dentro de ``torch.no_grad()``.",
@@ -67,6 +75,10 @@ CLAUSES = {
                "entrada: la que recibe durante ``model(x)`` con todo el modelo en modo "
                "evaluación.",
                EVERY_CASE, ("modules_that_change_two_whole_passes",)),
+        Clause("Se comparan las salidas de la propia hoja, no la del modelo: también cambia "
+               "una hoja cuya salida el modelo no usa (una rama auxiliar).",
+               (("model.rama_auxiliar", True),),
+               ("modules_that_change_one_leaf_at_a_time_model_output",)),
         Clause("Se lista una hoja si esas dos salidas difieren en algo, por poco que sea: "
                "comparación exacta, como ``torch.equal``.",
                (("model.cambio_diminuto", True),),
@@ -86,18 +98,23 @@ CLAUSES = {
                "desactivado.",
                EVERY_CASE, ("modules_that_change_with_grad_on",)),
         Clause("Al volver, cada módulo está en el modo exacto que tenía al llamar, también con "
-               "la raíz en evaluación o un hijo en entrenamiento bajo un padre en evaluación.",
-               (("model.modos", "mixto"), ("model.train_bajo_eval", True)),
+               "la raíz en evaluación, un hijo en entrenamiento bajo un padre en evaluación o "
+               "un contenedor en otro modo que la raíz.",
+               (("model.modos", "mixto"), ("model.train_bajo_eval", True),
+                ("model.contenedor_con_otro_modo", True)),
                ("modules_that_change_left_in_eval",
-                "modules_that_change_restores_the_root_flag_only")),
+                "modules_that_change_restores_the_root_flag_only",
+                "modules_that_change_restores_root_and_leaves")),
         Clause("No cambia los búferes (en modo entrenamiento una BatchNorm mueve sus "
                "estadísticas: mide sobre copias o restáuralas) ni los parámetros (valores, "
                "``requires_grad``, también los congelados, ``.grad``).",
                (("model.congelados", True), ("model.grad", True)),
                ("modules_that_change_without_restoring_buffers",
                 "modules_that_change_unfreezes_all")),
-        Clause("No deja ningún gancho (hook) registrado en el modelo.",
-               EVERY_CASE, ("modules_that_change_leaves_its_hooks",)),
+        Clause("Deja los ganchos (hooks) del modelo como estaban: no deja registrado ninguno "
+               "suyo y conserva los que quien llama ya tenía.",
+               (("model.ganchos_previos", True),),
+               ("modules_that_change_leaves_its_hooks", "modules_that_change_clears_all_hooks")),
         Clause("No cambia ``x`` (valores y ``requires_grad``) ni el modo de autograd de quien "
                "llama, que puede estar dentro de ``torch.no_grad()``.",
                (("x.requires_grad", True), ("llamada.grad", True)),
@@ -137,10 +154,12 @@ CLAUSES = {
                "(divide por ``n_samples − 1``, como ``torch.std``), no la varianza.",
                EVERY_CASE, ("mc_dropout_biased_std", "mc_dropout_returns_the_variance")),
         Clause("Al volver, cada módulo está en el modo exacto que tenía al llamar, también con "
-               "la raíz en evaluación o un hijo en entrenamiento bajo un padre en evaluación.",
-               (("model.modos", "mixto"), ("model.train_bajo_eval", True)),
+               "la raíz en evaluación, un hijo en entrenamiento bajo un padre en evaluación o "
+               "un contenedor en otro modo que la raíz.",
+               (("model.modos", "mixto"), ("model.train_bajo_eval", True),
+                ("model.contenedor_con_otro_modo", True)),
                ("mc_dropout_not_restored", "mc_dropout_restores_the_root_flag_only",
-                "mc_dropout_refreezes_the_eval_ones")),
+                "mc_dropout_refreezes_the_eval_ones", "mc_dropout_restores_root_and_leaves")),
         Clause("No cambia los parámetros (valores, ``requires_grad``, también los congelados, "
                "``.grad``), los búferes de BatchNorm, ``x`` ni el modo de autograd de quien "
                "llama.",

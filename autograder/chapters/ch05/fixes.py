@@ -42,6 +42,8 @@ ARREGLOS = {
     "contenedor_listado": "Filtra con `not list(m.children())` sobre `model.named_modules()`.",
     "tm_misma_entrada": "Captura la entrada de cada hoja en un pase en modo evaluación y "
                         "ejecuta la hoja sola en los dos modos sobre esa entrada.",
+    "tm_salida_del_modelo": "Captura la entrada de cada hoja con un gancho y compara la salida "
+                            "de esa hoja sola en los dos modos, no la del modelo entero.",
     "tm_comparacion_laxa": "Compara las dos salidas enteras con `torch.equal`: el enunciado "
                            "pide una comparación exacta.",
     "mc_batchnorm_en_train": "Llama a `model.eval()` y después a `m.train()` solo en cada "

@@ -23,6 +23,8 @@ from autograder.chapters.ch05.student import (
     clase_de_modos,
     clases_de,
     congelados,
+    contenedor_con_otro_modo,
+    ganchos_previos,
     hijo_con_otro_modo,
     observar_bloque,
     profundidad,
@@ -71,10 +73,18 @@ def _options(generator, n, **extra):
                "grad": spread(generator, (True, False), n),
                "x_rg": spread(generator, (True, False), n),
                "grad_viejo": spread(generator, (True, False), n),
-               "congelado": spread(generator, (True, False), n)}
+               "congelado": spread(generator, (True, False), n),
+               "ganchos": spread(generator, (True, False), n)}
     for name, values in extra.items():
         columns[name] = spread(generator, values, n)
     return [dict(zip(columns, row)) for row in zip(*columns.values())]
+
+
+def _nest(options, i, **extra):
+    """Case ``i`` nested (with ``extra``), and still one flat case among the others."""
+    options[i].update(anidada=True, **extra)
+    if all(o["anidada"] for o in options):
+        options[(i + 1) % len(options)]["anidada"] = False
 
 
 def _pairs(options):
@@ -87,6 +97,7 @@ def _pairs(options):
 # every consecutive pair does; the other neighbours differ in the number of modules. So only
 # a block that fixes both the modes and the grad mode it leaves repeats its result.
 BLOCK_LAYOUTS = ((True, False), (False, True), (True, True), (False, False), (True, True))
+DEEPEST = 5  # the last layout's leaves: deeper than the public example's three levels
 
 
 def _block_shapes(generator):
@@ -104,7 +115,7 @@ def _block_shapes(generator):
     for i, (nested, noisy) in enumerate(BLOCK_LAYOUTS):
         options[i].update(anidada=nested, ruido=noisy, grad=first_grad == (i % 2 == 0))
         if i == n - 1:
-            options[i]["profunda"] = True
+            options[i]["profunda"] = DEEPEST - 2  # leaves five levels down
         shape = (integer(generator, 2, 9), integer(generator, 1, 6), integer(generator, 3, 8),
                  integer(generator, 2, 5), _p(generator), modes[i], _pairs(options[i]))
         cases.append((shape, case_seed(generator)))
@@ -139,10 +150,15 @@ SHARED_DIMENSIONS = (
     Dimension("model.train_bajo_eval", lambda i: train_bajo_eval(i["model"]),
               must_include=(True, False)),
     Dimension("model.congelados", lambda i: congelados(i["model"]), must_include=(True, False)),
+    Dimension("model.contenedor_con_otro_modo", lambda i: contenedor_con_otro_modo(i["model"]),
+              must_include=(True,)),
+    Dimension("model.ganchos_previos", lambda i: ganchos_previos(i["model"]),
+              must_include=(True, False)),
 )
 
 BLOCK_SPACE = Space(dimensions=SHARED_DIMENSIONS + (
-    Dimension("model.profundidad", lambda i: profundidad(i["model"]), must_include=(1, 2, 3)),
+    Dimension("model.profundidad", lambda i: profundidad(i["model"]),
+              must_include=(1, 2, DEEPEST)),
     Dimension("model.nieto_con_otro_modo", lambda i: hijo_con_otro_modo(i["model"]),
               must_include=(True,)),
     Dimension("model.ruido", _has(RuidoGaussiano), must_include=(True, False)),
@@ -174,7 +190,9 @@ def _module_shapes(generator):
     n = MODULE_CASES
     modes = _root_in_train_first(spread(generator, ("eval", "mixto", "train", "azar",
                                                     "raiz_eval"), n))
-    options = _options(generator, n, anidada=(True, False), reserva=(True, False))
+    options = _options(generator, n, anidada=(True, False), reserva=(True, False),
+                       auxiliar=(True, False))
+    _nest(options, modes.index("raiz_eval"))  # containers in another mode than the root's
     smallest = integer(generator, 0, n - 1)
     cases = []
     while len(cases) < n:
@@ -197,6 +215,8 @@ MODULE_SPACE = Space(dimensions=SHARED_DIMENSIONS + (
     Dimension("model.profundidad", lambda i: profundidad(i["model"]), must_include=(2, 3)),
     Dimension("model.hoja_sin_ejecutar", lambda i: hasattr(i["model"], "reserva"),
               must_include=(True, False)),
+    Dimension("model.rama_auxiliar", lambda i: hasattr(i["model"], "auxiliar"),
+              must_include=(True, False)),
     Dimension("model.capas", lambda i: tuple(type(m).__name__ for m in i["model"].modules())),
     Dimension("model.cambio_diminuto", lambda i: any(
         isinstance(m, RuidoGaussiano) and m.sigma < 1e-6 for m in i["model"].modules()),
@@ -218,6 +238,8 @@ def _mc_shapes(generator):
                                                     "raiz_eval"), n))
     options = _options(generator, n, anidada=(True, False), ruido=(True, False),
                        dropout2=(True, False))
+    _nest(options, modes.index("raiz_eval"), profunda=2)  # containers in another mode
+    # than the root's, leaves four levels down
     trained = modes.index("train")  # a noise layer that arrives on must be switched off
     options[trained]["ruido"] = True
     if all(o["ruido"] for o in options):

@@ -176,6 +176,13 @@ MENSAJES = {
         "¿Sobre qué entrada mides cada hoja? Si comparas dos pases completos del modelo, tras "
         "una capa que cambia todas las siguientes reciben entradas distintas.",
         "Listed layers that behave the same in both modes ({sobran}): their inputs differed."),
+    "tm_salida_del_modelo": (
+        "Salida del modelo en vez de la de cada hoja",
+        "Faltan hojas que cambian entre modos: {faltan}. Su cambio no llega a la salida del "
+        "modelo (una rama auxiliar cuyo resultado el modelo no usa), pero la hoja sí cambia.",
+        "¿Qué salidas comparas: las de cada hoja o la del modelo entero? Un cambio que las "
+        "capas siguientes no usan o borran no se ve en la salida del modelo.",
+        "Missing leaves whose own output changes but never reaches the model's: {faltan}."),
     "tm_comparacion_laxa": (
         "Capas que cambian sin listar",
         "Faltan hojas cuya salida en modo entrenamiento es distinta de la de evaluación: "
@@ -261,11 +268,15 @@ class RuidoGaussiano(nn.Module):
 
 
 class ConReserva(nn.Sequential):
-    """A Sequential whose forward skips its child ``reserva``: a leaf ``model(x)`` never runs."""
+    """A Sequential whose forward skips its child ``reserva`` (a leaf ``model(x)`` never runs)
+    and runs its child ``auxiliar`` (a BatchNorm) on the way without using its output (a leaf
+    whose change never reaches the model's output, like an auxiliary head)."""
 
     def forward(self, x):
         for nombre, modulo in self.named_children():
-            if nombre != "reserva":
+            if nombre == "auxiliar":
+                modulo(x)
+            elif nombre != "reserva":
                 x = modulo(x)
         return x
 
@@ -330,15 +341,19 @@ def red_con_normalizacion(generador, D, H, C, p, anidada=False, ruido=False, dro
                           dtype=torch.float64, profunda=False):
     """Linear → BatchNorm1d → ReLU → [RuidoGaussiano] → Dropout(p) → [Linear → ReLU →
     Dropout] → Linear. ``anidada``: the blocks in Sequentials of their own (a BatchNorm two
-    levels down); ``profunda`` (with ``anidada``): BatchNorm → ReLU → [RuidoGaussiano] in a
-    Sequential of their own inside the first block (three levels down). Without options, the
+    levels down); ``profunda`` (with ``anidada``; True or a number of levels): BatchNorm →
+    ReLU → [RuidoGaussiano] in a Sequential of their own inside the first block (three levels
+    down), wrapped in ``profunda - 1`` more Sequentials. Without options, the
     public examples' flat float64 model."""
     bloque = OrderedDict(capa=nn.Linear(D, H), norma=nn.BatchNorm1d(H), act=nn.ReLU())
     if ruido:
         bloque["ruido"] = RuidoGaussiano(_uniforme(generador, 0.2, 0.8))
     if anidada and profunda:
         capa = bloque.pop("capa")
-        bloque = OrderedDict(capa=capa, interno=nn.Sequential(bloque))
+        interno = nn.Sequential(bloque)
+        for _ in range(int(profunda) - 1):  # more levels: Sequentials of one child each
+            interno = nn.Sequential(OrderedDict(envoltura=interno))
+        bloque = OrderedDict(capa=capa, interno=interno)
     bloque["dropout"] = nn.Dropout(p)
     segundo = OrderedDict()
     if dropout2:
@@ -356,10 +371,16 @@ def red_con_normalizacion(generador, D, H, C, p, anidada=False, ruido=False, dro
 
 def poner_modo(modelo, modo, generador=None):
     """"train", "eval", "mixto" (train mode with every BatchNorm frozen, fine-tuning style),
-    "raiz_eval" (eval mode but every Dropout and noise layer in train: children in train
-    under parents in eval) or "azar" (every module's own flag drawn at random)."""
+    "raiz_eval" (eval mode but every Dropout and noise layer, and every container two or more
+    levels down, in train: children in train under parents in eval, containers in another
+    mode than the root's) or "azar" (every module's own flag drawn at random)."""
     modelo.train(modo not in ("eval", "raiz_eval"))
     if modo == "raiz_eval":
+        for hijo in modelo.children():
+            for nieto in hijo.children():
+                for m in nieto.modules():
+                    if list(m.children()):
+                        m.training = True
         for m in modelo.modules():
             if isinstance(m, (nn.Dropout, RuidoGaussiano)):
                 m.train()
@@ -399,6 +420,18 @@ def train_bajo_eval(modelo):
                for hijo in m.children())
 
 
+def contenedor_con_otro_modo(modelo):
+    """A container below the root in another mode than the root's (what restoring the root
+    and the leaves only gets wrong)."""
+    return any(list(m.children()) and m.training != modelo.training
+               for m in list(modelo.modules())[1:])
+
+
+def ganchos_previos(modelo):
+    """Does the model arrive with hooks of its caller's?"""
+    return any(m._forward_pre_hooks or m._forward_hooks for m in modelo.modules())
+
+
 def congelados(modelo):
     """Does the model hold a frozen parameter (``requires_grad`` False)?"""
     return any(not p.requires_grad for p in modelo.parameters())
@@ -409,12 +442,21 @@ def profundidad(modelo):
     return 1 + max((profundidad(h) for h in hijos), default=-1) if hijos else 0
 
 
+def _gancho_de_quien_llama(modulo, *args):
+    """A hook the caller registered before the call (it returns None: changes nothing)."""
+
+
 def _entorno(entradas, generador, opcion):
     """The options every exercise shares, applied once the arguments are drawn: x's
     ``requires_grad``, frozen parameters (the first layer's, fine-tuning style), stale
     ``.grad`` on the parameters, and the caller's grad mode."""
     if opcion.get("x_rg"):
         entradas["x"].requires_grad_(True)
+    if opcion.get("ganchos"):  # the caller's own hooks, which do nothing and must stay
+        modelo = entradas["model"]
+        hoja = next(m for m in modelo.modules() if not list(m.children()))
+        hoja.register_forward_pre_hook(_gancho_de_quien_llama)
+        modelo.register_forward_hook(_gancho_de_quien_llama)
     if opcion.get("congelado"):
         primera = next(m for m in entradas["model"].modules()
                        if list(m.parameters(recurse=False)))
@@ -592,15 +634,28 @@ class ErrorDelBloque(Exception):
     """What the body of an observed block raises: the block must let it through."""
 
 
+class InterrupcionDelBloque(BaseException):
+    """What the body of another observed block raises: no Exception, like the
+    KeyboardInterrupt of a cell interrupted by hand (an ``except Exception`` misses it)."""
+
+
 def _modos_y_grad(modelo):
     return {"modos": modos_de(modelo), "grad": torch.is_grad_enabled()}
 
 
-def _abrir(evaluation_mode, modelo, cuerpo):
+def _abrir(evaluation_mode, modelo, cuerpo, crear_con=None):
     """``with evaluation_mode(modelo) as entregado: cuerpo(entregado)``, naming the two ways a
     student's function is no context manager: what it returns has no ``__enter__`` /
-    ``__exit__``, or ``contextlib.contextmanager`` wraps a function that never yields."""
-    gestor = evaluation_mode(modelo)
+    ``__exit__``, or ``contextlib.contextmanager`` wraps a function that never yields.
+    ``crear_con``: the grad mode ``evaluation_mode(modelo)`` is called in, when it is not the
+    one the block is opened in (the manager does its work on entering, not when created)."""
+    if crear_con is None:
+        gestor = evaluation_mode(modelo)
+    else:
+        abierto_con = torch.is_grad_enabled()
+        with torch.set_grad_enabled(crear_con):
+            gestor = evaluation_mode(modelo)
+        torch.set_grad_enabled(abierto_con)
     if not (hasattr(type(gestor), "__enter__") and hasattr(type(gestor), "__exit__")):
         fallar("ev_no_es_gestor", tipo=type(gestor).__name__)
     en_el_cuerpo = False
@@ -616,11 +671,13 @@ def _abrir(evaluation_mode, modelo, cuerpo):
 
 
 def _usos(evaluation_mode, modelos, x, grad):
-    """The three uses each case observes, each starting from the caller's grad mode ``grad``
-    and on its own model (the caller's, then two copies of it as it arrived): a plain block,
-    a block whose body raises, and a block nested in another. What each body saw (the value
-    bound by ``as``, every module's mode, grad mode) and what each use left."""
-    simple, con_excepcion, anidado = modelos
+    """The four uses each case observes, each starting from the caller's grad mode ``grad``
+    and on its own model (the caller's, then copies of it as it arrived): a plain block (its
+    manager created in the other grad mode), a block whose body raises an Exception, one whose
+    body raises a BaseException that is no Exception, and a block nested in another. What each
+    body saw (the value bound by ``as``, every module's mode, grad mode) and what each use
+    left."""
+    simple, con_excepcion, interrumpido, anidado = modelos
     visto = {"antes": modos_de(simple), "entregado": []}
 
     def mirar(modelo, clave):
@@ -630,7 +687,7 @@ def _usos(evaluation_mode, modelos, x, grad):
             modelo(x)
         return cuerpo
 
-    _abrir(evaluation_mode, simple, mirar(simple, "dentro"))
+    _abrir(evaluation_mode, simple, mirar(simple, "dentro"), crear_con=not grad)
     visto["despues"] = _modos_y_grad(simple)
 
     def lanzar(entregado):
@@ -644,6 +701,18 @@ def _usos(evaluation_mode, modelos, x, grad):
     except ErrorDelBloque:
         visto["propagada"] = True
     visto["tras_excepcion"] = _modos_y_grad(con_excepcion)
+
+    def interrumpir(entregado):
+        mirar(interrumpido, "dentro_interrupcion")(entregado)
+        raise InterrupcionDelBloque()
+
+    torch.set_grad_enabled(grad)
+    try:
+        _abrir(evaluation_mode, interrumpido, interrumpir)
+        visto["interrupcion_propagada"] = False
+    except InterrupcionDelBloque:
+        visto["interrupcion_propagada"] = True
+    visto["tras_interrupcion"] = _modos_y_grad(interrumpido)
 
     def exterior(entregado):
         mirar(anidado, "dentro_exterior")(entregado)
@@ -662,7 +731,7 @@ def observar_bloque(evaluation_mode, entradas):
     model before and after. The result (what a case is scored on, and what tells a fixed
     answer) is the modes and grad mode the plain block left."""
     modelo, grad = entradas["model"], entradas[LLAMADA]["grad"]
-    modelos = (modelo, copy.deepcopy(modelo), copy.deepcopy(modelo))
+    modelos = (modelo, copy.deepcopy(modelo), copy.deepcopy(modelo), copy.deepcopy(modelo))
     with torch.set_grad_enabled(grad):
         antes = instantanea(entradas)
         with torch.random.fork_rng(devices=[]):
@@ -678,7 +747,8 @@ def observar_bloque(evaluation_mode, entradas):
     return observacion
 
 
-DENTRO = ("dentro", "dentro_excepcion", "dentro_exterior", "dentro_interior")
+DENTRO = ("dentro", "dentro_excepcion", "dentro_interrupcion", "dentro_exterior",
+          "dentro_interior")
 
 
 def _en_evaluacion_dentro(caso):
@@ -695,12 +765,18 @@ def _sin_autograd_dentro(caso):
         fallar("evaluacion_con_grafo")
 
 
+INTERRUPCION = ("{} (con una excepción que no hereda de `Exception`, como el "
+                "`KeyboardInterrupt` de una celda interrumpida)")
+
+
 def _modos_al_salir(caso):
     usos = caso.datos["usos"]
     antes = usos["antes"]
     exigir(diagnosticar_modos(antes, usos["despues"]["modos"]))
     if usos["tras_excepcion"]["modos"] != antes:
         fallar("ev_excepcion_sin_restaurar", que="el modo de los submódulos")
+    if usos["tras_interrupcion"]["modos"] != antes:
+        fallar("ev_excepcion_sin_restaurar", que=INTERRUPCION.format("el modo de los submódulos"))
     if usos["tras_interior"]["modos"] != usos["dentro_exterior"]["modos"]:
         fallar("ev_anidado", que="el bloque interior no dejó los modos como los puso el "
                "exterior")
@@ -724,6 +800,8 @@ def _autograd_y_nada_mas(caso):
                despues=_palabra(usos["tras_interior"]["grad"]))
     if usos["tras_excepcion"]["grad"] != grad:
         fallar("ev_excepcion_sin_restaurar", que="el modo de autograd")
+    if usos["tras_interrupcion"]["grad"] != grad:
+        fallar("ev_excepcion_sin_restaurar", que=INTERRUPCION.format("el modo de autograd"))
     _nada_mas_cambia(caso)
 
 
@@ -731,7 +809,7 @@ def _entrega_y_excepcion(caso):
     usos = caso.datos["usos"]
     if not all(usos["entregado"]):
         fallar("ev_entrega")
-    if not usos["propagada"]:
+    if not (usos["propagada"] and usos["interrupcion_propagada"]):
         fallar("ev_excepcion_tragada")
 
 
@@ -759,13 +837,15 @@ def modos_al_llegar(model, x, llamada):
 
 # The public examples: a nested model in mixed modes (a BatchNorm frozen under a block in
 # train mode, a noise layer on) with a stale .grad, used by a caller with autograd on; and a
-# model three levels deep with its root in eval mode, its Dropout and noise in train and its
-# first layer frozen, used by a caller under no_grad.
+# model with leaves four levels down, its root in eval mode, its Dropout, noise and inner
+# blocks in train, its first layer frozen and hooks of the caller's, used by a caller under
+# no_grad.
 EJEMPLOS_BLOQUE = [(6, 4, 5, 3, 0.5, "mixto", (("anidada", True), ("grad", True),
                                                ("grad_viejo", True), ("ruido", True))),
                    (6, 4, 5, 3, 0.5, "raiz_eval", (("anidada", True), ("congelado", True),
-                                                   ("grad", False), ("profunda", True),
-                                                   ("ruido", True), ("x_rg", True)))]
+                                                   ("ganchos", True), ("grad", False),
+                                                   ("profunda", 2), ("ruido", True),
+                                                   ("x_rg", True)))]
 
 
 def comprobar_evaluation_mode(evaluation_mode):
@@ -825,7 +905,8 @@ def contenedores(anidada=False):
 
 
 # forma = (N, D, H, C, disposicion, modo[, opciones]); opciones: anidada, reserva (a Dropout
-# the forward never calls), dtype, x_rg, grad_viejo, grad. N >= 2: BatchNorm cannot run in
+# the forward never calls), auxiliar (a BatchNorm it runs and whose output it discards), dtype,
+# x_rg, grad_viejo, congelado, ganchos, grad. N >= 2: BatchNorm cannot run in
 # train mode on a single sample.
 def construir_modulos(generador, forma):
     """model and x (and the caller's grad mode) for ``forma``."""
@@ -841,9 +922,15 @@ def construir_modulos(generador, forma):
     partes = OrderedDict(entrada=nn.Linear(D, H), cuerpo=cuerpo)
     if opcion.get("reserva"):
         partes["reserva"] = nn.Dropout(_uniforme(generador, 0.3, 0.7))
+    if opcion.get("auxiliar"):  # far-off running statistics: a change no tolerance hides
+        partes["auxiliar"] = nn.BatchNorm1d(H)
     partes["salida"] = nn.Linear(H, C)
-    modelo = (ConReserva if opcion.get("reserva") else nn.Sequential)(partes)
+    ramas = opcion.get("reserva") or opcion.get("auxiliar")
+    modelo = (ConReserva if ramas else nn.Sequential)(partes)
     modelo = poner_modo(_inicializar(modelo.to(dtype), generador), modo, generador)
+    if opcion.get("auxiliar"):
+        modelo.auxiliar.running_mean.fill_(50.0)
+        modelo.auxiliar.running_var.fill_(1.0)
     entradas = {"model": modelo, "x": torch.randn(N, D, generator=generador, dtype=dtype)}
     return _entorno(entradas, generador, opcion)
 
@@ -856,7 +943,8 @@ def contexto_modulos(forma):
     opcion = opciones(forma, 6)
     return {"capas": nombres_de_capas(forma[4], opcion.get("anidada", False)),
             "contenedores": contenedores(opcion.get("anidada", False)),
-            "reserva": ["reserva"] if opcion.get("reserva") else []}
+            "reserva": ["reserva"] if opcion.get("reserva") else [],
+            "auxiliar": ["auxiliar"] if opcion.get("auxiliar") else []}
 
 
 def _lista_de_modulos(caso):
@@ -889,6 +977,9 @@ def _lista_de_modulos(caso):
     no_ejecutadas = [n for n in sobran if n in caso.datos["reserva"]]
     if no_ejecutadas:
         fallar("tm_hoja_no_ejecutada", sobran=", ".join(repr(n) for n in no_ejecutadas))
+    auxiliares = [n for n in faltan if n in caso.datos["auxiliar"]]
+    if auxiliares and not sobran:
+        fallar("tm_salida_del_modelo", faltan=", ".join(repr(n) for n in auxiliares))
     if faltan and not sobran:
         fallar("tm_comparacion_laxa",
                faltan=", ".join(f"{n} ({CAPAS[capas[n]]})" for n in faltan))
@@ -926,12 +1017,13 @@ def modulos_por_tipo(model, x, llamada=None):
 
 
 # The public examples: every trap of the hidden layouts, and a leaf the forward never runs;
-# then the same traps nested (three levels down), the root in eval mode with its Dropout and
-# noise in train, a frozen first layer, x with requires_grad and a caller under no_grad.
+# then the same traps nested (three levels down), the root in eval mode with its Dropout,
+# noise and inner blocks in train, an auxiliary branch whose output the model discards, a
+# frozen first layer, hooks of the caller's, x with requires_grad and a caller under no_grad.
 EJEMPLO_MODULOS = (5, 3, 4, 2, "BRZGSDTg", "mixto", (("reserva", True),))
 EJEMPLO_MODULOS_ANIDADO = (2, 3, 4, 2, "DSgBTZG", "raiz_eval", (
-    ("anidada", True), ("congelado", True), ("grad", False), ("grad_viejo", True),
-    ("x_rg", True)))
+    ("anidada", True), ("auxiliar", True), ("congelado", True), ("ganchos", True),
+    ("grad", False), ("grad_viejo", True), ("x_rg", True)))
 
 
 def comprobar_modules_that_change(modules_that_change):
@@ -1093,8 +1185,8 @@ def mc_a_mano(model, x, n_samples, llamada=None):
 # noise in train, a frozen first layer and a caller under no_grad.
 EJEMPLO_MC = (5, 4, 6, 3, 0.4, 8, "mixto", (("ruido", True),))
 EJEMPLO_MC_ANIDADO = (1, 4, 6, 3, 0.4, 2, "raiz_eval", (
-    ("anidada", True), ("congelado", True), ("dropout2", True), ("grad", False),
-    ("ruido", True), ("x_rg", True)))
+    ("anidada", True), ("congelado", True), ("dropout2", True), ("ganchos", True),
+    ("grad", False), ("profunda", True), ("ruido", True), ("x_rg", True)))
 
 
 def comprobar_mc_dropout(mc_dropout):

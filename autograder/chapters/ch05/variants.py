@@ -377,6 +377,84 @@ def evaluation_mode_unfreezes_all(model):
             m.training = mode
 
 
+def _modes_to_depth(module, depth=0, limit=3):
+    saved = [(module, module.training)]
+    if depth < limit:
+        for child in module.children():
+            saved += _modes_to_depth(child, depth + 1, limit)
+    return saved
+
+
+@variant(EM, "modos_no_restaurados")
+@contextlib.contextmanager
+def evaluation_mode_restores_to_depth_three(model):
+    saved = _modes_to_depth(model)  # "the examples go three levels down"
+    model.eval()
+    try:
+        with torch.no_grad():
+            yield model
+    finally:
+        for m, mode in saved:
+            m.training = mode
+
+
+@variant(EM, "modos_no_restaurados")
+@contextlib.contextmanager
+def evaluation_mode_restores_root_and_leaves(model):
+    root = model.training
+    leaves = [(m, m.training) for m in model.modules() if not list(m.children())]
+    model.eval()
+    try:
+        with torch.no_grad():
+            yield model
+    finally:
+        model.train(root)  # "containers compute nothing": they get the root's mode
+        for m, mode in leaves:
+            m.training = mode
+
+
+@variant(EM, "ev_excepcion_sin_restaurar")
+@contextlib.contextmanager
+def evaluation_mode_restores_in_except_exception(model):
+    saved = [(m, m.training) for m in model.modules()]
+
+    def restore():
+        for m, mode in saved:
+            m.training = mode
+
+    model.eval()
+    with torch.no_grad():
+        try:
+            yield model
+        except Exception:  # a KeyboardInterrupt is no Exception: nothing restored
+            restore()
+            raise
+    restore()
+
+
+class EvaluationModeReadsGradAtInit:
+    def __init__(self, model):
+        self.model = model
+        self.grad = torch.is_grad_enabled()  # when created, not when the block opens
+
+    def __enter__(self):
+        self.saved = [(m, m.training) for m in self.model.modules()]
+        self.model.eval()
+        torch.set_grad_enabled(False)
+        return self.model
+
+    def __exit__(self, *error):
+        for m, mode in self.saved:
+            m.training = mode
+        torch.set_grad_enabled(self.grad)
+        return False
+
+
+@variant(EM, "tm_autograd_no_restaurado")
+def evaluation_mode_class_reads_grad_at_init(model):
+    return EvaluationModeReadsGradAtInit(model)
+
+
 @variant(EM, CORRECT)
 @contextlib.contextmanager
 def evaluation_mode_named_modes_train_calls(model):
@@ -676,6 +754,63 @@ def modules_that_change_grad_statement(model, x):
     return modules_that_change_whole_copies(model, x)
 
 
+@variant(MC, "tm_ganchos_sin_quitar")
+def modules_that_change_clears_all_hooks(model, x):
+    inputs = {}
+    for name, m in model.named_modules():
+        if not list(m.children()):
+            m.register_forward_pre_hook(lambda mod, args, n=name: inputs.setdefault(n, args[0]))
+    modes = {m: m.training for m in model.modules()}
+    model.eval()
+    with torch.no_grad():
+        model(x)
+    for m in model.modules():
+        m._forward_pre_hooks.clear()  # the caller's own hooks go too
+    for m, mode in modes.items():
+        m.training = mode
+    changed = []
+    with torch.no_grad():
+        for name, m in model.named_modules():
+            if name in inputs:
+                twin = copy.deepcopy(m)
+                if not torch.equal(twin.train()(inputs[name]), twin.eval()(inputs[name])):
+                    changed.append(name)
+    return changed
+
+
+@variant(MC, "modos_no_restaurados")
+def modules_that_change_restores_root_and_leaves(model, x):
+    root = model.training
+    leaves = [(m, m.training) for m in model.modules() if not list(m.children())]
+    state = copy.deepcopy(model.state_dict())
+    inputs = _leaf_inputs(model, x)
+    changed = []
+    with torch.no_grad():
+        for name, m in model.named_modules():
+            if name in inputs and not torch.equal(m.train()(inputs[name]), m.eval()(inputs[name])):
+                changed.append(name)
+    model.load_state_dict(state)
+    model.train(root)  # the containers get the root's mode
+    for m, mode in leaves:
+        m.training = mode
+    return changed
+
+
+@variant(MC, "tm_salida_del_modelo")
+def modules_that_change_one_leaf_at_a_time_model_output(model, x):
+    with torch.no_grad():
+        base = copy.deepcopy(model).eval()(x)
+        changed = []
+        for name, m in model.named_modules():
+            if list(m.children()):
+                continue
+            probe = copy.deepcopy(model).eval()
+            probe.get_submodule(name).train()  # only this leaf in train, the model's output
+            if not torch.equal(probe(x), base):
+                changed.append(name)
+    return changed
+
+
 @variant(MC, CORRECT)
 def modules_that_change_as_a_tuple_on_one_copy(model, x):
     twin = copy.deepcopy(model)
@@ -943,6 +1078,19 @@ def mc_dropout_refreezes_the_eval_ones(model, x, n_samples):
     for m, mode in saved.items():
         if not mode:
             m.eval()  # an eval parent also switches off a Dropout that was in train
+    return samples.mean(0), samples.std(0)
+
+
+@variant(MD, "modos_no_restaurados")
+def mc_dropout_restores_root_and_leaves(model, x, n_samples):
+    root = model.training
+    leaves = [(m, m.training) for m in model.modules() if not list(m.children())]
+    _dropout_only(model)
+    with torch.no_grad():
+        samples = torch.stack([model(x) for _ in range(n_samples)])
+    model.train(root)  # the containers get the root's mode
+    for m, mode in leaves:
+        m.training = mode
     return samples.mean(0), samples.std(0)
 
 
