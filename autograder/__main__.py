@@ -364,7 +364,7 @@ def main(argv=None):
                             "several machines without a cluster (with one, --scheduler)")
     grade.add_argument("--scheduler", default=None, metavar="ADDRESS",
                        help="grade on the workers of a Dask cluster, e.g. tcp://host:8786 "
-                            "(needs --db-url postgresql://…; see the README)")
+                            "(needs --db-url postgresql://…; see docs/instructor.md)")
     grade.add_argument("--course-dir", type=Path, default=None,
                        help="the nbgrader course folder, one per machine (default: "
                             "build/course; the sample class: build/sample/course)")

@@ -1,4 +1,4 @@
-"""Adding an exercise (README, *Adding an exercise*): its source cells and its chapter
+"""Adding an exercise (docs/grading-model.md): its source cells and its chapter
 folder's declarations are all it takes. The slow test adds a throw-away exercise to chapter 1
 in a copy of the repository, then builds, checks fairness and grades it there."""
 

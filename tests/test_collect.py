@@ -1,7 +1,7 @@
 """Collecting into the course's submitted/ keeps the files nbgrader's own steps read beside
 each notebook: the exchange's timestamp.txt (late penalties) and submission_secret.txt
 (``nbgrader release_feedback`` names the returned page by it), whether the submissions come
-from another folder or are graded in place, as README step 3 allows."""
+from another folder or are graded in place, as step 3 of docs/instructor.md allows."""
 
 import nbformat
 import pytest

@@ -1,4 +1,4 @@
-"""A whole term on a real course, as a lecturer runs it from the README: publish the student
+"""A whole term on a real course, as a lecturer runs it from docs/instructor.md: publish the student
 distribution, release through the exchange, two Canvas downloads (a resubmission, a late
 submission with Canvas's bare marker and an older copy) and one submission from the exchange
 with nbgrader's timestamp and secret, grade, read the feedback and return it through the
@@ -130,7 +130,7 @@ def test_a_term_from_publishing_to_the_file_to_upload(tmp_path, monkeypatch, cap
     assert (f"Entregado con 49 h de retraso: −{penalties['danasanz']:g} puntos."
             in page("danasanz"))
     assert "de retraso" not in page("anaperez")
-    # Returned through the exchange (README step 4), named by the exchange's secret.
+    # Returned through the exchange (docs/instructor.md, step 4), named by the exchange's secret.
     nbgrader("release_feedback", name, "--student", "danasanz", course=course)
     hashed = notebook_hash(secret=DANA_SECRET, notebook_id=name)
     [returned] = (course / "exchange").rglob(f"feedback/{hashed}.html")

@@ -1,4 +1,4 @@
-"""nbgrader's own ``zip_collect`` (the README's stock alternative to ``collect-lms``): a
+"""nbgrader's own ``zip_collect`` (docs/instructor.md: the stock alternative to ``collect-lms``): a
 Canvas zip, with a renamed late resubmission, extracted by the course's file-name pattern and
 graded in the course's submitted/ folder. The rest of the term (re-grades, exports) is
 tests/test_term_end_to_end.py's."""

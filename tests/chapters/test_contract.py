@@ -1,6 +1,6 @@
 """Every chapter's checks, in process: the same contract for every exercise of the course.
 
-Conventions each chapter follows (README, "Writing a chapter"): in
+Conventions each chapter follows (docs/grading-model.md, "Writing a chapter"): in
 ``autograder/chapters/chNN/``, ``student.py`` declares each exercise once
 (``EJERCICIOS``: function name -> Ejercicio, with its parts and points) and its public
 check ``comprobar_<funcion>``; ``hidden.py`` draws the hidden cases and computes what the
