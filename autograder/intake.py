@@ -14,6 +14,8 @@ from pathlib import Path
 import nbformat
 from nbgrader import utils
 
+from autograder.safe_files import Refused, read_regular
+
 HELPER_TITLE = "#@title Utilidades del curso"
 
 
@@ -26,19 +28,23 @@ class Intake:
 
 def _find_notebook(folder, assignment, intake):
     expected = folder / f"{assignment}.ipynb"
-    if expected.exists():
+    if expected.exists() or expected.is_symlink():  # a link is refused when read
         return expected
     others = sorted(p for p in folder.glob("*.ipynb") if not p.name.startswith("."))
     if not others:
         intake.problem = "la entrega no contiene ningún cuaderno .ipynb"
         return None
-    chosen = max(others, key=lambda p: p.stat().st_mtime)
+    chosen = max(others, key=lambda p: p.lstat().st_mtime)
     intake.notes.append(f"se calificó «{chosen.name}» (se esperaba «{expected.name}»)")
     return chosen
 
 
 def _read(path, intake):
-    raw = path.read_bytes()
+    try:
+        raw = read_regular(path)
+    except Refused as refused:
+        intake.problem = str(refused)
+        return None
     if not raw.strip():
         intake.problem = "el archivo está vacío"
         return None

@@ -22,7 +22,9 @@ date plus ``marker_hours``), written into ``timestamp.txt`` here and again at ev
 
 import hashlib
 import json
+import os
 import shutil
+import stat
 import zipfile
 from dataclasses import asdict, dataclass
 from datetime import datetime, timezone
@@ -32,6 +34,7 @@ from nbgrader.plugins import FileNameCollectorPlugin
 from nbgrader.utils import parse_utc
 
 from autograder.course import COURSE_DIR, load_config
+from autograder.safe_files import Refused, read_regular, refusal
 from autograder.term import load_term
 
 SIDECAR = "submission.json"
@@ -86,26 +89,57 @@ def _received(name, data, origin, collector, zip_time, download):
         late_marker=bool(info.get("late")), download=download)
 
 
+def _folder_files(folder):
+    """(name inside ``folder``, bytes or ``Refused``) for every entry that is not a folder:
+    links (to files or folders) and special files are refused, never followed."""
+    for root, dirs, files in os.walk(folder, followlinks=False):
+        dirs.sort()
+        for name in sorted(files + [d for d in dirs if os.path.islink(Path(root) / d)]):
+            path = Path(root) / name
+            reason = refusal(path)
+            try:
+                data = Refused(reason) if reason else read_regular(path)
+            except Refused as refused:
+                data = refused
+            yield path.relative_to(folder).as_posix(), data
+
+
+def _zip_refusal(entry):
+    """Why a zip entry is not read: a link, a special file, or a name that climbs out."""
+    name = entry.filename
+    kind = stat.S_IFMT(entry.external_attr >> 16)  # 0: no Unix type (Windows, writestr)
+    if kind == stat.S_IFLNK:
+        return f"entrega rechazada: «{name}» es un enlace simbólico"
+    if kind not in (0, stat.S_IFREG):
+        return f"entrega rechazada: «{name}» no es un archivo normal"
+    if name.startswith("/") or ".." in Path(name).parts:
+        return f"entrega rechazada: «{name}» apunta fuera de la carpeta de la descarga"
+    return None
+
+
 def read_downloads(paths, collector=None, now=None):
     """(Received, notebook bytes) for every file of the given zips or folders that the
-    pattern matches, in the order given."""
+    pattern matches, in the order given; where that file is a link, a special file or a
+    name outside the download, ``Refused`` (its Spanish reason) instead of the bytes."""
     collector = collector or FileNameCollectorPlugin(config=load_config())
     now = (now or datetime.now(timezone.utc)).replace(tzinfo=None).isoformat()
     found = []
     for index, path in enumerate(Path(p) for p in paths):
         download = [now, index]
         if path.is_dir():
-            for file in sorted(p for p in path.rglob("*") if p.is_file()):
-                data = file.read_bytes()
-                found.append((_received(file.relative_to(path).as_posix(), data, path.name,
-                                        collector, None, download), data))
+            for name, data in _folder_files(path):
+                content = b"" if isinstance(data, Refused) else data
+                found.append((_received(name, content, path.name, collector, None,
+                                        download), data))
             continue
         with zipfile.ZipFile(path) as archive:
             for entry in archive.infolist():
                 if entry.is_dir():
                     continue
-                data = archive.read(entry)
-                found.append((_received(entry.filename, data, path.name, collector,
+                reason = _zip_refusal(entry)
+                data = Refused(reason) if reason else archive.read(entry)
+                content = b"" if reason else data
+                found.append((_received(entry.filename, content, path.name, collector,
                                         datetime(*entry.date_time), download), data))
     return [(r, data) for r, data in found if r is not None]
 
@@ -115,10 +149,12 @@ def on_record(folder):
     other way (nbgrader collect, zip_collect, by hand) its timestamp.txt and notebooks."""
     sidecar = folder / SIDECAR
     if sidecar.is_file():
-        return Received(**json.loads(sidecar.read_text()))
+        return Received(**json.loads(read_regular(sidecar)))
     stamp = folder / TIMESTAMP
-    submitted_at = _iso(parse_utc(stamp.read_text().strip())) if stamp.is_file() else None
-    digests = [hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(folder.glob("*.ipynb"))]
+    submitted_at = (_iso(parse_utc(read_regular(stamp).decode().strip())) if stamp.is_file()
+                    else None)
+    digests = [hashlib.sha256(read_regular(p)).hexdigest()
+               for p in sorted(folder.glob("*.ipynb"))]
     return Received(student=folder.parent.name, file_name="", origin=str(folder),
                     sha256=",".join(digests), submitted_at=submitted_at)
 
@@ -140,7 +176,7 @@ def marker_timestamp(folder, assignment, term=None):
     sidecar = folder / SIDECAR
     if not sidecar.is_file():
         return None
-    received = Received(**json.loads(sidecar.read_text()))
+    received = Received(**json.loads(read_regular(sidecar)))
     if received.submitted_at or not received.late_marker:
         return None
     term = term or load_term()
@@ -175,12 +211,20 @@ def _keep(folder, kept_root):
 
 
 def collect_one(received, data, assignment, course_dir, term):
-    """One received notebook into submitted/: the Action it took."""
+    """One received notebook into submitted/: the Action it took (``refused``, with its
+    Spanish reason, when ``data`` is a ``Refused``: nothing is written)."""
+    if isinstance(data, Refused):
+        return Action(received.student, "refused", str(data))
     folder = course_dir / "submitted" / received.student / assignment
     if not folder.exists():
         _write(folder, received, data, assignment, term)
         return Action(received.student, "added", received.origin)
-    present = on_record(folder)
+    try:
+        present = on_record(folder)
+    except Refused as refused:  # what is there holds a link: the download replaces it
+        kept = _keep(folder, course_dir / "replaced" / received.student / assignment)
+        _write(folder, received, data, assignment, term)
+        return Action(received.student, "replaced", f"{refused}; kept at {kept}", kept_at=kept)
     if received.sha256 in present.sha256.split(","):
         return Action(received.student, "unchanged", "identical")
     is_newer, criterion = newer(received, present)
