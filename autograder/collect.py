@@ -6,9 +6,7 @@ repaired); the notebook nbgrader grades carries the repair notes in its metadata
 """
 
 import contextlib
-import os
 import shutil
-import stat
 import tempfile
 from pathlib import Path
 
@@ -26,11 +24,11 @@ from autograder.safe_files import Refused, copy_regular, refusal, walk_refusal
 SUBMISSION_SECRET = "submission_secret.txt"
 
 
-def _special_files(folder, names):
-    """copytree's ``ignore``: FIFOs, sockets and devices are not copied (nor read)."""
-    return [name for name in names if refusal(Path(folder) / name)
-            and not (Path(folder) / name).is_symlink()
-            and not stat.S_ISDIR(os.lstat(Path(folder) / name).st_mode)]
+def _refused_files(folder, names):
+    """copytree's ``ignore``: special files and hard links are not copied (nor read);
+    links are copied as links."""
+    return [name for name in names
+            if not (Path(folder) / name).is_symlink() and refusal(Path(folder) / name)]
 
 
 @contextlib.contextmanager
@@ -44,7 +42,7 @@ def _readable(submissions_dir, submitted):
         return
     with tempfile.TemporaryDirectory(prefix="autograder-collect-") as tmp:
         yield Path(shutil.copytree(submitted, Path(tmp) / "submitted", symlinks=True,
-                                   ignore=_special_files)), True
+                                   ignore=_refused_files)), True
 
 
 def collect(submissions_dir, course_dir=COURSE_DIR, students=None):
@@ -62,8 +60,8 @@ def collect(submissions_dir, course_dir=COURSE_DIR, students=None):
             if students and student_dir.name not in students:
                 continue
             for assignment_dir in sorted(p for p in student_dir.iterdir() if p.is_dir()):
-                # a folder that is a link (a classmate's), or anything in it that is one
-                reason = (walk_refusal(original / student_dir.name)
+                # a student folder that is a link (a classmate's), or one in the submission
+                reason = (refusal(original / student_dir.name)
                           or walk_refusal(original / student_dir.name / assignment_dir.name))
                 outcomes.append(_collect_one(assignment_dir, course_dir, submitted, in_place,
                                              reason))

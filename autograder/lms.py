@@ -34,7 +34,7 @@ from nbgrader.plugins import FileNameCollectorPlugin
 from nbgrader.utils import parse_utc
 
 from autograder.course import COURSE_DIR, load_config
-from autograder.safe_files import Refused, read_regular, refusal
+from autograder.safe_files import Refused, kind_refusal, read_regular
 from autograder.term import load_term
 
 SIDECAR = "submission.json"
@@ -96,9 +96,8 @@ def _folder_files(folder):
         dirs.sort()
         for name in sorted(files + [d for d in dirs if os.path.islink(Path(root) / d)]):
             path = Path(root) / name
-            reason = refusal(path)
             try:
-                data = Refused(reason) if reason else read_regular(path)
+                data = read_regular(path)
             except Refused as refused:
                 data = refused
             yield path.relative_to(folder).as_posix(), data
@@ -107,14 +106,10 @@ def _folder_files(folder):
 def _zip_refusal(entry):
     """Why a zip entry is not read: a link, a special file, or a name that climbs out."""
     name = entry.filename
-    kind = stat.S_IFMT(entry.external_attr >> 16)  # 0: no Unix type (Windows, writestr)
-    if kind == stat.S_IFLNK:
-        return f"entrega rechazada: «{name}» es un enlace simbólico"
-    if kind not in (0, stat.S_IFREG):
-        return f"entrega rechazada: «{name}» no es un archivo normal"
+    kind = stat.S_IFMT(entry.external_attr >> 16) or stat.S_IFREG  # 0: no Unix type
     if name.startswith("/") or ".." in Path(name).parts:
         return f"entrega rechazada: «{name}» apunta fuera de la carpeta de la descarga"
-    return None
+    return kind_refusal(name, kind, 1)
 
 
 def read_downloads(paths, collector=None, now=None):

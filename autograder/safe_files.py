@@ -24,7 +24,8 @@ class Refused(Exception):
     """Why a file or folder of a submission is not read (Spanish, for the feedback)."""
 
 
-def _kind_refusal(name, mode, links):
+def kind_refusal(name, mode, links):
+    """The reason to refuse an entry of this type and link count (None: a plain one)."""
     if stat.S_ISLNK(mode):
         return f"entrega rechazada: «{name}» es un enlace simbólico"
     if stat.S_ISDIR(mode):
@@ -39,7 +40,7 @@ def _kind_refusal(name, mode, links):
 def refusal(path):
     """The reason ``path`` (not followed) is refused, or None for a plain file or folder."""
     info = os.lstat(path)
-    return _kind_refusal(Path(path).name, info.st_mode, info.st_nlink)
+    return kind_refusal(Path(path).name, info.st_mode, info.st_nlink)
 
 
 def walk_refusal(folder):
@@ -64,12 +65,12 @@ def read_regular(path, limit=MAX_BYTES):
         descriptor = os.open(path, flags)
     except OSError as error:
         if os.path.islink(path):
-            raise Refused(f"entrega rechazada: «{name}» es un enlace simbólico") from None
+            raise Refused(kind_refusal(name, stat.S_IFLNK, 1)) from None
         raise Refused(f"entrega rechazada: «{name}» no se pudo abrir ({error.strerror})") \
             from None
     with os.fdopen(descriptor, "rb") as file:
         info = os.fstat(file.fileno())
-        reason = _kind_refusal(name, info.st_mode, info.st_nlink)
+        reason = kind_refusal(name, info.st_mode, info.st_nlink)
         if reason:
             raise Refused(reason)
         data = file.read(limit + 1)
