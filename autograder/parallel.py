@@ -59,13 +59,17 @@ class LocalPool:
                     for o in outcomes if o.status == Status.UNREADABLE}
 
         def finish(result):
+            # The key, not the outcome: a task that comes back from a worker holds a copy.
             if isinstance(result, (pool.Lost, pool.Failed)):
-                outcome = _lost(result, run)
-                key = id(result.task[1])
+                key, outcome = result.task[0], _lost(result, run)
             else:
                 key, outcome = result
                 if own_gradebook(run):
-                    record_grades(run, outcome)
+                    try:
+                        record_grades(run, outcome)
+                    except Exception as error:  # this student's grades only: go on
+                        outcome = not_graded(outcome, run, Status.GRADER_ERROR,
+                                             f"{NOT_RECORDED}: {_error_text(error)}")
             finished[key] = done(outcome)
 
         with tempfile.TemporaryDirectory(prefix="autograder-workers-") as root:
@@ -213,10 +217,26 @@ def not_graded(outcome, run, status, detail):
 
 
 def ungraded(outcome, run):
-    """Nothing graded: zero points and a plain page, here, without a worker."""
-    read_scores(outcome, run.db_url)
-    plain_feedback(outcome, run.feedback_page(outcome))
+    """Nothing graded: zero points and a plain page, here, without a worker. A gradebook
+    that cannot be read or a page that cannot be written is said in the outcome's detail:
+    it stays this student's problem, the run goes on."""
+    for step, why in ((lambda: read_scores(outcome, run.db_url), NOT_READ),
+                      (lambda: plain_feedback(outcome, run.feedback_page(outcome)),
+                       NO_PAGE)):
+        try:
+            step()
+        except Exception as error:
+            outcome.detail = f"{outcome.detail}; {why}: {_error_text(error)}".lstrip("; ")
     return outcome
+
+
+NOT_RECORDED = "no se pudo registrar la nota en el libro de calificaciones"
+NOT_READ = "no se pudo leer el libro de calificaciones"
+NO_PAGE = "no se pudo escribir la página de comentarios"
+
+
+def _error_text(error):
+    return f"{type(error).__name__}: {error}"
 
 
 def task_seconds(course_dir, outcomes, timeout):

@@ -15,6 +15,7 @@ import pytest
 from debian import free_port  # tests/debian.py
 from postgres import Server  # tests/postgres.py
 
+from autograder import parallel
 from autograder.__main__ import main
 from autograder.course import DB_URL_ENV, ROOT, sqlite_gradebook
 from autograder.dask_pool import DaskPool, SchedulerUnreachable, _why, run_tasks
@@ -160,6 +161,25 @@ def test_a_cluster_with_a_worker_killed_mid_run_grades_as_one_machine(
         assert (out / page).read_bytes() == (one_machine / page).read_bytes(), page
     assert scores(gradebook_outcomes(url)) == scores(
         gradebook_outcomes(sqlite_gradebook(one_machine.parent / "course")))
+
+
+def test_a_student_whose_output_cannot_be_written_on_the_cluster_loses_only_that(
+        cluster, postgres, submissions, tmp_path):
+    """As on the local pool (tests/test_grader_faults.py): fede's feedback folder is a file,
+    so the worker fails writing his page and so does the plain page written here."""
+    address, client, _ = cluster
+    client.wait_for_workers(2, timeout=60)
+    out = tmp_path / "out"
+    (out / "feedback").mkdir(parents=True)
+    (out / "feedback" / "fede").write_text("en medio")
+    graded = grade(submissions, out, course_dir=tmp_path / "course", timeout=10,
+                   progress=None, db_url=postgres.create_database("curso_dask_fallo"),
+                   executor=DaskPool(address))
+    by_name = {o.student: o for o in graded}
+    assert by_name["ana"].status == Status.GRADED and by_name["ana"].score > 0
+    assert by_name["fede"].status == Status.GRADER_ERROR, by_name["fede"].detail
+    assert parallel.NO_PAGE in by_name["fede"].detail
+    assert "fede" in (out / "grades.csv").read_text()
 
 
 @pytest.mark.slow
