@@ -101,7 +101,29 @@ def _check_scheduler(args, course_dir, db_url):
                          "AUTOGRADER_DB_URL).")
 
 
+def _unprotected(args):
+    """Why ``grade`` must not start, or None: kernels here would run without the OS sandbox
+    and the instructor did not choose that (``--no-sandbox`` or ``AUTOGRADER_SANDBOX=off``).
+    On a Dask cluster each worker decides for itself (``dask_pool``)."""
+    from autograder.sandbox import SANDBOX_ENV, isolation
+
+    if args.no_sandbox:
+        os.environ[SANDBOX_ENV] = "off"  # the workers, forked after this, inherit it
+        return None
+    found = isolation()
+    if found.active or args.scheduler or os.environ.get(SANDBOX_ENV, "").strip() == "off":
+        return None
+    return (f"No se califica sin el aislamiento del sistema operativo: {found.detail}.\n"
+            "Sin él, el código de un estudiante corre con tu usuario y solo lo frena el "
+            "guardián dentro del kernel (docs/security.md). Instala bubblewrap (Debian/Ubuntu: "
+            "sudo apt install bubblewrap) o, si lo asumes, repite con --no-sandbox.")
+
+
 def cmd_grade(args):
+    refusal = _unprotected(args)
+    if refusal:
+        print(refusal, file=sys.stderr)
+        return 2
     if not args.scheduler:  # the local workers' seed imports while this prepares
         from autograder import grading_seed, workers
 
@@ -373,6 +395,9 @@ def main(argv=None):
                             "in grades.csv are replaced, the others kept")
     grade.add_argument("--lines", action="store_true",
                        help="one line per submission instead of a progress bar")
+    grade.add_argument("--no-sandbox", action="store_true",
+                       help="grade even where the OS sandbox (bubblewrap) cannot run: kernels "
+                            "then have only the in-kernel guard (docs/security.md)")
     grade.set_defaults(run=cmd_grade)
 
     lms = sub.add_parser("collect-lms", help="an LMS download (zips or folders of files named "

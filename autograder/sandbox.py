@@ -139,6 +139,20 @@ def _python_dirs():
     return sorted(d for d in dirs if not any(o != d and o in d.parents for o in dirs))
 
 
+def _python_links():
+    """(real path, path as named) of the environment where it is reached through a link
+    (``.venv`` linked to a shared venv or a conda env): the kernel is started by the name,
+    so the name must exist inside the sandbox too. Names under the system folders already
+    resolve there."""
+    links = set()
+    for prefix in (sys.prefix, sys.exec_prefix, Path(sys.executable).parent.parent):
+        named = Path(os.path.abspath(prefix))
+        real = named.resolve()
+        if named != real and not any(named.is_relative_to(d) for d in SYSTEM_DIRS):
+            links.add((real, named))
+    return sorted(links)
+
+
 def _system_args():
     args = []
     for name in SYSTEM_DIRS:
@@ -260,6 +274,8 @@ def bwrap_argv(bwrap, cwd, kernel_dir, scratch=None):
              "--size", str(TMP_BYTES), "--tmpfs", "/tmp"]
     for root in _python_dirs():
         args += ["--ro-bind", str(root), str(root)]
+    for real, named in _python_links():
+        args += ["--ro-bind", str(real), str(named)]
     args += _package_args()
     args += ["--bind", str(kernel_dir), str(kernel_dir),
              "--bind", str(scratch), str(cwd), "--chdir", str(cwd)]

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Make sure the grading sandbox (bubblewrap) is here: installed with apt-get when this runs
-# as root on Debian/Ubuntu (CI, containers), else explained. Grading still works without it,
-# with a weaker in-kernel guard only; `python -m autograder grade` says which was active.
+# as root on Debian/Ubuntu (CI, containers), else explained. Without it `python -m autograder
+# grade` refuses to start unless told --no-sandbox (then only the in-kernel guard protects).
 command -v bwrap >/dev/null && exit 0
 if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
   echo "Installing bubblewrap (the sandbox for grading kernels)..."
@@ -10,7 +10,8 @@ if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
   echo "apt-get could not install bubblewrap." >&2
 fi
 cat >&2 <<'TXT'
-bubblewrap (bwrap) is not installed: grading kernels will NOT be sandboxed.
+bubblewrap (bwrap) is not installed: `grade` will refuse to start (--no-sandbox: grade
+with the in-kernel guard only, which a determined student can get around).
 Install it for real grading: Debian/Ubuntu `sudo apt install bubblewrap`,
 Fedora `sudo dnf install bubblewrap`, Arch `sudo pacman -S bubblewrap`
 (macOS has none: grade on Linux, see README "Threat model").

@@ -30,6 +30,25 @@ def test_without_bubblewrap_the_summary_says_how_to_get_it(monkeypatch):
         sandbox.require_isolation()
 
 
+def test_grade_refuses_to_start_unsandboxed_unless_told(monkeypatch, tmp_path, capsys):
+    from autograder.__main__ import main
+
+    monkeypatch.delenv(sandbox.SANDBOX_ENV, raising=False)
+    monkeypatch.setattr(shutil, "which", lambda name: None)
+    assert main(["grade", "--submissions", str(tmp_path), "--out", str(tmp_path / "o")]) == 2
+    said = capsys.readouterr().err
+    assert "apt install bubblewrap" in said and "--no-sandbox" in said
+    assert not (tmp_path / "o").exists()  # nothing started
+    monkeypatch.setenv(sandbox.SANDBOX_ENV, "off")  # the instructor's explicit choice
+    assert main(["grade", "--submissions", str(tmp_path / "ninguna"), "--out",
+                 str(tmp_path / "o"), "--student", "x"]) == 2  # past the check: no such student
+    assert "No submissions" in capsys.readouterr().err
+    monkeypatch.setenv(sandbox.SANDBOX_ENV, "auto")  # restored after the test
+    assert main(["grade", "--submissions", str(tmp_path / "ninguna"), "--out",
+                 str(tmp_path / "o"), "--student", "x", "--no-sandbox"]) == 2
+    assert os.environ[sandbox.SANDBOX_ENV] == "off"  # what the workers inherit
+
+
 def test_an_environment_under_tmp_is_mounted_over_the_private_tmp(tmp_path, monkeypatch):
     venv = Path("/tmp/clone/.venv")  # CI or a user may keep the clone and its venv in /tmp
     monkeypatch.setattr(sandbox, "_python_dirs", lambda: [venv])
@@ -111,6 +130,22 @@ def test_a_sandboxed_process_sees_only_what_it_should(tmp_path):
     assert set(found["root"]) <= {"bin", "dev", "etc", "lib", "lib32", "lib64", "libx32", "opt",
                                   "proc", "sbin", "tmp", "usr", *python_tops}
     assert found["repository"] in (None, [".venv"])  # at most a virtualenv kept inside it
+
+
+@pytest.mark.skipif(sys.prefix == sys.base_prefix, reason="not run from a virtualenv")
+def test_a_virtualenv_reached_through_a_link_is_still_sandboxed(tmp_path):
+    """``.venv`` as a link to a shared venv: the kernel is started by the linked name, so the
+    sandbox must have that name too (it once failed there and fell back to the guard)."""
+    linked = tmp_path / "venv-enlazado"
+    linked.symlink_to(Path(sys.prefix).resolve(), target_is_directory=True)
+    python = linked / "bin" / Path(sys.executable).name
+    probe = ("from autograder.sandbox import isolation\n"
+             "found = isolation(); print(found.active, found.detail)\n")
+    env = {k: v for k, v in os.environ.items() if k != sandbox.SANDBOX_ENV}
+    out = subprocess.run([str(python), "-c", probe], capture_output=True, text=True,
+                         timeout=120, cwd=tmp_path, env=env)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.startswith("True "), out.stdout
 
 
 @pytest.mark.slow
