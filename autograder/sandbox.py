@@ -365,6 +365,10 @@ class SandboxedKernelManager(AsyncKernelManager):
         return self._warm.payload_argv(argv)
 
     async def _async_launch_kernel(self, kernel_cmd, **kw):
+        # Nothing of the grader's is inherited: its stdout/stderr are the instructor's
+        # terminal or log, which a kernel (or bubblewrap's init, PID 1 in the sandbox, whose
+        # descriptors a kernel can reach through /proc/1/fd) must neither read nor write.
+        kw.update(stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         warm, self._warm = getattr(self, "_warm", None), None
         if warm is None:
             return await super()._async_launch_kernel(kernel_cmd, **kw)

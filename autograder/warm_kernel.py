@@ -9,7 +9,7 @@ For each request (the PID of a sandbox's payload, already running in its own nam
 under bubblewrap, and a pipe end that keeps that sandbox alive) it forks a child that
 joins the sandbox's namespaces (user first, mount last) and forks the kernel there. The
 kernel then does what a cold start does inside bubblewrap: a new session, no capabilities
-and no way to gain any, only the pipe end and the standard streams open, the sandbox's
+and no way to gain any, only the pipe end open (standard streams on ``/dev/null``), the sandbox's
 environment, fresh random seeds, the resource limits, the guard's audit hook (from the
 template's pristine photograph), and ipykernel. Nothing of one kernel reaches the next:
 each is a fresh copy of a template that no kernel ever writes to.
@@ -277,21 +277,24 @@ def _drop_privileges(libc):
 
 
 def _only_fds(alive_fd, channels):
-    """Close every descriptor but the standard streams and the sandbox's keep-alive pipe;
-    standard input reads nothing."""
+    """Close every descriptor but the sandbox's keep-alive pipe; the standard streams are
+    ``/dev/null``: the template's are the grader's (its terminal, its log), which a kernel
+    must neither read nor write. ipykernel captures what the kernel prints on its own."""
     for channel in channels:
         channel.detach()
-    keep = {1, 2, alive_fd}
     for name in os.listdir("/proc/self/fd"):
         fd = int(name)
-        if fd not in keep and fd != 0:
+        if fd != alive_fd:
             try:
                 os.close(fd)
             except OSError:
                 pass
-    null = os.open("/dev/null", os.O_RDONLY)
-    os.dup2(null, 0)
-    os.close(null)
+    null = os.open("/dev/null", os.O_RDWR)
+    for fd in (0, 1, 2):
+        if fd != null:
+            os.dup2(null, fd)
+    if null > 2:
+        os.close(null)
 
 
 def _fresh_process_state(threads):

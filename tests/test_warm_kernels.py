@@ -30,6 +30,15 @@ try:
     hidden = 'imported'
 except Exception as error:
     hidden = type(error).__name__
+def links(folder):
+    found = []
+    for fd in os.listdir(folder):
+        try:
+            found.append(os.readlink(os.path.join(folder, fd)))
+        except OSError:
+            pass  # the descriptor listdir itself had open
+    return found
+fds = {'self': links('/proc/self/fd'), 'init': links('/proc/1/fd')}
 leftover = getattr(torch, 'left_by_the_last_kernel', None), hasattr(builtins, 'planted')
 torch.left_by_the_last_kernel = 1
 builtins.planted = True
@@ -40,7 +49,7 @@ print(json.dumps({'pid': os.getpid(), 'procs': sorted(p for p in os.listdir('/pr
                   'leftover': leftover, 'torch_seed': torch.initial_seed(),
                   'numpy': int(numpy.random.randint(1 << 30)), 'threads': torch.get_num_threads(),
                   'file': __import__('autograder.harness').harness.__file__,
-                  'environ': sorted(os.environ),
+                  'environ': sorted(os.environ), 'fds': fds,
                   'modules': sorted(m for m in sys.modules if m.startswith('autograder'))}))
 """
 
@@ -155,6 +164,24 @@ def test_a_warm_kernel_can_be_interrupted(work):
     assert reply["status"] == "error" and reply["ename"] == "KeyboardInterrupt"
 
 
+def _graders_streams():
+    """What this process's stdin/stdout/stderr are, as /proc/PID/fd names them."""
+    return {os.readlink(f"/proc/self/fd/{fd}") for fd in (0, 1, 2)} - {"/dev/null"}
+
+
+def assert_nothing_inherited(found):
+    """Inside the kernel and in bubblewrap's init (PID 1, reachable through /proc/1/fd):
+    no file but /dev/null, and none of the grader's streams (its terminal, its log)."""
+    for where, targets in found["fds"].items():
+        for target in targets:
+            assert target == "/dev/null" or not target.startswith("/"), (where, target)
+            assert target not in _graders_streams(), (where, target)
+
+
+def test_a_warm_kernel_inherits_no_descriptor_of_the_grader(work):
+    assert_nothing_inherited(_probe(work))
+
+
 def test_without_a_template_kernels_start_cold(work, monkeypatch):
     def fails(env):
         raise zygote.WarmStartFailed("no disponible en esta prueba")
@@ -164,6 +191,7 @@ def test_without_a_template_kernels_start_cold(work, monkeypatch):
     found = _probe(work)
     assert found["procs"] == ["1", "2"] and found["pid"] == 2  # bubblewrap runs it directly
     assert set(found["caps"]) == {"0000000000000000"} and found["hidden"] == "PermissionError"
+    assert_nothing_inherited(found)
     monkeypatch.setenv(zygote.WARM_ENV, "0")
     monkeypatch.setattr(zygote, "_shared", {"template": None, "failed": None})
     assert zygote.shared(dict) is None
