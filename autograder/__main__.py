@@ -165,6 +165,7 @@ def cmd_grade(args):
           + (f", shard {args.shard[0]}/{args.shard[1]}" if args.shard else "") + ":")
     try:
         outcomes = grade(submissions, out, course_dir=course_dir, timeout=args.timeout,
+                         notebook_timeout=args.notebook_timeout,
                          workers=args.workers, db_url=db_url, shard=args.shard,
                          bar=not args.lines, progress=print, students=args.students,
                          executor=executor)
@@ -376,6 +377,8 @@ def main(argv=None):
                        help="grades folder (default: build/grades; the sample class: "
                             "build/sample/grades)")
     grade.add_argument("--timeout", type=int, default=None, help="per-cell limit, seconds")
+    grade.add_argument("--notebook-timeout", type=int, default=None,
+                       help="whole-notebook limit, seconds (default 300; 0: none)")
     grade.add_argument("--workers", type=int, default=os.cpu_count() or 1,
                        help="grading processes (default: all cores)")
     grade.add_argument("--db-url", default=None,

@@ -123,11 +123,11 @@ def gradebook_url(course_dir=COURSE_DIR, db_url=None):
     return db_url or os.environ.get(DB_URL_ENV) or sqlite_gradebook(course_dir)
 
 
-def nbgrader_api(course_dir=COURSE_DIR, timeout=None, db_url=None):
+def nbgrader_api(course_dir=COURSE_DIR, timeout=None, db_url=None, notebook_timeout=None):
     """An NbGraderAPI on ``course_dir`` with the course configuration (in process, no CLI).
 
-    ``timeout`` overrides the per-cell execution limit in seconds; ``db_url`` the
-    gradebook (default: ``gradebook_url``).
+    ``timeout`` and ``notebook_timeout`` override the per-cell and whole-notebook execution
+    limits in seconds; ``db_url`` the gradebook (default: ``gradebook_url``).
     """
     from nbgrader.apps import NbGraderAPI
     from nbgrader.coursedir import CourseDirectory
@@ -146,5 +146,7 @@ def nbgrader_api(course_dir=COURSE_DIR, timeout=None, db_url=None):
     config.CourseDirectory.db_url = db_url or gradebook_url(course_dir)
     if timeout is not None:
         config.Execute.timeout = int(timeout)
+    if notebook_timeout is not None:
+        config.GradingExecute.notebook_timeout = int(notebook_timeout)
     coursedir = CourseDirectory(config=config)
     return NbGraderAPI(coursedir=coursedir, config=config)

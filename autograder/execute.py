@@ -21,6 +21,7 @@ What happened is written into the notebook's metadata as plain data
 import asyncio
 import contextlib
 import io
+import math
 import secrets
 import time
 from pathlib import Path
@@ -43,6 +44,7 @@ from autograder.student.diagnosis import Diagnostico
 from autograder.titles import hidden_tests_heading
 
 KERNEL_WATCH_S = 0.05  # how often a running cell's kernel is checked to be alive
+NOTEBOOK_TIMEOUT = "TiempoDelCuadernoAgotado"  # a cell not run: the notebook's time ran out
 KERNEL_DIED = "KernelMuerto"  # the error output of a cell that was skipped or never run
 # Guard records that are attempts count once, for the exercise being run when they happened;
 # the others (attributes changed) for as long as they last.
@@ -104,6 +106,11 @@ class GradingExecute(Execute):
 
     max_kernel_deaths = Integer(3, help="Cells that may kill the kernel before giving up.").tag(
         config=True)
+    notebook_timeout = Integer(300, help=(
+        "Seconds for the whole notebook, hidden tests and restarted kernels included (each "
+        "cell also has Execute.timeout); 0: no limit. Past it, the running cell is "
+        "interrupted and no further cell runs: N cells just under the per-cell limit "
+        "cannot take N times it.")).tag(config=True)
 
     def __init__(self, *args, **kwargs):
         # nbgrader's Execute passes its own manager as an argument, which beats configuration.
@@ -128,6 +135,8 @@ class GradingExecute(Execute):
         # The notes were written at collect time (a notebook graded without our collect may
         # hold anything there); the rest is found here.
         notes = [n for n in Facts.read(nb).notes if isinstance(n, str)]
+        self._deadline = (time.monotonic() + self.notebook_timeout
+                          if self.notebook_timeout > 0 else None)
         while True:
             # A fresh kernel: no cell run, nothing refused or interrupted yet.
             self._index, self._refusals_seen = None, 0
@@ -170,12 +179,36 @@ class GradingExecute(Execute):
             self._facts.timed_out_cells.append(self._index)
         return await super()._async_handle_timeout(timeout, cell)
 
+    def _get_timeout(self, cell):
+        """The per-cell limit, or less: what is left of the notebook's (at least 1 s)."""
+        per_cell = super()._get_timeout(cell)
+        if self._deadline is None:
+            return per_cell
+        left = max(1, math.ceil(self._deadline - time.monotonic()))
+        return left if per_cell is None else min(per_cell, left)
+
+    def _out_of_time(self):
+        return self._deadline is not None and time.monotonic() >= self._deadline
+
+    def _not_run(self, cell, index):
+        """A code cell reached after the notebook's time ran out: not run, with an error
+        output, so that a test cell scores nothing (one without an error counts as passed).
+        The first such cell is where the submission timed out, unless one was interrupted."""
+        if not self._facts.timed_out_cells:
+            self._facts.timed_out_cells.append(index)
+        cell.outputs, cell.execution_count = [_error(NOTEBOOK_TIMEOUT, (
+            f"No se ejecutó: se agotó el tiempo máximo del cuaderno entero "
+            f"({self.notebook_timeout} s)."))], None
+
     def preprocess_cell(self, cell, resources, index):
         with self._clock.cell(cell):
             return self._preprocess_cell(cell, resources, index)
 
     def _preprocess_cell(self, cell, resources, index):
         self._index = index
+        if cell.cell_type == "code" and self._out_of_time():
+            self._not_run(cell, index)
+            return cell, resources
         if index in self._killers:
             # The count depends on whether the kernel announced the cell before dying: a race.
             cell.outputs, cell.execution_count = [_error(KERNEL_DIED, KERNEL_DIED_TEXT)], None

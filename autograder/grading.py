@@ -25,6 +25,7 @@ class GradeRun:
     db_url: str  # the gradebook, as ``course.gradebook_url`` resolved it for this run
     timeout: int | None = None  # per-cell limit in seconds; None: the configuration's
     private: tuple = field(default=())  # more folders kernels must not read
+    notebook_timeout: int | None = None  # whole-notebook limit in seconds; None: the config's
 
     def feedback_page(self, outcome):
         return self.out_dir / "feedback" / outcome.student / f"{outcome.assignment}.html"

@@ -55,6 +55,9 @@ c.OverwriteCells.missing_cell_notification = (
 # Per-cell limit; an interrupted cell fails and execution goes on with the next one.
 c.Execute.timeout = 30
 c.Execute.interrupt_on_timeout = True
+# And for the whole notebook (hidden tests and restarted kernels included): past it the
+# running cell is interrupted and no other runs (autograder/execute.py).
+c.GradingExecute.notebook_timeout = 300
 
 # Submissions run in the hardened kernel (autograder/kernel.py: resource limits, audit
 # guard); `python -m autograder build` registers it in this environment.

@@ -121,7 +121,8 @@ def _folder(run, root):
             shutil.copy2(run.course_dir / "gradebook.db", folder / "gradebook.db")
             db_url = sqlite_gradebook(folder)
         _worker.update(root=root, folder=folder, db_url=db_url,
-                       api=nbgrader_api(folder, timeout=run.timeout, db_url=db_url))
+                       api=nbgrader_api(folder, timeout=run.timeout, db_url=db_url,
+                                        notebook_timeout=run.notebook_timeout))
     return _worker["folder"], _worker["api"], _worker["db_url"]
 
 

@@ -61,7 +61,8 @@ def in_shard(student, shard):
 
 
 def grade(submissions_dir, out_dir, course_dir=COURSE_DIR, timeout=None, progress=print,
-          workers=1, db_url=None, shard=None, bar=False, students=None, executor=None):
+          workers=1, db_url=None, shard=None, bar=False, students=None, executor=None,
+          notebook_timeout=None):
     """Grade every submission under ``submissions_dir``; write grades.csv (with
     diagnoses.json, canvas.csv and moodle.csv beside it) and feedback/.
 
@@ -70,14 +71,16 @@ def grade(submissions_dir, out_dir, course_dir=COURSE_DIR, timeout=None, progres
     ``grade(run, outcomes, done)`` (default ``LocalPool(workers)``); ``db_url`` names a
     shared gradebook (PostgreSQL); ``shard`` = (k, n) grades only this machine's share of
     the students; ``students`` only these students (a re-grade: grades.csv then lists
-    just them). ``bar`` shows a progress bar.
+    just them). ``bar`` shows a progress bar. ``timeout`` and ``notebook_timeout``: the
+    per-cell and whole-notebook limits in seconds (default: the configuration's).
     """
     executor = executor or LocalPool(workers)
     if hasattr(executor, "start"):
         executor.start()  # its workers' imports go on while this prepares and collects
     course_dir, out_dir = Path(course_dir).resolve(), Path(out_dir).resolve()
     run = GradeRun(course_dir, out_dir, gradebook_url(course_dir, db_url), timeout,
-                   private=(Path(submissions_dir).resolve(), out_dir))
+                   private=(Path(submissions_dir).resolve(), out_dir),
+                   notebook_timeout=notebook_timeout)
     # nbgrader 0.9.6 trips SQLAlchemy's autoflush warnings on every submission: noise only.
     warnings.filterwarnings("ignore", message=".*not in session.*")
     require_isolation()

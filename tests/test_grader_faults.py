@@ -1,11 +1,13 @@
 """A fault in the grader while it grades one student (that student's output cannot be
 written, the gradebook cannot be read or written for them) stays that student's problem:
-they get a row that says why, and everyone else is graded (``autograder.parallel``)."""
+they get a row that says why, and everyone else is graded (``autograder.parallel``); and a
+submission cannot take more than the whole notebook's time limit (``autograder.execute``)."""
 
 import nbformat
 import pytest
 
 from autograder import parallel
+from autograder.execute import NOTEBOOK_TIMEOUT
 from autograder.grading import GradeRun
 from autograder.outcome import Outcome, Status
 from autograder.pipeline import grade, prepare_course
@@ -27,14 +29,7 @@ OBSTACLES = {"course": ("course", "autograded", "bea"), "feedback": ("out", "fee
 @pytest.mark.parametrize("obstacle", sorted(OBSTACLES))
 def test_a_student_whose_output_cannot_be_written_loses_nothing_of_anyone_else(
         tmp_path, workers, obstacle):
-    course = tmp_path / "course"
-    prepare_course(course)
-    source = nbformat.read(course / "source" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb", 4)
-    release = nbformat.read(course / "release" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb", 4)
-    for name in CLASS:
-        folder = tmp_path / "submissions" / name / ASSIGNMENT
-        folder.mkdir(parents=True)
-        nbformat.write(submission(HONEST, source, release), folder / f"{ASSIGNMENT}.ipynb")
+    course = _course_with_class(tmp_path, dict.fromkeys(CLASS, ()))
     in_the_way = tmp_path.joinpath(*OBSTACLES[obstacle])
     in_the_way.parent.mkdir(parents=True, exist_ok=True)
     in_the_way.write_text("en medio")
@@ -50,6 +45,40 @@ def test_a_student_whose_output_cannot_be_written_loses_nothing_of_anyone_else(
     assert (parallel.NO_PAGE in bea.detail) == (obstacle == "feedback")
     rows = (tmp_path / "out" / "grades.csv").read_text()
     assert all(name in rows for name in CLASS)
+
+
+def _course_with_class(tmp_path, extra_cells):
+    """A course and, under submissions/, the reference solution for each student with
+    their ``extra_cells`` after its first cells."""
+    course = tmp_path / "course"
+    prepare_course(course)
+    source = nbformat.read(course / "source" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb", 4)
+    release = nbformat.read(course / "release" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb", 4)
+    for name, cells in extra_cells.items():
+        notebook = submission(HONEST, source, release)
+        notebook.cells[3:3] = [nbformat.v4.new_code_cell(code) for code in cells]
+        folder = tmp_path / "submissions" / name / ASSIGNMENT
+        folder.mkdir(parents=True)
+        nbformat.write(notebook, folder / f"{ASSIGNMENT}.ipynb")
+    return course
+
+
+def test_cells_each_under_the_cell_limit_cannot_outlast_the_notebook_limit(tmp_path):
+    # Per cell 6 s, whole notebook 12 s: four cells of 4.5 s each are each within the first
+    # and together past the second. The honest student beside takes a few seconds.
+    course = _course_with_class(
+        tmp_path, {"ana": (), "lento": ["import time\ntime.sleep(4.5)"] * 4})
+    graded = grade(tmp_path / "submissions", tmp_path / "out", course_dir=course, timeout=6,
+                   notebook_timeout=12, progress=lambda line: None, workers=2)
+    by_name = {o.student: o for o in graded}
+    assert (by_name["ana"].status, by_name["ana"].score) == (Status.GRADED, 8.0)
+    slow = by_name["lento"]
+    assert slow.status == Status.TIMED_OUT and slow.score == 0, (slow.status, slow.detail)
+    notebook = nbformat.read(course / "autograded" / "lento" / ASSIGNMENT /
+                             f"{ASSIGNMENT}.ipynb", 4)
+    not_run = [c for c in notebook.cells if c.cell_type == "code" and any(
+        o.get("ename") == NOTEBOOK_TIMEOUT for o in c.get("outputs", []))]
+    assert not_run and not_run[-1] is [c for c in notebook.cells if c.cell_type == "code"][-1]
 
 
 def test_an_unreadable_gradebook_is_said_in_that_students_row(tmp_path):
