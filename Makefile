@@ -68,9 +68,12 @@ check: lint
 		$(PY) -m pytest -q -m "not slow" $(if $(CH),$(CHAPTER_TESTS))
 
 # One torch thread here too (see check): grading runs two kernels at once on two cores, and
-# each kernel's own thread pool only made them fight over the cores.
+# each kernel's own thread pool only made them fight over the cores. Test files run in
+# TEST_WORKERS processes (pytest-xdist, one file per process: its module fixtures stay
+# shared): most tests wait on kernels and subprocesses, and one process left a core idle.
+TEST_WORKERS ?= 2
 test: sandbox lint check-build nbval
-	$(TIMED) pytest env OMP_NUM_THREADS=1 $(PY) -m pytest --durations=40
+	$(TIMED) pytest env OMP_NUM_THREADS=1 $(PY) -m pytest -n $(TEST_WORKERS) --dist loadfile --durations=40
 
 # JupyterLab on build/course (autograder/lab.py): prints the URL, the token and how to stop it;
 # Ctrl+C stops the server and its kernels (nothing is left running). notebooks/ is untouched.

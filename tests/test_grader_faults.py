@@ -64,12 +64,12 @@ def _course_with_class(tmp_path, extra_cells):
 
 
 def test_cells_each_under_the_cell_limit_cannot_outlast_the_notebook_limit(tmp_path):
-    # Per cell 6 s, whole notebook 12 s: four cells of 4.5 s each are each within the first
+    # Per cell 7 s, whole notebook 20 s: five cells of 5 s each are each within the first
     # and together past the second. The honest student beside takes a few seconds.
     course = _course_with_class(
-        tmp_path, {"ana": (), "lento": ["import time\ntime.sleep(4.5)"] * 4})
-    graded = grade(tmp_path / "submissions", tmp_path / "out", course_dir=course, timeout=6,
-                   notebook_timeout=12, progress=lambda line: None, workers=2)
+        tmp_path, {"ana": (), "lento": ["import time\ntime.sleep(5)"] * 5})
+    graded = grade(tmp_path / "submissions", tmp_path / "out", course_dir=course, timeout=7,
+                   notebook_timeout=20, progress=lambda line: None, workers=2)
     by_name = {o.student: o for o in graded}
     assert (by_name["ana"].status, by_name["ana"].score) == (Status.GRADED, 8.0)
     slow = by_name["lento"]
