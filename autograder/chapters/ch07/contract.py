@@ -26,9 +26,11 @@ CLAUSES = {
                 ("x con beta·x = ±200 (desborda exp en float32)", True)),
                ("softplus_naive_log_exp", "softplus_threshold_700")),
         Clause("Funciona también cuando no hay grafo que construir, bajo ``torch.no_grad()`` "
-               "o con un ``x`` que no requiere gradiente: entonces solo calcula el valor.",
+               "o con un ``x`` que no requiere gradiente: entonces solo calcula el valor, y "
+               "bajo ``torch.no_grad()`` la salida no tiene grafo (nada de "
+               "``torch.enable_grad()`` alrededor).",
                (("modo de autograd del llamador", False), ("x.requires_grad", False)),
-               ("softplus_retains_the_output_grad",)),
+               ("softplus_retains_the_output_grad", "softplus_enable_grad_around_apply")),
         Clause("La salida sale de ``TuFunction.apply`` (su ``grad_fn`` es el nodo de tu "
                "Function), no de operaciones de PyTorch que autograd derive por ti.",
                EVERY_CASE, ("softplus_plain_autograd",)),
@@ -81,9 +83,11 @@ CLAUSES = {
                (("step.tipo", "exacto"), ("step.tipo", "inexacto")),
                ("quantize_returns_levels", "quantize_truncates")),
         Clause("Funciona también cuando no hay grafo que construir, bajo ``torch.no_grad()`` "
-               "o con un ``x`` que no requiere gradiente: entonces solo calcula el valor.",
+               "o con un ``x`` que no requiere gradiente: entonces solo calcula el valor, y "
+               "bajo ``torch.no_grad()`` la salida no tiene grafo (nada de "
+               "``torch.enable_grad()`` alrededor).",
                (("modo de autograd del llamador", False), ("x.requires_grad", False)),
-               ("quantize_retains_the_output_grad",)),
+               ("quantize_retains_the_output_grad", "quantize_enable_grad_around")),
         Clause("El pase hacia atrás deja pasar ``grad_output`` entero donde |x| ≤ L: en todo "
                "el rango, también en x = 0 y en el borde |x| = L.",
                (("x en ±levels·step exactamente", True), ("x = 0", True)),
@@ -124,9 +128,11 @@ CLAUSES = {
                (("preactivación enorme |z| ≥ 50 en float32", True),),
                ("linear_tanh_by_exponentials",)),
         Clause("Funciona también cuando no hay grafo que construir: bajo ``torch.no_grad()`` "
-               "solo calcula el valor.",
+               "solo calcula el valor, y la salida no tiene grafo (nada de "
+               "``torch.enable_grad()`` alrededor).",
                (("modo de autograd del llamador", False),),
-               ("linear_tanh_retains_the_output_grad",)),
+               ("linear_tanh_retains_the_output_grad",
+                "linear_tanh_enable_grad_around_apply")),
         Clause("La salida sale de ``TuFunction.apply`` (su ``grad_fn`` es el nodo de tu "
                "Function), no de operaciones de PyTorch que autograd derive por ti.",
                EVERY_CASE, ("linear_tanh_plain_autograd",)),
@@ -184,9 +190,11 @@ CLAUSES = {
                 ("x.dtype", "float64")),
                ("checkpoint_forward_in_float32",)),
         Clause("Funciona también cuando no hay grafo que construir: bajo ``torch.no_grad()`` "
-               "solo calcula el valor.",
+               "solo calcula el valor, y la salida no tiene grafo (nada de "
+               "``torch.enable_grad()`` alrededor).",
                (("modo de autograd del llamador", False),),
-               ("checkpoint_retains_the_output_grad",)),
+               ("checkpoint_retains_the_output_grad",
+                "checkpoint_enable_grad_around_apply")),
         Clause("La salida sale de ``TuFunction.apply`` (su ``grad_fn`` es el nodo de tu "
                "Function).",
                EVERY_CASE, ("checkpoint_plain_call",)),

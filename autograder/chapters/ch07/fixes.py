@@ -66,4 +66,6 @@ ARREGLOS = {
     "calcula_sin_necesidad": "Calcula cada gradiente dentro de su "
                              "`if ctx.needs_input_grad[i]:`.",
     "guarda_el_sesgo": "`ctx.save_for_backward(x, weight, salida)`: el sesgo no hace falta.",
+    "grafo_bajo_no_grad": "Llama a `TuFuncion.apply(...)` en el modo de autograd de quien "
+                          "llama, sin `torch.enable_grad()` alrededor.",
 }

@@ -173,6 +173,13 @@ MENSAJES = {
         "La salida no tiene `grad_fn`. ¿Se cortó el grafo (un `detach()`, un bloque sin "
         "autograd) o no devuelves lo que da `.apply`?",
         "The output has no grad_fn: no gradient can flow back to the inputs."),
+    "grafo_bajo_no_grad": (
+        "Grafo bajo no_grad",
+        "Quien llama lo hizo dentro de `torch.no_grad()`, y tu salida tiene grafo "
+        "(`grad_fn`): construiste el grafo que no te pidieron.",
+        "¿Qué cambia el modo de autograd alrededor de tu `apply`? Ese modo es de quien "
+        "llama.",
+        "The caller is under no_grad, yet the output has a grad_fn."),
     "calcula_sin_necesidad": (
         "Calcula un gradiente que nadie pide",
         "`{nombre}` no requiere gradiente, y tu `backward` lo calcula igualmente (aunque luego "
@@ -701,6 +708,8 @@ def _tensor_de_salida(caso, nombre="la salida"):
     resultado = caso.resultado
     if type(resultado) is not torch.Tensor or resultado.shape != esperado.shape:
         comparar(nombre, resultado, esperado)  # None, type or shape: says which
+    if not caso.datos["con_grad"] and caso.datos.get("con_grafo"):
+        fallar("grafo_bajo_no_grad")
     return resultado
 
 

@@ -940,8 +940,9 @@ def softplus_in_place_on_grad_output(x, beta):
 
 @variant(SP, "efecto_secundario")
 def softplus_turns_grad_on(x, beta):
-    torch.set_grad_enabled(True)  # "make sure there is a graph"; never set back
-    return _sigmoid_function().apply(x, beta)
+    out = _sigmoid_function().apply(x, beta)
+    torch.set_grad_enabled(True)  # "forward turned autograd off: back on": not the caller's
+    return out
 
 
 @variant(SP, "escribe_salida")
@@ -1201,8 +1202,9 @@ def checkpoint_fn_as_class_attribute(fn, x, *params):
 
 @variant(CK, "efecto_secundario")
 def checkpoint_turns_grad_on(fn, x, *params):
-    torch.set_grad_enabled(True)  # "backward will need a graph"; never set back
-    return reference.checkpoint_apply(fn, x, *params)
+    out = reference.checkpoint_apply(fn, x, *params)
+    torch.set_grad_enabled(True)  # "forward ran under no_grad: back on": not the caller's
+    return out
 
 
 @variant(CK, "escribe_salida")
@@ -1213,6 +1215,31 @@ def checkpoint_debug_print(fn, x, *params):
 
     return _checkpoint(backward).apply(fn, x, *params)
 
+
+
+# The caller's no_grad skipped: a graph the caller did not ask for.
+@variant(SP, "grafo_bajo_no_grad")
+def softplus_enable_grad_around_apply(x, beta):
+    with torch.enable_grad():  # "apply needs autograd on"
+        return _sigmoid_function().apply(x, beta)
+
+
+@variant(QS, "grafo_bajo_no_grad")
+def quantize_enable_grad_around(x, step, levels):
+    with torch.enable_grad():  # "the straight-through trick needs the graph"
+        return _straight_through(x, step, levels)
+
+
+@variant(LT, "grafo_bajo_no_grad")
+def linear_tanh_enable_grad_around_apply(x, weight, bias):
+    with torch.enable_grad():
+        return reference.linear_tanh(x, weight, bias)
+
+
+@variant(CK, "grafo_bajo_no_grad")
+def checkpoint_enable_grad_around_apply(fn, x, *params):
+    with torch.enable_grad():  # "backward will recompute: keep autograd on"
+        return reference.checkpoint_apply(fn, x, *params)
 
 # ---------------------------------------------------------------- the sample class
 LINEAR_TANH_SAVES_TOO_MUCH = '''def linear_tanh(x, weight, bias):
