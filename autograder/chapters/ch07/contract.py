@@ -218,7 +218,8 @@ CLAUSES = {
         Clause("Recalcula sobre copias de lo guardado separadas del grafo de fuera "
                "(``.detach()``), no sobre los tensores guardados tal cual: no acumula nada en "
                "el ``.grad`` de las entradas.",
-               (("x.grad vieja", True),), ("checkpoint_recomputes_on_the_saved_tensors",)),
+               (("x.grad vieja", True),), ("checkpoint_recomputes_on_the_saved_tensors",
+                                         "checkpoint_recomputes_on_the_saved_with_grad")),
         Clause("``backward`` ejecuta ``fn`` exactamente una vez más.",
                EVERY_CASE, ("checkpoint_recomputes_twice",)),
         Clause("``backward`` devuelve ``(None, grad_x, *grad_params)``: ``None`` para ``fn``, "

@@ -68,4 +68,6 @@ ARREGLOS = {
     "guarda_el_sesgo": "`ctx.save_for_backward(x, weight, salida)`: el sesgo no hace falta.",
     "grafo_bajo_no_grad": "Llama a `TuFuncion.apply(...)` en el modo de autograd de quien "
                           "llama, sin `torch.enable_grad()` alrededor.",
+    "checkpoint_recalcula_sin_copias": "Recalcula sobre `t.detach().requires_grad_(pide)` "
+                                       "de cada tensor guardado.",
 }

@@ -349,6 +349,13 @@ MENSAJES = {
         "¿Sobre qué tensores recalculas `fn`: los guardados, que siguen enganchados al grafo "
         "de fuera, o copias separadas de él?",
         "The recomputation was connected to the outer graph: .grad of {que} changed."),
+    "checkpoint_recalcula_sin_copias": (
+        "Recálculo sobre los tensores de fuera",
+        "Tu `backward` recalculó `fn` sobre {que} tal cual, los tensores de quien llama, "
+        "enganchados a su grafo, y no sobre copias separadas de él.",
+        "¿Sobre qué tensores recalculas `fn`: los guardados, que siguen enganchados al grafo "
+        "de fuera, o copias separadas de él?",
+        "backward recomputed fn on the caller's own tensors ({que}), not detached copies."),
     "checkpoint_orden_gradientes": (
         "Gradientes en otro orden",
         "`backward` devolvió un gradiente cuya forma no es la de la entrada en esa posición. "
@@ -1382,6 +1389,26 @@ def contexto_checkpoint(forma):
             "nombres": ("x", *FUNCIONES_CHECKPOINT[forma[0]][1])}
 
 
+def _enganchados(argumentos, propios):
+    """The caller's tensors that ``argumentos`` are still attached to (a gradient through
+    one of them reaches the caller's tensor): the recomputation did not run on copies."""
+    nombres = []
+    with torch.enable_grad():
+        for nombre, original in propios.items():
+            for a in argumentos:
+                if not (original.requires_grad and isinstance(a, torch.Tensor)
+                        and a.requires_grad and a.shape == original.shape):
+                    continue
+                try:
+                    (grad,) = torch.autograd.grad(a.sum(), [original], allow_unused=True)
+                except RuntimeError:
+                    continue
+                if grad is not None:
+                    nombres.append(nombre)
+                    break
+    return nombres
+
+
 def observar_checkpoint(checkpoint_apply, entradas):
     """One call observed as plain data, as ``observar_function`` does, plus: how many times
     fn ran in the forward and in the backward, and the tensors autograd saved during the
@@ -1389,10 +1416,12 @@ def observar_checkpoint(checkpoint_apply, entradas):
     fn, x, params = entradas["fn"], entradas["x"], entradas["params"]
     tensores = (x, *params)
     propios = dict(zip(("x", *FUNCIONES_CHECKPOINT_NOMBRES[fn]), tensores))
-    fase, llamadas, guardados, escrito = ["forward"], [], {}, _Escrito()
+    fase, llamadas, guardados, escrito, sin_copia = ["forward"], [], {}, _Escrito(), []
 
     def contada(*argumentos):
         llamadas.append(fase[0])
+        if fase[0] == "backward":
+            sin_copia.extend(_enganchados(argumentos, propios))
         return fn(*argumentos)
 
     def funcion(*argumentos):
@@ -1417,7 +1446,8 @@ def observar_checkpoint(checkpoint_apply, entradas):
     despues = estado(propios)
     despues["modo de autograd"] = modo
     observacion.update(estado_antes=antes, estado_despues=despues, lo_guardado=None,
-                       escrito=escrito.leido(), intermedios=len(guardados),
+                       escrito=escrito.leido(), sin_copia=sorted(set(sin_copia)),
+                       intermedios=len(guardados),
                        bytes_intermedios=sum(guardados.values()),
                        llamadas_forward=llamadas.count("forward"),
                        llamadas_backward=llamadas.count("backward"))
@@ -1461,6 +1491,9 @@ def _gradientes_checkpoint(caso):
     for nombre, pide, valor in zip(datos["nombres"], datos["requiere"], datos["devuelto"] or ()):
         if not pide and valor is not None:
             fallar("ignora_needs_input_grad", nombre=nombre)
+    if datos.get("sin_copia") and datos["error_backward"] is None:
+        fallar("checkpoint_recalcula_sin_copias",
+               que=", ".join(f"`{n}`" for n in datos["sin_copia"]))
     exigir(diagnosticar_lista("grads", [gradientes[i] for i in requeridos],
                               [esperados[i] for i in requeridos]))
 

@@ -779,7 +779,7 @@ def checkpoint_only_x(fn, x, *params):
         x, *params = ctx.saved_tensors
         x = x.detach().requires_grad_(True)
         with torch.enable_grad():
-            output = ctx.fn(x, *params)
+            output = ctx.fn(x, *(p.detach() for p in params))
         (grad_x,) = torch.autograd.grad(output, x, grad_output)
         return (None, grad_x if ctx.needs_input_grad[1] else None, *[None] * len(params))
 
@@ -1240,6 +1240,21 @@ def linear_tanh_enable_grad_around_apply(x, weight, bias):
 def checkpoint_enable_grad_around_apply(fn, x, *params):
     with torch.enable_grad():  # "backward will recompute: keep autograd on"
         return reference.checkpoint_apply(fn, x, *params)
+
+
+@variant(CK, "checkpoint_recalcula_sin_copias")
+def checkpoint_recomputes_on_the_saved_with_grad(fn, x, *params):
+    # The saved tensors as they are (still the caller's), differentiated with autograd.grad.
+    def backward(ctx, grad_output):
+        inputs = ctx.saved_tensors
+        with torch.enable_grad():
+            output = ctx.fn(*inputs)
+        needed = ctx.needs_input_grad[1:]
+        grads = iter(torch.autograd.grad(output, [t for t, n in zip(inputs, needed) if n],
+                                         grad_output))
+        return (None, *(next(grads) if n else None for n in needed))
+
+    return _checkpoint(backward).apply(fn, x, *params)
 
 # ---------------------------------------------------------------- the sample class
 LINEAR_TANH_SAVES_TOO_MUCH = '''def linear_tanh(x, weight, bias):
