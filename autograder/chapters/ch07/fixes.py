@@ -70,4 +70,6 @@ ARREGLOS = {
                           "llama, sin `torch.enable_grad()` alrededor.",
     "checkpoint_recalcula_sin_copias": "Recalcula sobre `t.detach().requires_grad_(pide)` "
                                        "de cada tensor guardado.",
+    "derivada_cero_en_el_origen": "Que x = 0 caiga en una de las ramas (`>=`), o usa "
+                                  "`torch.sigmoid` / la máscara `x.abs() <= levels * step`.",
 }

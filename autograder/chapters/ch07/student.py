@@ -173,6 +173,12 @@ MENSAJES = {
         "La salida no tiene `grad_fn`. ¿Se cortó el grafo (un `detach()`, un bloque sin "
         "autograd) o no devuelves lo que da `.apply`?",
         "The output has no grad_fn: no gradient can flow back to the inputs."),
+    "derivada_cero_en_el_origen": (
+        "Gradiente 0 en el origen",
+        "`{nombre}` es correcto salvo en x = 0, donde vale 0: ahí la derivada no es 0.",
+        "¿Qué vale tu derivada exactamente en x = 0? Mira si alguna condición estricta o "
+        "un signo deja ese punto fuera de todas las ramas.",
+        "`{nombre}` is right except at x = 0, where it is 0."),
     "grafo_bajo_no_grad": (
         "Grafo bajo no_grad",
         "Quien llama lo hizo dentro de `torch.no_grad()`, y tu salida tiene grafo "
@@ -897,7 +903,8 @@ def candidatos_softplus(x, beta, grad_output):
     s = torch.sigmoid(beta * xd)
     grad = [("sin_grad_output", {}, s), ("sigmoide_sin_beta", {}, g * torch.sigmoid(xd)),
             ("gradiente_por_beta", {}, g * beta * s), ("gradiente_entre_beta", {}, g * s / beta),
-            ("sigmoide_invertida", {}, g * torch.sigmoid(-beta * xd))]
+            ("sigmoide_invertida", {}, g * torch.sigmoid(-beta * xd)),
+            ("derivada_cero_en_el_origen", {}, g * s * (xd != 0))]
     return {"salida": [("softplus_sin_dividir_por_beta", {}, (salida * beta).to(x.dtype))],
             "grad": [(d, h, v.to(x.dtype)) for d, h, v in grad]}
 
@@ -1266,6 +1273,7 @@ def candidatos_cuantizador(x, step, levels, grad_output):
             ("ste_recorte_un_lado", {"lado": "levels·step"}, g * (xd >= -limite)),
             ("ste_mascara_redondeada", {}, g * (torch.round(xd / step).abs() <= levels)),
             ("ste_borde_excluido", {}, g * (xd.abs() < limite)),
+            ("derivada_cero_en_el_origen", {}, g * dentro * (xd != 0)),
             ("ste_borde_a_medias", {}, g * dentro - 0.5 * g * borde),
             ("rango_sin_step", {}, g * (xd.abs() <= levels))]
     return {"salida": salida, "grad": grad}

@@ -886,7 +886,7 @@ def softplus_forward_under_inference_mode(x, beta):
     return Softplus.apply(x, beta)
 
 
-@variant(SP, "no_reconocido")
+@variant(SP, "derivada_cero_en_el_origen")
 def softplus_zero_at_the_origin(x, beta):
     # The sigmoid split in two strict branches: at beta·x = 0 neither applies.
     def backward(g, x, out, b):
@@ -980,7 +980,7 @@ def quantize_retains_the_output_grad(x, step, levels):
     return out
 
 
-@variant(QS, "no_reconocido")
+@variant(QS, "derivada_cero_en_el_origen")
 def quantize_sign_times_clamped_magnitude(x, step, levels):
     # sign(x)·min(|x|, L): the same values, but its derivative is 0 at x = 0.
     xc = torch.sign(x) * torch.clamp(x.abs(), max=levels * step)
