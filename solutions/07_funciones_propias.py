@@ -500,24 +500,10 @@ print("exp(88), exp(89) en float32:", torch.exp(torch.tensor([88.0, 89.0])).toli
 
 # %% exercise="stable_softplus"
 def stable_softplus(x, beta):
-    """Softplus estable, log(1 + e^(beta·x)) / beta, con una `torch.autograd.Function` tuya.
+    """Softplus estable, log(1 + e^(beta·x)) / beta, con una `torch.autograd.Function` tuya:
+    un `forward` que no desborda y un `backward` analítico.
 
-    Recibe:
-      - ``x``: un tensor float32 o float64 de cualquier forma (también 0-dim), requiera
-        gradiente o no, quizá con un ``.grad`` anterior;
-      - ``beta``: un ``float`` de Python positivo (distinto de 1 en general; no tiene
-        gradiente).
-    Devuelve un tensor con la forma y el dtype de ``x``, finito para todo ``x`` con
-    ``beta·x`` finito (por enorme que sea |beta·x|), que sale de ``TuFunction.apply``.
-    Funciona también bajo ``torch.no_grad()`` (entonces solo calcula el valor).
-
-    El ``backward`` es analítico (sin autograd dentro): devuelve
-    ``grad_output * sigmoid(beta·x)`` para ``x`` y ``None`` para ``beta``, y saca los
-    tensores que necesita de ``ctx.saved_tensors`` (lo que guardó esa misma llamada con
-    ``ctx.save_for_backward``), no de variables de fuera de la Function.
-
-    No cambia nada de lo que recibe: ni los valores de ``x``, ni su ``requires_grad`` ni
-    su ``.grad``, ni ``grad_output``, ni el modo de autograd de quien llama.
+    <contrato>
     """
     ### BEGIN SOLUTION
     class Softplus(torch.autograd.Function):
@@ -756,30 +742,11 @@ print("¿mismo gradiente?", torch.equal(grad_hard, grad_soft))
 
 # %% exercise="quantize_ste"
 def quantize_ste(x, step, levels):
-    """Cuantización simulada con gradiente de paso directo (*straight-through*).
+    """Cuantización simulada con gradiente de paso directo (*straight-through*): recorta
+    ``x`` a ±levels·step, lo redondea a la rejilla de ``step`` y deja pasar el gradiente
+    dentro del rango.
 
-    Recibe:
-      - ``x``: un tensor float32 o float64 de cualquier forma (también 0-dim), requiera
-        gradiente o no, quizá con un ``.grad`` anterior;
-      - ``step``: un ``float`` positivo cualquiera (no necesariamente una potencia de 2:
-        0.1, 0.375...);
-      - ``levels``: un ``int`` ≥ 1, los niveles a cada lado del cero.
-    Ninguno de los dos últimos tiene gradiente. Con L = levels·step (calculado en Python):
-
-      - pase hacia adelante: recorta ``x`` a [−L, L] y lo lleva al múltiplo de ``step``
-        más cercano (``torch.round(x / step) * step``); devuelve un tensor con la forma y
-        el dtype de ``x``; funciona también bajo ``torch.no_grad()``;
-      - pase hacia atrás: ``grad_output`` donde |x| ≤ L (el borde |x| = L incluido, con el
-        gradiente entero) y 0 donde |x| > L, mirando la ``x`` original, no la redondeada.
-
-    Cuando L no es exacto en el dtype de ``x`` (0.1 no tiene expresión binaria finita),
-    los valores a menos de un redondeo del borde pueden caer de cualquier lado: la
-    comprobación no los usa; tampoco usa empates del redondeo (x/step a mitad entre dos
-    enteros). Vale una `torch.autograd.Function` (cuyo ``backward`` lee de
-    ``ctx.saved_tensors`` lo que guardó esa llamada) o el truco de ``.detach()``.
-
-    No cambia nada de lo que recibe: ni ``x`` (valores, ``requires_grad``, ``.grad``) ni
-    ``grad_output``, ni el modo de autograd de quien llama.
+    <contrato>
     """
     ### BEGIN SOLUTION
     class QuantizeSTE(torch.autograd.Function):
@@ -827,25 +794,10 @@ def quantize_ste(x, step, levels):
 
 # %% exercise="linear_tanh"
 def linear_tanh(x, weight, bias):
-    """Capa densa con tanh, tanh(x · weightᵀ + bias), con una `torch.autograd.Function` tuya.
+    """Capa densa con tanh, tanh(x · weightᵀ + bias), con una `torch.autograd.Function` tuya
+    que guarda solo lo necesario y respeta ``ctx.needs_input_grad``.
 
-    Recibe ``x`` de forma (N, D), ``weight`` de forma (H, D) y ``bias`` de forma (H,), con
-    N, D, H ≥ 1 cualesquiera (también 1, y distintos entre sí), los tres float32 o los tres
-    float64. Cualquiera de ellos puede requerir gradiente o no, y traer un ``.grad``
-    anterior. Devuelve un tensor (N, H) con su dtype, que sale de ``TuFunction.apply``;
-    funciona también bajo ``torch.no_grad()``.
-
-    La Function guarda con ``ctx.save_for_backward`` como mucho tantos números como
-    ``x``, ``weight`` y la salida juntos (puede guardar la preactivación en lugar de la
-    salida, o ``None`` en lugar de lo que no vaya a usar; no el sesgo ni la preactivación
-    además de la salida) y ningún tensor como atributo de ``ctx`` ni fuera de la Function
-    (una variable global): su ``backward`` lee de ``ctx.saved_tensors`` lo que guardó esa
-    misma llamada. El ``backward`` es analítico (sin autograd dentro) y devuelve
-    ``(grad_x, grad_weight, grad_bias)``, con ``None`` (sin calcular nada) para cada
-    entrada cuyo ``ctx.needs_input_grad`` sea ``False``.
-
-    No cambia nada de lo que recibe: valores, ``requires_grad`` y ``.grad`` de ``x``,
-    ``weight`` y ``bias``, ni ``grad_output``, ni el modo de autograd de quien llama.
+    <contrato>
     """
     ### BEGIN SOLUTION
     class LinearTanh(torch.autograd.Function):
@@ -1057,33 +1009,10 @@ else:
 
 # %% exercise="checkpoint_apply"
 def checkpoint_apply(fn, x, *params):
-    """``fn(x, *params)`` con recálculo de activaciones, como una `torch.autograd.Function` tuya.
+    """``fn(x, *params)`` con recálculo de activaciones, como una `torch.autograd.Function`
+    tuya: ``forward`` sin grafo que guarda solo las entradas, ``backward`` que recalcula.
 
-    Recibe:
-      - ``fn``: una función de PyTorch, determinista y derivable, que recibe ``x`` y los
-        ``params`` en ese orden y devuelve un tensor de la forma de ``x``;
-      - ``x``: un tensor (N, D), float32 o float64, con N, D ≥ 1 cualesquiera;
-      - ``params``: cero o más tensores del dtype de ``x``.
-    Cada tensor (``x`` y cada parámetro) puede requerir gradiente o no, y traer un
-    ``.grad`` anterior.
-
-    Devuelve un tensor con los valores de ``fn(x, *params)`` que sale de
-    ``TuFunction.apply`` (su ``grad_fn`` es el nodo de tu Function). Funciona también
-    bajo ``torch.no_grad()``.
-
-      - ``forward``: ejecuta ``fn`` una sola vez y sin construir grafo, y guarda con
-        ``ctx.save_for_backward`` solo las entradas mismas (``x`` y ``params``; ni copias
-        ni activaciones intermedias). Ningún tensor como atributo de ``ctx`` ni fuera de
-        la Function.
-      - ``backward``: ejecuta ``fn`` exactamente una vez más, bajo ``torch.enable_grad()``,
-        sobre copias de lo guardado separadas del grafo de fuera, y devuelve
-        ``(None, grad_x, *grad_params)``: ``None`` para ``fn`` y para cada tensor cuyo
-        ``ctx.needs_input_grad`` sea ``False``. Los gradientes son los que daría autograd
-        sobre ``fn`` sin recálculo.
-
-    No cambia nada de lo que recibe: valores, ``requires_grad`` y ``.grad`` de ``x`` y de
-    cada parámetro (tampoco durante el pase hacia atrás), ni ``grad_output``, ni el modo
-    de autograd de quien llama.
+    <contrato>
     """
     ### BEGIN SOLUTION
     class Checkpoint(torch.autograd.Function):

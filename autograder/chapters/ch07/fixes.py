@@ -59,4 +59,17 @@ ARREGLOS = {
                                  "`torch.autograd.backward(salida, grad_output)` y sus `.grad`.",
     "checkpoint_llamadas_fn": "Llama a `fn` una vez en `forward` (bajo `torch.no_grad()`) y una "
                               "vez en `backward` (bajo `torch.enable_grad()`).",
+    "escribe_salida": "Quita los `print` (y lo que escribas en `sys.stderr`) de la función, "
+                      "de `forward` y de `backward`.",
+    "salida_de_inferencia": "Quita `torch.inference_mode()`: dentro de `forward` autograd ya "
+                            "está desactivado.",
+    "calcula_sin_necesidad": "Calcula cada gradiente dentro de su "
+                             "`if ctx.needs_input_grad[i]:`.",
+    "guarda_el_sesgo": "`ctx.save_for_backward(x, weight, salida)`: el sesgo no hace falta.",
+    "grafo_bajo_no_grad": "Llama a `TuFuncion.apply(...)` en el modo de autograd de quien "
+                          "llama, sin `torch.enable_grad()` alrededor.",
+    "checkpoint_recalcula_sin_copias": "Recalcula sobre `t.detach().requires_grad_(pide)` "
+                                       "de cada tensor guardado.",
+    "derivada_cero_en_el_origen": "Que x = 0 caiga en una de las ramas (`>=`), o usa "
+                                  "`torch.sigmoid` / la máscara `x.abs() <= levels * step`.",
 }

@@ -3,11 +3,14 @@
 Every student meets, in each exercise, both dtypes (float32 and float64), a call under
 ``torch.no_grad()`` and one where the inputs do not (all) require grad, stale ``.grad``
 on the inputs, sizes of 1 and unequal sizes; in ``linear_tanh`` each of x, weight and
-bias not requiring grad in turn; in ``stable_softplus`` beta on both sides of 1 and huge
-|beta·x|; in ``quantize_ste`` steps that are not powers of two, exact in binary (the
-boundary |x| = levels·step is drawn) and not (it is kept away), and levels = 1; in
-``checkpoint_apply`` each kind of fn (a residual MLP block, two parameters, none), x and
-some parameter without requires_grad, and N and D of 1.
+bias not requiring grad in turn, and a preactivation of about 100 in float32; in
+``stable_softplus`` beta on both sides of 1, beta·x = 0, ±200 (exp overflows in float32
+only) and huge |beta·x|; in ``quantize_ste`` steps that are not powers of two, exact in
+binary (the boundary |x| = levels·step is drawn, and points just outside it, by step/4096)
+and not (it is kept away), x = 0 and levels = 1; in ``checkpoint_apply`` each kind of fn
+(a residual MLP block, two parameters, none), x and some parameter without requires_grad,
+and N and D of 1. Every observation also makes a call with other settings (another beta,
+step, levels or fn) between a call's forward and its backward (state kept on the class).
 """
 
 import torch
@@ -107,7 +110,7 @@ def _softplus_shapes(generator):
     stale = _order(generator, [True, False]) + [_choice(generator, [True, False])]
     shapes = [(integer(generator, 10, 16),), _shape(generator, 2, at_least=10),
               _shape(generator, integer(generator, 2, 3), with_one=True, at_least=10),
-              _shape(generator, integer(generator, 1, 3), at_least=8), ()]
+              _shape(generator, integer(generator, 1, 3), at_least=10), ()]
     cases = []
     for i, shape in enumerate(shapes):
         huge = integer(generator, 4, 30) if i < 4 else 0
@@ -129,6 +132,11 @@ SOFTPLUS_SPACE = Space(dimensions=(
     Dimension("x.shape con un 1", _has_one, must_include=(True, False)),
     Dimension("x.requires_grad", lambda i: i["x"].requires_grad, must_include=(True, False)),
     Dimension("x.grad vieja", _stale, must_include=(True, False)),
+    Dimension("x con beta·x = 0", lambda i: bool((i["x"].detach() == 0).any()),
+              must_include=(True,)),
+    Dimension("x con beta·x = ±200 (desborda exp en float32)",
+              lambda i: bool(((i["x"].detach().double() * i["beta"]).abs().sub(200).abs()
+                              < 1e-3).any()), must_include=(True,)),
     Dimension("x extremos |beta·x| ≥ 1000",
               lambda i: bool((i["x"].detach().double().abs() * i["beta"] >= 1000).any()),
               must_include=(True,)),
@@ -160,6 +168,8 @@ def _linear_shapes(generator):
     each without requires_grad in one case (sometimes a second input too), with N, D and H
     each 1 in one of them; last, a call under no_grad."""
     dtypes = _dtypes(generator, 5)
+    if dtypes[0] != "float32":  # the first case (N > 1) meets a huge preactivation in float32
+        dtypes[0], dtypes[1] = dtypes[1], dtypes[0]
     without = _order(generator, [0, 1, 2])
     ones = _order(generator, ["N", "D", "H"])
     stale = _order(generator, [True, False]) + [_choice(generator, [True, False])
@@ -191,6 +201,10 @@ LINEAR_SPACE = Space(dimensions=(
     Dimension("x N, D, H distintos", lambda i: len({*i["x"].shape, i["weight"].shape[0]}) == 3,
               must_include=(True,), varies=False),
     Dimension("x.dtype", lambda i: str(i["x"].dtype).split(".")[1], must_include=DTYPES),
+    Dimension("preactivación enorme |z| ≥ 50 en float32",
+              lambda i: i["x"].dtype == torch.float32 and bool(
+                  (i["x"].detach() @ i["weight"].detach().T + i["bias"].detach()).abs().max()
+                  >= 50), must_include=(True,)),
     Dimension("x.requires_grad", lambda i: i["x"].requires_grad, must_include=(True, False)),
     Dimension("weight.requires_grad", lambda i: i["weight"].requires_grad,
               must_include=(True, False)),
@@ -233,7 +247,7 @@ def _quantizer_shapes(generator):
     stale = _order(generator, [True, False]) + [_choice(generator, [True, False])]
     shapes = [(integer(generator, 12, 24),), _shape(generator, 2, at_least=12),
               _shape(generator, integer(generator, 2, 3), with_one=True, at_least=12),
-              _shape(generator, integer(generator, 1, 3), at_least=8), ()]
+              _shape(generator, integer(generator, 1, 3), at_least=12), ()]
     cases = []
     for i, shape in enumerate(shapes):
         grad_mode, requires = (False, True) if i == 3 else (True, i != 4)
@@ -253,6 +267,11 @@ def _on_the_boundary(inputs):
     return bool((x == limit).any())
 
 
+def _just_outside(inputs):
+    x, step = inputs["x"].detach().double().abs(), inputs["step"]
+    return bool((x == inputs["levels"] * step + step / 4096).any())
+
+
 def _beyond(inputs, low, high):
     """Elements beyond both ends, between ``low`` and ``high`` steps past them."""
     x, step = inputs["x"].detach().double(), inputs["step"]
@@ -268,6 +287,9 @@ QUANTIZER_SPACE = Space(dimensions=(
     Dimension("x.requires_grad", lambda i: i["x"].requires_grad, must_include=(True, False)),
     Dimension("x.grad vieja", _stale, must_include=(True, False)),
     Dimension("x en ±levels·step exactamente", _on_the_boundary, must_include=(True,)),
+    Dimension("x justo fuera de ±levels·step (por step/4096)",
+              lambda i: _just_outside(i), must_include=(True,)),
+    Dimension("x = 0", lambda i: bool((i["x"].detach() == 0).any()), must_include=(True,)),
     Dimension("x a menos de medio step fuera, por los dos lados",
               lambda i: _beyond(i, 0, 0.5), must_include=(True,)),
     Dimension("x a más de medio step fuera, por los dos lados",

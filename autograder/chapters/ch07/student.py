@@ -23,6 +23,9 @@ The public oracles are plain autograd on PyTorch's own operations (or a search o
 grid), never the reference.
 """
 
+import contextlib
+import io
+
 import torch
 from torch.overrides import TorchFunctionMode
 
@@ -170,6 +173,46 @@ MENSAJES = {
         "La salida no tiene `grad_fn`. ¿Se cortó el grafo (un `detach()`, un bloque sin "
         "autograd) o no devuelves lo que da `.apply`?",
         "The output has no grad_fn: no gradient can flow back to the inputs."),
+    "derivada_cero_en_el_origen": (
+        "Gradiente 0 en el origen",
+        "`{nombre}` es correcto salvo en x = 0, donde vale 0: ahí la derivada no es 0.",
+        "¿Qué vale tu derivada exactamente en x = 0? Mira si alguna condición estricta o "
+        "un signo deja ese punto fuera de todas las ramas.",
+        "`{nombre}` is right except at x = 0, where it is 0."),
+    "grafo_bajo_no_grad": (
+        "Grafo bajo no_grad",
+        "Quien llama lo hizo dentro de `torch.no_grad()`, y tu salida tiene grafo "
+        "(`grad_fn`): construiste el grafo que no te pidieron.",
+        "¿Qué cambia el modo de autograd alrededor de tu `apply`? Ese modo es de quien "
+        "llama.",
+        "The caller is under no_grad, yet the output has a grad_fn."),
+    "calcula_sin_necesidad": (
+        "Calcula un gradiente que nadie pide",
+        "`{nombre}` no requiere gradiente, y tu `backward` lo calcula igualmente (aunque luego "
+        "devuelva `None`).",
+        "¿Para qué sirve `ctx.needs_input_grad`? Mira qué entradas lo piden antes de hacer "
+        "cada producto.",
+        "`{nombre}` needs no gradient, yet backward computes it (and then drops it)."),
+    "guarda_el_sesgo": (
+        "Guarda el sesgo",
+        "Tu `ctx` guarda el sesgo ({guardados}): ninguna de las fórmulas del pase hacia atrás "
+        "lo usa (ni hace falta recalcular la salida con él).",
+        "Mira qué tensores aparecen en las cuatro fórmulas del gradiente.",
+        "ctx saves the bias ({guardados}), which no gradient formula uses."),
+    "escribe_salida": (
+        "La función escribe en la salida",
+        "Tu función escribe mientras se ejecuta (`print` o `sys.stderr`; empieza por "
+        "«{texto}»): en un entrenamiento se llama miles de veces.",
+        "¿Queda algún `print` de depuración en tu `forward` o en tu `backward`?",
+        "The function writes output while it runs (print or stderr): «{texto}»."),
+    "salida_de_inferencia": (
+        "Salida de inference_mode",
+        "Tu salida es un tensor de `torch.inference_mode()`: tiene nodo, pero ninguna "
+        "operación posterior puede usarla con autograd (no se guarda para el pase hacia "
+        "atrás).",
+        "¿Hace falta `torch.inference_mode()` dentro de `forward`? Autograd ya está "
+        "desactivado ahí.",
+        "The output is an inference tensor: later operations cannot use it with autograd."),
     "tensores_en_ctx": (
         "Tensores guardados como atributos de ctx",
         "Guardaste tensores como atributos de `ctx` ({atributos}) en lugar de usar "
@@ -312,6 +355,13 @@ MENSAJES = {
         "¿Sobre qué tensores recalculas `fn`: los guardados, que siguen enganchados al grafo "
         "de fuera, o copias separadas de él?",
         "The recomputation was connected to the outer graph: .grad of {que} changed."),
+    "checkpoint_recalcula_sin_copias": (
+        "Recálculo sobre los tensores de fuera",
+        "Tu `backward` recalculó `fn` sobre {que} tal cual, los tensores de quien llama, "
+        "enganchados a su grafo, y no sobre copias separadas de él.",
+        "¿Sobre qué tensores recalculas `fn`: los guardados, que siguen enganchados al grafo "
+        "de fuera, o copias separadas de él?",
+        "backward recomputed fn on the caller's own tensors ({que}), not detached copies."),
     "checkpoint_orden_gradientes": (
         "Gradientes en otro orden",
         "`backward` devolvió un gradiente cuya forma no es la de la entrada en esa posición. "
@@ -364,16 +414,48 @@ def es_function_propia(tensor):
             and isinstance(tensor.grad_fn, torch.autograd.function.BackwardCFunction))
 
 
-def _llamada(funcion, *args):
-    """observar_llamada that also returns the raw result (to differentiate it afterwards)."""
+class _Escrito:
+    """What the student's code writes (``print``, ``sys.stderr``) while it runs, kept apart
+    from the cell's output: a graded function writes nothing."""
+
+    def __init__(self):
+        self.texto = io.StringIO()
+        self._pila = []
+
+    def entrar(self):
+        desvios = [contextlib.redirect_stdout(self.texto), contextlib.redirect_stderr(self.texto)]
+        for desvio in desvios:
+            desvio.__enter__()
+        self._pila.append(desvios)
+
+    def salir(self):
+        if self._pila:
+            for desvio in reversed(self._pila.pop()):
+                desvio.__exit__(None, None, None)
+
+    def leido(self):
+        return self.texto.getvalue()[:200]
+
+
+def _llamada(funcion, *args, escrito=None):
+    """observar_llamada that also returns the raw result (to differentiate it afterwards);
+    what the call writes goes to ``escrito``."""
     guardado = []
+    escrito = escrito or _Escrito()
 
     def guardar(*argumentos):
-        guardado.append(funcion(*argumentos))
+        escrito.entrar()
+        try:
+            guardado.append(funcion(*argumentos))
+        finally:
+            escrito.salir()
         return guardado[-1]
 
     observacion = observar_llamada(guardar, *args)
-    return observacion, (guardado[0] if guardado else None)
+    salida = guardado[0] if guardado else None
+    observacion["salida_de_inferencia"] = (type(salida) is torch.Tensor
+                                           and salida.is_inference())
+    return observacion, salida
 
 
 def _hoja(tensor, requiere):
@@ -400,10 +482,14 @@ class _Vigia(TorchFunctionMode):
     def __init__(self):
         super().__init__()
         self.usos = []
+        self.formas = set()  # the shapes of the tensors it computes
 
     def __torch_function__(self, func, types, args=(), kwargs=None):
         resultado = func(*args, **(kwargs or {}))
         nombre = getattr(func, "__name__", str(func))
+        for t in (resultado if isinstance(resultado, (tuple, list)) else (resultado,)):
+            if isinstance(t, torch.Tensor):
+                self.formas.add(tuple(t.shape))
         if nombre in ("grad", "backward"):
             self.usos.append(f"`{nombre}`")
         elif any(isinstance(t, torch.Tensor) and t.grad_fn is not None
@@ -412,34 +498,41 @@ class _Vigia(TorchFunctionMode):
         return resultado
 
 
-def _espiar_backward(nodo):
-    """Hooks on the student's node: what its backward returned, and autograd used in it.
+def _espiar_backward(nodo, escrito):
+    """Hooks on the student's node: what its backward returned, autograd used in it, and
+    what it wrote (into ``escrito``).
 
     The mode is pushed when the node starts and popped when it ends; if backward raises,
-    the engine restores the thread's state itself."""
+    the engine restores the thread's state itself (and ``cerrar`` the output)."""
     vigia, visto = _Vigia(), {"activo": False, "devuelto": None}
 
     def antes(grad_outputs):
         vigia.__enter__()
+        escrito.entrar()
         visto["activo"] = True
 
     def despues(grad_inputs, grad_outputs):
         if visto["activo"]:
             visto["activo"] = False
+            escrito.salir()
             vigia.__exit__(None, None, None)
         visto["devuelto"] = sanear(list(grad_inputs))
 
     ganchos = [nodo.register_prehook(antes), nodo.register_hook(despues)]
 
     def cerrar():
+        if visto["activo"]:
+            visto["activo"] = False
+            escrito.salir()
         for gancho in ganchos:
             gancho.remove()
-        return {"devuelto": visto["devuelto"], "autograd_en_backward": sorted(set(vigia.usos))}
+        return {"devuelto": visto["devuelto"], "autograd_en_backward": sorted(set(vigia.usos)),
+                "formas_en_backward": sorted(vigia.formas)}
 
     return cerrar
 
 
-def observar_gradientes(salida, entradas, peso):
+def observar_gradientes(salida, entradas, peso, escrito=None):
     """The gradients the engine gets for ``entradas`` from ``salida`` with upstream ``peso``.
 
     Facts, as plain data: whether ``salida`` has a graph, the gradients (None for an input
@@ -451,14 +544,14 @@ def observar_gradientes(salida, entradas, peso):
     datos = {"con_grafo": False, "gradientes": None, "error_backward": None,
              "grad_output_modificado": False, "funcion_propia": propia,
              "nodo": type(getattr(salida, "grad_fn", None)).__name__,
-             "devuelto": None, "autograd_en_backward": []}
+             "devuelto": None, "autograd_en_backward": [], "formas_en_backward": []}
     if type(salida) is not torch.Tensor or salida.grad_fn is None:
         return datos
     datos["con_grafo"] = True
     if salida.shape != peso.shape:
         return datos
     arriba = peso.clone()
-    cerrar = _espiar_backward(salida.grad_fn) if propia else None
+    cerrar = _espiar_backward(salida.grad_fn, escrito or _Escrito()) if propia else None
     try:
         datos["gradientes"] = _gradientes(salida, entradas, arriba)
     except ComprobacionFallida as fallo:
@@ -525,12 +618,14 @@ def observar_ctx(salida, conocidos):
     return datos
 
 
-def observar_lo_guardado(funcion, tensores, segunda, otros, peso):
+def observar_lo_guardado(funcion, tensores, segunda, otros, peso, intercalada=None):
     """Where backward reads its tensors from (see the module docstring): plain data.
 
     ``tensores``: the inputs of call A (copied); ``segunda``: those of call B, with the
-    same ``requires_grad``; ``otros``: the arguments that are not tensors."""
-    guardados = {"a": [], "b": []}
+    same ``requires_grad``; ``otros``: the arguments that are not tensors. ``intercalada``:
+    (function, its arguments) of a call C with other settings (another beta, another fn),
+    run after B's forward: A's backward must not see it (state kept on the class)."""
+    guardados = {"a": [], "b": [], "c": []}
     cambiar = [False]
 
     def empaquetar(clave):
@@ -551,6 +646,11 @@ def observar_lo_guardado(funcion, tensores, segunda, otros, peso):
         for clave, hojas in (("a", a), ("b", b)):
             with torch.autograd.graph.saved_tensors_hooks(empaquetar(clave), desempaquetar):
                 salidas.append(llamar(funcion, *hojas, *otros))
+        if intercalada is not None:
+            otra_funcion, argumentos = intercalada
+            with torch.autograd.graph.saved_tensors_hooks(empaquetar("c"), desempaquetar):
+                llamar(otra_funcion, *[_hoja(t, t.requires_grad) if isinstance(t, torch.Tensor)
+                                       else t for t in argumentos])
         if not all(type(s) is torch.Tensor and s.grad_fn is not None
                    and s.shape == peso.shape for s in salidas):
             return datos
@@ -572,27 +672,32 @@ def observar_function(funcion, entradas, tensores, otros, conocidos=None):
 
     ``tensores`` and ``otros``: the names of the tensor and of the other arguments, in the
     order of the signature. ``conocidos(entradas, salida)``: named tensors to recognise
-    among those ctx saved."""
+    among those ctx saved. ``entradas["tercera"]``, if there: other values of ``otros``
+    for the interleaved call C of ``observar_lo_guardado``."""
     argumentos = [entradas[n] for n in (*tensores, *otros)]
     propios = {n: entradas[n] for n in tensores}
     peso = entradas["grad_output"]
+    escrito = _Escrito()
     with torch.set_grad_enabled(entradas["con_grad"]):
         antes = estado(propios)
-        observacion, salida = _llamada(funcion, *argumentos)
+        observacion, salida = _llamada(funcion, *argumentos, escrito=escrito)
         modo = torch.is_grad_enabled()
         observacion.update(observar_ctx(salida, conocidos(entradas, salida) if conocidos
                                         else {}))
-    datos = observar_gradientes(salida, [entradas[n] for n in tensores], peso)
+    datos = observar_gradientes(salida, [entradas[n] for n in tensores], peso, escrito)
     observacion.update(datos)
     despues = estado(propios)
     despues["modo de autograd"] = modo
     observacion.update(estado_antes=antes, estado_despues=despues,
-                       lo_guardado=None, gradcheck=None)
+                       lo_guardado=None, gradcheck=None, escrito=escrito.leido())
     if datos["gradientes"] is not None:
         segunda = [entradas["segunda"][n] for n in tensores]
+        intercalada = None
+        if "tercera" in entradas:
+            intercalada = (funcion, [*segunda, *(entradas["tercera"][n] for n in otros)])
         observacion["lo_guardado"] = observar_lo_guardado(
             funcion, [entradas[n] for n in tensores], segunda, [entradas[n] for n in otros],
-            peso)
+            peso, intercalada)
     return observacion
 
 
@@ -616,6 +721,8 @@ def _tensor_de_salida(caso, nombre="la salida"):
     resultado = caso.resultado
     if type(resultado) is not torch.Tensor or resultado.shape != esperado.shape:
         comparar(nombre, resultado, esperado)  # None, type or shape: says which
+    if not caso.datos["con_grad"] and caso.datos.get("con_grafo"):
+        fallar("grafo_bajo_no_grad")
     return resultado
 
 
@@ -633,6 +740,8 @@ def _nombrar(nombre, obtenido, esperado, candidatos, requeridos=None):
         return all(type(a[i]) is torch.Tensor and a[i].shape == b[i].shape
                    and a[i].dtype == b[i].dtype and cerca(a[i], b[i]) for i in indices)
 
+    if igual(obtenidos, esperados):
+        return  # right within tolerance, however near a slip's value it also is
     for diagnostico, hechos, candidato in candidatos:
         candidato = lista(candidato)
         if not igual(candidato, esperados) and igual(obtenidos, candidato):
@@ -676,6 +785,20 @@ def _verificar_backward(caso, nombre):
 def _function_propia(caso):
     if not caso.datos["funcion_propia"]:
         fallar("sin_function_propia", nodo=caso.datos["nodo"])
+    _salida_normal(caso)
+
+
+def _salida_normal(caso):
+    """The output can go on through autograd: not an inference tensor."""
+    if caso.datos.get("salida_de_inferencia"):
+        fallar("salida_de_inferencia")
+
+
+def _sin_escribir(caso):
+    """The graded function writes nothing (no debug print, nothing on stderr)."""
+    if caso.datos.get("escrito"):
+        fallar("escribe_salida", texto=caso.datos["escrito"].strip().splitlines()[0][:80]
+               if caso.datos["escrito"].strip() else "espacios")
 
 
 def _iguales(a, b):
@@ -717,6 +840,7 @@ def _backward_analitico(caso):
 
 def _sin_efectos(caso):
     verificar_sin_efectos(caso)
+    _sin_escribir(caso)
 
 
 def _en_casos_con_grafo(verificar):
@@ -741,9 +865,10 @@ def construir_softplus(generador, forma):
     """x, beta, an upstream gradient, the inputs of a second call and the caller's grad mode.
 
     ``forma`` = (shape of x, beta, dtype, grad mode on, x requires grad, stale x.grad,
-    exponent k of two huge extremes or 0). Unless x is 0-dim, it holds four extremes,
-    beta·x = ±60 and ±1000 (exp overflows in float32 and float64), and two more,
-    beta·x = ±10^k, when k > 0; the rest are normal values of scale 3/beta.
+    exponent k of two huge extremes or 0). Unless x is 0-dim, it holds seven points,
+    beta·x = 0 (where σ is 1/2), ±60, ±200 and ±1000 (exp overflows in float32 and
+    float64; 200 in float32 only, below a threshold of 700), and two more, beta·x = ±10^k,
+    when k > 0; the rest are normal values of scale 3/beta.
     """
     forma_x, beta, nombre_dtype, con_grad, requiere, grad_vieja, k = forma
     dtype = getattr(torch, nombre_dtype)
@@ -753,7 +878,9 @@ def construir_softplus(generador, forma):
     if len(forma_x) == 0:
         x = 3 * torch.randn((), generator=generador, dtype=dtype) / beta
     else:
-        extremos = [-1000.0, -60.0, 60.0, 1000.0] + ([-10.0 ** k, 10.0 ** k] if k else [])
+        extremos = [-1000.0, 1000.0, -60.0, 60.0, 0.0, -200.0, 200.0] + (
+            [-10.0 ** k, 10.0 ** k] if k else [])
+        extremos = extremos[:numel]  # a smaller x (the tests' own) holds the first ones
         normales = 3 * torch.randn(numel - len(extremos), generator=generador, dtype=dtype)
         x = torch.cat([normales / beta, torch.tensor(extremos, dtype=dtype) / beta])
         x = x.reshape(forma_x)
@@ -761,7 +888,7 @@ def construir_softplus(generador, forma):
     segunda = {"x": 3 * torch.randn(x.shape, generator=generador, dtype=dtype) / beta}
     _marcar([requiere], grad_vieja, generador, x)
     return {"x": x, "beta": beta, "grad_output": peso, "segunda": segunda,
-            "con_grad": con_grad}
+            "con_grad": con_grad, "tercera": {"beta": 1.5 * beta + 0.25}}
 
 
 def contexto_softplus(forma):
@@ -776,7 +903,8 @@ def candidatos_softplus(x, beta, grad_output):
     s = torch.sigmoid(beta * xd)
     grad = [("sin_grad_output", {}, s), ("sigmoide_sin_beta", {}, g * torch.sigmoid(xd)),
             ("gradiente_por_beta", {}, g * beta * s), ("gradiente_entre_beta", {}, g * s / beta),
-            ("sigmoide_invertida", {}, g * torch.sigmoid(-beta * xd))]
+            ("sigmoide_invertida", {}, g * torch.sigmoid(-beta * xd)),
+            ("derivada_cero_en_el_origen", {}, g * s * (xd != 0))]
     return {"salida": [("softplus_sin_dividir_por_beta", {}, (salida * beta).to(x.dtype))],
             "grad": [(d, h, v.to(x.dtype)) for d, h, v in grad]}
 
@@ -848,14 +976,17 @@ def softplus_por_autograd(x, beta, grad_output, *resto):
 
 
 FORMA_PUBLICA_SOFTPLUS = ((10,), 2.0, "float64", True, True, False, 0)
+# Also float32 with a stale .grad, and a call under no_grad.
+FORMAS_PUBLICAS_SOFTPLUS = (FORMA_PUBLICA_SOFTPLUS, ((3, 4), 0.5, "float32", True, True, True, 0),
+                            ((8,), 3.0, "float64", False, True, False, 0))
 
 
 def comprobar_stable_softplus(stable_softplus):
     """Comprobación pública: salida, gradiente y ``gradcheck`` frente a autograd sobre
     ``logaddexp``."""
-    caso = caso_en_proceso(STABLE_SOFTPLUS, stable_softplus, 1, FORMA_PUBLICA_SOFTPLUS,
-                           softplus_por_autograd)
-    comprobar_casos(STABLE_SOFTPLUS.partes, [caso],
+    casos = [caso_en_proceso(STABLE_SOFTPLUS, stable_softplus, 1, forma, softplus_por_autograd)
+             for forma in FORMAS_PUBLICAS_SOFTPLUS]
+    comprobar_casos(STABLE_SOFTPLUS.partes, casos,
                     "Forward estable, backward correcto (gradcheck incluido) y una Function "
                     "propia que lee lo que guardó.")
 
@@ -877,6 +1008,9 @@ def construir_lineal_tanh(generador, forma):
         return escala * torch.randn(*dimensiones, generator=generador, dtype=dtype)
 
     x, weight, bias = normal(N, D), normal(H, D, escala=D ** -0.5), normal(H, escala=0.5)
+    if N > 1:  # the last row makes the first preactivation 100 + bias[0]: tanh
+        # saturates, and exp(2z) overflows in float32
+        x[-1] = 100 * torch.sign(weight[0]) / weight[0].abs().sum()
     peso = normal(N, H)
     segunda = {"x": normal(N, D), "weight": normal(H, D, escala=D ** -0.5),
                "bias": normal(H, escala=0.5)}
@@ -963,6 +1097,8 @@ def _guarda_lo_justo(caso):
     if datos["elementos_guardados"] > datos["maximo_guardado"]:
         fallar("guarda_de_mas", elementos=datos["elementos_guardados"],
                maximo=datos["maximo_guardado"], guardados=", ".join(datos["guardados"]))
+    if "bias" in datos["guardados"]:
+        fallar("guarda_el_sesgo", guardados=", ".join(datos["guardados"]))
     _lee_de_ctx(caso)
     _backward_analitico(caso)
 
@@ -978,6 +1114,12 @@ def _respeta_needs_input_grad(caso):
     for nombre, pide, valor in zip(TENSORES_LINEAL, datos["requiere"], devuelto):
         if not pide and valor is not None:
             fallar("ignora_needs_input_grad", nombre=nombre)
+    # N, D and H differ: a tensor of an input's shape computed in backward is its gradient.
+    formas = {tuple(f) for f in datos.get("formas_en_backward") or ()}
+    for nombre, pide, esperado in zip(TENSORES_LINEAL, datos["requiere"],
+                                      datos["esperado"]["grads"]):
+        if not pide and tuple(esperado.shape) in formas:
+            fallar("calcula_sin_necesidad", nombre=nombre)
     # Only presence and shape here: the values are the gradient part's (no double penalty).
     for nombre, pide, obtenido, esperado in zip(TENSORES_LINEAL, datos["requiere"], devuelto,
                                                 datos["esperado"]["grads"]):
@@ -1014,10 +1156,12 @@ def lineal_tanh_por_autograd(x, weight, bias, grad_output, *resto):
 
 
 # The same inputs three times: everything requires grad, then x does not (it is the data),
-# then only x does (a frozen layer).
+# then only x does (a frozen layer); then H = 1 in float32 with stale .grad, and no_grad.
 FORMAS_PUBLICAS_LINEAL = ((5, 4, 3, "float64", (True, True, True), True, False),
                           (5, 4, 3, "float64", (False, True, True), True, False),
-                          (5, 4, 3, "float64", (True, False, False), True, False))
+                          (5, 4, 3, "float64", (True, False, False), True, False),
+                          (2, 4, 1, "float32", (True, True, True), True, True),
+                          (5, 4, 3, "float64", (True, True, True), False, False))
 
 
 def comprobar_linear_tanh(linear_tanh):
@@ -1058,7 +1202,8 @@ def construir_cuantizador(generador, forma):
     x.grad). Unless x is 0-dim: about a fifth of the first values fall outside the range,
     one sits exactly on each end when that end is exact in binary, and four more lie
     beyond the ends, one on each side within half a step of it (where a mask on the rounded
-    value still passes the gradient) and one further out, beyond ±levels too. None is on a
+    value still passes the gradient) and one further out, beyond ±levels too; one is 0,
+    and, when the ends are exact, one lies just outside each (by step/4096). None is on a
     rounding tie, nor, when the boundary is not exact, within rounding of it.
     """
     forma_x, paso, niveles, nombre_dtype, con_grad, requiere, grad_vieja = forma
@@ -1075,7 +1220,7 @@ def construir_cuantizador(generador, forma):
     else:
         n = numel - 4
         x = 0.8 * limite * torch.randn(n, generator=generador, dtype=dtype)
-        arriba, abajo = torch.randperm(n, generator=generador)[:2].tolist()
+        arriba, abajo, *casi = torch.randperm(n, generator=generador)[:5].tolist()
         if exacto:
             x[arriba], x[abajo] = limite, -limite
         peso = torch.randn(n, generator=generador, dtype=dtype)
@@ -1090,10 +1235,16 @@ def construir_cuantizador(generador, forma):
         peso = peso.reshape(forma_x)
         otra = 1.2 * limite * torch.randn(forma_x, generator=generador, dtype=dtype)
     x = _lejos_de_ambiguedades(x, paso, niveles, exacto)
+    if len(forma_x):
+        plano = x.view(-1)
+        plano[casi[2]] = 0.0  # the origin, where the straight-through gradient is whole
+        if exacto:  # just outside each end, by step/4096: outside, however little
+            plano[casi[0]], plano[casi[1]] = limite + paso / 4096, -limite - paso / 4096
     otra = _lejos_de_ambiguedades(otra, paso, niveles, False)
     _marcar([requiere], grad_vieja, generador, x)
     return {"x": x, "step": paso, "levels": niveles, "grad_output": peso,
-            "segunda": {"x": otra}, "con_grad": con_grad}
+            "segunda": {"x": otra}, "con_grad": con_grad,
+            "tercera": {"step": 1.5 * paso, "levels": niveles + 1}}
 
 
 def observar_cuantizador(quantize_ste, entradas):
@@ -1122,6 +1273,7 @@ def candidatos_cuantizador(x, step, levels, grad_output):
             ("ste_recorte_un_lado", {"lado": "levels·step"}, g * (xd >= -limite)),
             ("ste_mascara_redondeada", {}, g * (torch.round(xd / step).abs() <= levels)),
             ("ste_borde_excluido", {}, g * (xd.abs() < limite)),
+            ("derivada_cero_en_el_origen", {}, g * dentro * (xd != 0)),
             ("ste_borde_a_medias", {}, g * dentro - 0.5 * g * borde),
             ("rango_sin_step", {}, g * (xd.abs() <= levels))]
     return {"salida": salida, "grad": grad}
@@ -1144,6 +1296,8 @@ def _gradiente_ste(caso):
 
 def _cuantizador_sin_efectos(caso):
     verificar_sin_efectos(caso)
+    _sin_escribir(caso)
+    _salida_normal(caso)
     if _espera_grafo(caso):
         _lee_de_ctx(caso)
 
@@ -1174,14 +1328,18 @@ def cuantizador_por_busqueda(x, step, levels, grad_output, *resto):
 
 
 FORMA_PUBLICA_CUANTIZADOR = ((16,), 0.25, 4, "float64", True, True, False)
+# Also float32 with a step that is not exact in binary and a stale .grad, and no_grad.
+FORMAS_PUBLICAS_CUANTIZADOR = (FORMA_PUBLICA_CUANTIZADOR,
+                               ((3, 5), 0.1, 3, "float32", True, True, True),
+                               ((12,), 0.375, 2, "float64", False, True, False))
 
 
 def comprobar_quantize_ste(quantize_ste):
     """Comprobación pública: los valores cuantizados y el gradiente de paso directo en un
     ejemplo."""
-    caso = caso_en_proceso(QUANTIZE_STE, quantize_ste, 3, FORMA_PUBLICA_CUANTIZADOR,
-                           cuantizador_por_busqueda)
-    comprobar_casos(QUANTIZE_STE.partes, [caso],
+    casos = [caso_en_proceso(QUANTIZE_STE, quantize_ste, 3, forma, cuantizador_por_busqueda)
+             for forma in FORMAS_PUBLICAS_CUANTIZADOR]
+    comprobar_casos(QUANTIZE_STE.partes, casos,
                     "Valores cuantizados y gradiente de paso directo (con recorte) correctos.")
 
 
@@ -1239,6 +1397,26 @@ def contexto_checkpoint(forma):
             "nombres": ("x", *FUNCIONES_CHECKPOINT[forma[0]][1])}
 
 
+def _enganchados(argumentos, propios):
+    """The caller's tensors that ``argumentos`` are still attached to (a gradient through
+    one of them reaches the caller's tensor): the recomputation did not run on copies."""
+    nombres = []
+    with torch.enable_grad():
+        for nombre, original in propios.items():
+            for a in argumentos:
+                if not (original.requires_grad and isinstance(a, torch.Tensor)
+                        and a.requires_grad and a.shape == original.shape):
+                    continue
+                try:
+                    (grad,) = torch.autograd.grad(a.sum(), [original], allow_unused=True)
+                except RuntimeError:
+                    continue
+                if grad is not None:
+                    nombres.append(nombre)
+                    break
+    return nombres
+
+
 def observar_checkpoint(checkpoint_apply, entradas):
     """One call observed as plain data, as ``observar_function`` does, plus: how many times
     fn ran in the forward and in the backward, and the tensors autograd saved during the
@@ -1246,10 +1424,12 @@ def observar_checkpoint(checkpoint_apply, entradas):
     fn, x, params = entradas["fn"], entradas["x"], entradas["params"]
     tensores = (x, *params)
     propios = dict(zip(("x", *FUNCIONES_CHECKPOINT_NOMBRES[fn]), tensores))
-    fase, llamadas, guardados = ["forward"], [], {}
+    fase, llamadas, guardados, escrito, sin_copia = ["forward"], [], {}, _Escrito(), []
 
     def contada(*argumentos):
         llamadas.append(fase[0])
+        if fase[0] == "backward":
+            sin_copia.extend(_enganchados(argumentos, propios))
         return fn(*argumentos)
 
     def funcion(*argumentos):
@@ -1262,25 +1442,31 @@ def observar_checkpoint(checkpoint_apply, entradas):
     with torch.set_grad_enabled(entradas["con_grad"]):
         antes = estado(propios)
         with torch.autograd.graph.saved_tensors_hooks(empaquetar, lambda tensor: tensor):
-            observacion, salida = _llamada(funcion, *tensores)
+            observacion, salida = _llamada(funcion, *tensores, escrito=escrito)
         modo = torch.is_grad_enabled()
         observacion.update(observar_ctx(salida, propios))
     for tensor in tensores:
         guardados.pop(tensor.untyped_storage().data_ptr(), None)
     fase[0] = "backward"
-    datos = observar_gradientes(salida, list(tensores), entradas["grad_output"])
+    datos = observar_gradientes(salida, list(tensores), entradas["grad_output"], escrito)
     fase[0] = "otras llamadas"
     observacion.update(datos)
     despues = estado(propios)
     despues["modo de autograd"] = modo
     observacion.update(estado_antes=antes, estado_despues=despues, lo_guardado=None,
-                       intermedios=len(guardados), bytes_intermedios=sum(guardados.values()),
+                       escrito=escrito.leido(), sin_copia=sorted(set(sin_copia)),
+                       intermedios=len(guardados),
+                       bytes_intermedios=sum(guardados.values()),
                        llamadas_forward=llamadas.count("forward"),
                        llamadas_backward=llamadas.count("backward"))
     if datos["gradientes"] is not None:
         segunda = [entradas["segunda"]["x"], *entradas["segunda"]["params"]]
+        def otra_fn(*argumentos):  # another fn for call C: twice this one
+            return 2 * fn(*argumentos)
+
+        intercalada = (lambda *argumentos: checkpoint_apply(otra_fn, *argumentos), segunda)
         observacion["lo_guardado"] = observar_lo_guardado(funcion, list(tensores), segunda, (),
-                                                          entradas["grad_output"])
+                                                          entradas["grad_output"], intercalada)
     return observacion
 
 
@@ -1313,6 +1499,9 @@ def _gradientes_checkpoint(caso):
     for nombre, pide, valor in zip(datos["nombres"], datos["requiere"], datos["devuelto"] or ()):
         if not pide and valor is not None:
             fallar("ignora_needs_input_grad", nombre=nombre)
+    if datos.get("sin_copia") and datos["error_backward"] is None:
+        fallar("checkpoint_recalcula_sin_copias",
+               que=", ".join(f"`{n}`" for n in datos["sin_copia"]))
     exigir(diagnosticar_lista("grads", [gradientes[i] for i in requeridos],
                               [esperados[i] for i in requeridos]))
 
@@ -1364,7 +1553,8 @@ def checkpoint_por_autograd(fn, x, params, grad_output, *resto):
 # The residual block with everything requiring grad; the two-parameter function with x as
 # data (no requires_grad), and a frozen parameter.
 FORMAS_PUBLICAS_CHECKPOINT = (("mlp", 4, 3, 5, "float64", (True, True, True, True), True, False),
-                              ("onda", 3, 4, 1, "float64", (False, True, False), True, False))
+                              ("onda", 3, 4, 1, "float64", (False, True, False), True, False),
+                              ("sin parámetros", 3, 2, 1, "float32", (True,), False, False))
 
 
 def comprobar_checkpoint_apply(checkpoint_apply):

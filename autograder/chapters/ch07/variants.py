@@ -312,8 +312,11 @@ def _all_grads(ctx, g, x, weight, out, *rest):
 
 
 def _needed_grads(ctx, g, x, weight, out, *rest):
-    grads = _all_grads(ctx, g, x, weight, out)
-    return tuple(gr if need else None for gr, need in zip(grads, ctx.needs_input_grad))
+    """Only the gradients ``ctx.needs_input_grad`` asks for, each computed only then."""
+    grad_z = g * (1 - out**2)
+    need_x, need_w, need_b = ctx.needs_input_grad[:3]
+    return (grad_z @ weight if need_x else None, grad_z.T @ x if need_w else None,
+            grad_z.sum(0) if need_b else None)
 
 
 @variant(LT, "guarda_de_mas")
@@ -423,8 +426,9 @@ def linear_tanh_global_storage(x, weight, bias):
 @variant(LT, "ignora_needs_input_grad")
 def linear_tanh_needs_input_grad_for_x_only(x, weight, bias):
     def backward(ctx, g, x, weight, out):
-        grads = _all_grads(ctx, g, x, weight, out)
-        return (grads[0] if ctx.needs_input_grad[0] else None, *grads[1:])
+        grad_z = g * (1 - out**2)
+        return (grad_z @ weight if ctx.needs_input_grad[0] else None, grad_z.T @ x,
+                grad_z.sum(0))
 
     return _linear_tanh_function(lambda x, w, b, z, out: (x, w, out), backward).apply(
         x, weight, bias)
@@ -775,7 +779,7 @@ def checkpoint_only_x(fn, x, *params):
         x, *params = ctx.saved_tensors
         x = x.detach().requires_grad_(True)
         with torch.enable_grad():
-            output = ctx.fn(x, *params)
+            output = ctx.fn(x, *(p.detach() for p in params))
         (grad_x,) = torch.autograd.grad(output, x, grad_output)
         return (None, grad_x if ctx.needs_input_grad[1] else None, *[None] * len(params))
 
@@ -834,6 +838,423 @@ def checkpoint_hardcoded(fn, x, *params):
     ejemplo = construir_checkpoint(torch.Generator().manual_seed(4), FORMAS_PUBLICAS_CHECKPOINT[0])
     return reference.checkpoint_apply(ejemplo["fn"], ejemplo["x"], *ejemplo["params"])
 
+
+# ---------------------------------------------------------------- one mistake per clause
+# Variants added with the clauses (autograder/chapters/ch07/contract.py): each breaks one.
+def _sigmoid_function(forward=_stable):
+    return _softplus_function(forward, lambda g, x, out, b: g * torch.sigmoid(b * x))
+
+
+@variant(SP, "dtype")
+def softplus_computes_in_float64(x, beta):
+    # "float64 for safety": the output comes back float64 for a float32 x.
+    return _sigmoid_function(lambda x, b: _stable(x.double(), b)).apply(x, beta)
+
+
+@variant(SP, "softplus_desborda")
+def softplus_threshold_700(x, beta):
+    # Linear only above 700, where exp overflows in float64: in float32 it overflows at 88.
+    def forward(x, b):
+        z = b * x
+        return torch.where(z > 700, x, torch.log1p(torch.exp(z.clamp(max=700))) / b)
+
+    return _sigmoid_function(forward).apply(x, beta)
+
+
+@variant(SP, "excepcion")
+def softplus_retains_the_output_grad(x, beta):
+    out = _sigmoid_function().apply(x, beta)
+    out.retain_grad()  # to look at it while debugging: fails when there is no graph
+    return out
+
+
+@variant(SP, "salida_de_inferencia")
+def softplus_forward_under_inference_mode(x, beta):
+    class Softplus(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, beta):
+            ctx.save_for_backward(x)
+            ctx.beta = beta
+            with torch.inference_mode():  # "no graph here": an inference tensor comes out
+                return _stable(x, beta)
+
+        @staticmethod
+        def backward(ctx, grad_output):
+            (x,) = ctx.saved_tensors
+            return grad_output * torch.sigmoid(ctx.beta * x), None
+
+    return Softplus.apply(x, beta)
+
+
+@variant(SP, "derivada_cero_en_el_origen")
+def softplus_zero_at_the_origin(x, beta):
+    # The sigmoid split in two strict branches: at beta·x = 0 neither applies.
+    def backward(g, x, out, b):
+        z = b * x
+        positive = 1 / (1 + torch.exp(-z.clamp(min=0)))
+        negative = torch.exp(z.clamp(max=0)) / (1 + torch.exp(z.clamp(max=0)))
+        return g * (torch.where(z > 0, positive, torch.zeros_like(z))
+                    + torch.where(z < 0, negative, torch.zeros_like(z)))
+
+    return _softplus_function(_stable, backward).apply(x, beta)
+
+
+@variant(SP, "tensores_en_ctx")
+def softplus_x_as_ctx_attribute(x, beta):
+    class Softplus(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, beta):
+            ctx.x, ctx.beta = x, beta
+            return _stable(x, beta)
+
+        @staticmethod
+        def backward(ctx, grad_output):
+            return grad_output * torch.sigmoid(ctx.beta * ctx.x), None
+
+    return Softplus.apply(x, beta)
+
+
+class _SoftplusBetaOnTheClass(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, beta):
+        ctx.save_for_backward(x)
+        _SoftplusBetaOnTheClass.beta = beta  # shared by every call
+        return _stable(x, beta)
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        (x,) = ctx.saved_tensors
+        return grad_output * torch.sigmoid(_SoftplusBetaOnTheClass.beta * x), None
+
+
+@variant(SP, "function_estado_compartido")
+def softplus_beta_as_class_attribute(x, beta):
+    return _SoftplusBetaOnTheClass.apply(x, beta)
+
+
+@variant(SP, "grad_output_modificado")
+def softplus_in_place_on_grad_output(x, beta):
+    return _softplus_function(
+        _stable, lambda g, x, out, b: g.mul_(torch.sigmoid(b * x))).apply(x, beta)
+
+
+@variant(SP, "efecto_secundario")
+def softplus_turns_grad_on(x, beta):
+    out = _sigmoid_function().apply(x, beta)
+    torch.set_grad_enabled(True)  # "forward turned autograd off: back on": not the caller's
+    return out
+
+
+@variant(SP, "escribe_salida")
+def softplus_debug_print(x, beta):
+    class Softplus(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, beta):
+            ctx.save_for_backward(x)
+            ctx.beta = beta
+            return _stable(x, beta)
+
+        @staticmethod
+        def backward(ctx, grad_output):
+            (x,) = ctx.saved_tensors
+            print("backward de softplus:", grad_output.shape)  # left from debugging
+            return grad_output * torch.sigmoid(ctx.beta * x), None
+
+    return Softplus.apply(x, beta)
+
+
+def _straight_through(x, step, levels):
+    xc = x.clamp(-levels * step, levels * step)
+    return xc + (torch.round(xc / step) * step - xc).detach()
+
+
+@variant(QS, "dtype")
+def quantize_computes_in_float64(x, step, levels):
+    return _straight_through(x.double(), step, levels)
+
+
+@variant(QS, "excepcion")
+def quantize_retains_the_output_grad(x, step, levels):
+    out = _straight_through(x, step, levels)
+    out.retain_grad()  # fails when there is no graph
+    return out
+
+
+@variant(QS, "derivada_cero_en_el_origen")
+def quantize_sign_times_clamped_magnitude(x, step, levels):
+    # sign(x)·min(|x|, L): the same values, but its derivative is 0 at x = 0.
+    xc = torch.sign(x) * torch.clamp(x.abs(), max=levels * step)
+    return xc + (torch.round(xc / step) * step - xc).detach()
+
+
+@variant(QS, "no_reconocido")
+def quantize_mask_with_a_tolerance(x, step, levels):
+    # "for rounding errors": a millesimal tolerance lets through values just outside.
+    return _quantize_function(
+        _quantized, lambda g, x, limit: g * (x.abs() <= limit + 1e-3)).apply(x, step, levels)
+
+
+class _QuantizeLimitOnTheClass(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, step, levels):
+        ctx.save_for_backward(x)
+        _QuantizeLimitOnTheClass.limit = levels * step  # shared by every call
+        return _quantized(x, step, levels)
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        (x,) = ctx.saved_tensors
+        return _masked(grad_output, x, _QuantizeLimitOnTheClass.limit), None, None
+
+
+@variant(QS, "function_estado_compartido")
+def quantize_limit_as_class_attribute(x, step, levels):
+    return _QuantizeLimitOnTheClass.apply(x, step, levels)
+
+
+@variant(QS, "salida_de_inferencia")
+def quantize_forward_under_inference_mode(x, step, levels):
+    def forward(x, step, levels):
+        with torch.inference_mode():
+            return _quantized(x, step, levels)
+
+    return _quantize_function(forward, _masked).apply(x, step, levels)
+
+
+@variant(QS, "efecto_secundario")
+def quantize_clamps_x_in_place(x, step, levels):
+    with torch.no_grad():
+        x.clamp_(-levels * step - step, levels * step + step)  # "far values do not matter"
+    return _straight_through(x, step, levels)
+
+
+@variant(QS, "escribe_salida")
+def quantize_debug_print(x, step, levels):
+    import sys
+    print(f"cuantizo con step={step}, levels={levels}", file=sys.stderr)
+    return _straight_through(x, step, levels)
+
+
+@variant(LT, "forma")
+def linear_tanh_squeezes(x, weight, bias):
+    out = _linear_tanh_function(lambda x, w, b, z, out: (x, w, out), _needed_grads).apply(
+        x, weight, bias)
+    return out.squeeze()  # a (1, H) or (N, 1) output loses a dimension
+
+
+@variant(LT, "no_finito")
+def linear_tanh_by_exponentials(x, weight, bias):
+    # tanh(z) = (e^2z − 1) / (e^2z + 1): inf / inf for a large z in float32.
+    class LinearTanh(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, weight, bias):
+            e = torch.exp(2 * (x @ weight.T + bias))
+            out = (e - 1) / (e + 1)
+            ctx.save_for_backward(x, weight, out)
+            return out
+
+        @staticmethod
+        def backward(ctx, grad_output):
+            return _needed_grads(ctx, grad_output, *ctx.saved_tensors)
+
+    return LinearTanh.apply(x, weight, bias)
+
+
+@variant(LT, "excepcion")
+def linear_tanh_retains_the_output_grad(x, weight, bias):
+    out = _linear_tanh_function(lambda x, w, b, z, out: (x, w, out), _needed_grads).apply(
+        x, weight, bias)
+    out.retain_grad()
+    return out
+
+
+@variant(LT, "salida_de_inferencia")
+def linear_tanh_forward_under_inference_mode(x, weight, bias):
+    class LinearTanh(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, weight, bias):
+            z = x @ weight.T + bias
+            ctx.save_for_backward(x, weight, z)
+            with torch.inference_mode():
+                return torch.tanh(z)
+
+        @staticmethod
+        def backward(ctx, grad_output):
+            x, weight, z = ctx.saved_tensors
+            return _needed_grads(ctx, grad_output, x, weight, torch.tanh(z))
+
+    return LinearTanh.apply(x, weight, bias)
+
+
+@variant(LT, "guarda_el_sesgo")
+def linear_tanh_recomputes_the_output(x, weight, bias):
+    # Saves the inputs, bias included, and recomputes tanh in backward.
+    def backward(ctx, g, x, weight, bias):
+        out = torch.tanh(x @ weight.T + bias)
+        return _needed_grads(ctx, g, x, weight, out)
+
+    return _linear_tanh_function(lambda x, w, b, z, out: (x, w, b), backward).apply(
+        x, weight, bias)
+
+
+@variant(LT, "function_autograd_en_backward")
+def linear_tanh_backward_through_autograd(x, weight, bias):
+    # Saves z and lets autograd differentiate tanh inside backward.
+    def backward(ctx, g, x, weight, z):
+        with torch.enable_grad():
+            leaf = z.detach().requires_grad_(True)
+            (grad_z,) = torch.autograd.grad(torch.tanh(leaf), leaf, g)
+        return _needed_grads(ctx, grad_z, x, weight, torch.zeros_like(z))
+
+    return _linear_tanh_function(lambda x, w, b, z, out: (x, w, z), backward).apply(
+        x, weight, bias)
+
+
+@variant(LT, "calcula_sin_necesidad")
+def linear_tanh_computes_all_then_drops(x, weight, bias):
+    # Every gradient computed, the unwanted ones replaced by None only at the end.
+    def backward(ctx, g, x, weight, out):
+        grads = _all_grads(ctx, g, x, weight, out)
+        return tuple(gr if need else None for gr, need in zip(grads, ctx.needs_input_grad))
+
+    return _linear_tanh_function(lambda x, w, b, z, out: (x, w, out), backward).apply(
+        x, weight, bias)
+
+
+@variant(LT, "efecto_secundario")
+def linear_tanh_clears_the_stale_grads(x, weight, bias):
+    for t in (x, weight, bias):
+        t.grad = None  # "a fresh start": the caller's accumulated gradients are lost
+    return reference.linear_tanh(x, weight, bias)
+
+
+@variant(LT, "escribe_salida")
+def linear_tanh_debug_print(x, weight, bias):
+    print("linear_tanh:", tuple(x.shape), tuple(weight.shape))
+    return reference.linear_tanh(x, weight, bias)
+
+
+@variant(CK, "dtype")
+def checkpoint_forward_in_float32(fn, x, *params):
+    def forward(ctx, fn, x, *params):
+        ctx.fn = fn
+        ctx.save_for_backward(x, *params)
+        return fn(x.float(), *(p.float() for p in params))  # "float32 is enough"
+
+    def backward(ctx, grad_output):
+        return (None, *_grad_of_those_needed(ctx, grad_output))
+
+    return _checkpoint(backward, forward).apply(fn, x, *params)
+
+
+@variant(CK, "excepcion")
+def checkpoint_retains_the_output_grad(fn, x, *params):
+    out = reference.checkpoint_apply(fn, x, *params)
+    out.retain_grad()
+    return out
+
+
+@variant(CK, "salida_de_inferencia")
+def checkpoint_forward_under_inference_mode(fn, x, *params):
+    def forward(ctx, fn, x, *params):
+        ctx.fn = fn
+        ctx.save_for_backward(x, *params)
+        with torch.inference_mode():
+            return fn(x, *params)
+
+    def backward(ctx, grad_output):
+        return (None, *_grad_of_those_needed(ctx, grad_output))
+
+    return _checkpoint(backward, forward).apply(fn, x, *params)
+
+
+@variant(CK, "checkpoint_llamadas_fn")
+def checkpoint_forward_runs_fn_twice(fn, x, *params):
+    def forward(ctx, fn, x, *params):
+        ctx.fn = fn
+        ctx.save_for_backward(x, *params)
+        assert fn(x, *params).shape == x.shape  # a first look at the output
+        return fn(x, *params)
+
+    def backward(ctx, grad_output):
+        return (None, *_grad_of_those_needed(ctx, grad_output))
+
+    return _checkpoint(backward, forward).apply(fn, x, *params)
+
+
+class _CheckpointFnOnTheClass(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, fn, x, *params):
+        _CheckpointFnOnTheClass.fn = fn  # shared by every call
+        ctx.save_for_backward(x, *params)
+        return fn(x, *params)
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        ctx.fn = _CheckpointFnOnTheClass.fn
+        return (None, *_grad_of_those_needed(ctx, grad_output))
+
+
+@variant(CK, "function_estado_compartido")
+def checkpoint_fn_as_class_attribute(fn, x, *params):
+    return _CheckpointFnOnTheClass.apply(fn, x, *params)
+
+
+@variant(CK, "efecto_secundario")
+def checkpoint_turns_grad_on(fn, x, *params):
+    out = reference.checkpoint_apply(fn, x, *params)
+    torch.set_grad_enabled(True)  # "forward ran under no_grad: back on": not the caller's
+    return out
+
+
+@variant(CK, "escribe_salida")
+def checkpoint_debug_print(fn, x, *params):
+    def backward(ctx, grad_output):
+        print("recalculando", len(ctx.saved_tensors), "tensores")
+        return (None, *_grad_of_those_needed(ctx, grad_output))
+
+    return _checkpoint(backward).apply(fn, x, *params)
+
+
+
+# The caller's no_grad skipped: a graph the caller did not ask for.
+@variant(SP, "grafo_bajo_no_grad")
+def softplus_enable_grad_around_apply(x, beta):
+    with torch.enable_grad():  # "apply needs autograd on"
+        return _sigmoid_function().apply(x, beta)
+
+
+@variant(QS, "grafo_bajo_no_grad")
+def quantize_enable_grad_around(x, step, levels):
+    with torch.enable_grad():  # "the straight-through trick needs the graph"
+        return _straight_through(x, step, levels)
+
+
+@variant(LT, "grafo_bajo_no_grad")
+def linear_tanh_enable_grad_around_apply(x, weight, bias):
+    with torch.enable_grad():
+        return reference.linear_tanh(x, weight, bias)
+
+
+@variant(CK, "grafo_bajo_no_grad")
+def checkpoint_enable_grad_around_apply(fn, x, *params):
+    with torch.enable_grad():  # "backward will recompute: keep autograd on"
+        return reference.checkpoint_apply(fn, x, *params)
+
+
+@variant(CK, "checkpoint_recalcula_sin_copias")
+def checkpoint_recomputes_on_the_saved_with_grad(fn, x, *params):
+    # The saved tensors as they are (still the caller's), differentiated with autograd.grad.
+    def backward(ctx, grad_output):
+        inputs = ctx.saved_tensors
+        with torch.enable_grad():
+            output = ctx.fn(*inputs)
+        needed = ctx.needs_input_grad[1:]
+        grads = iter(torch.autograd.grad(output, [t for t, n in zip(inputs, needed) if n],
+                                         grad_output))
+        return (None, *(next(grads) if n else None for n in needed))
+
+    return _checkpoint(backward).apply(fn, x, *params)
 
 # ---------------------------------------------------------------- the sample class
 LINEAR_TANH_SAVES_TOO_MUCH = '''def linear_tanh(x, weight, bias):
