@@ -15,6 +15,7 @@ import nbformat
 from nbgrader import utils
 
 from autograder.safe_files import Refused, read_regular
+from autograder.static_review import review_note
 
 HELPER_TITLE = "#@title Utilidades del curso"
 
@@ -173,5 +174,8 @@ def read_submission(folder, assignment, release):
     _reorder_tests(nb, intake)
     _note_missing(nb, release, intake)
     _note_edits(nb, release, intake)
+    review = review_note(nb, release)
+    if review:
+        intake.notes.append(review)
     intake.nb = nb
     return intake
