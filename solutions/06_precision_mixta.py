@@ -596,31 +596,18 @@ def diagnose_amp_log(log):
 # - paso limpio: el contador sube 1; cuando llega a `growth_interval`, la escala se
 #   multiplica por `growth_factor` y el contador vuelve a 0.
 #
-# La comprobación compara tus trazas con las de un `GradScaler` de verdad, en dos secuencias
-# (una con la configuración por defecto y otra con otros factores).
+# La comprobación compara tus trazas con las de un `GradScaler` de verdad, en tres
+# secuencias (una con la configuración por defecto y dos con otros factores).
 
 # %% exercise="simulate_loss_scale"
 def simulate_loss_scale(found_inf, init_scale, growth_factor, backoff_factor, growth_interval):
     """La escala de un GradScaler después de cada ``update()``, según qué pasos tuvieron inf.
 
-    Recibe ``found_inf``, una lista de bools, uno por paso (True: los gradientes de ese
-    paso tenían inf o NaN), y la configuración del escalador: ``init_scale`` (un número
-    positivo, no siempre una potencia de 2), ``growth_factor`` (> 1), ``backoff_factor``
-    (entre 0 y 1) y ``growth_interval`` (un int ≥ 1). Pueden ser cualesquiera, no solo los
-    valores por defecto de GradScaler (2, 0.5 y 2000).
+    Args: ``found_inf`` (una lista de bools, uno por paso: True si los gradientes de ese
+    paso tenían inf o NaN), ``init_scale``, ``growth_factor``, ``backoff_factor`` y
+    ``growth_interval``, la configuración del escalador.
 
-    La regla, con un contador de pasos limpios que empieza en 0:
-
-    - paso con inf: la escala se multiplica por ``backoff_factor`` y el contador vuelve a 0;
-    - paso limpio: el contador sube 1; si llega a ``growth_interval``, la escala se
-      multiplica por ``growth_factor`` y el contador vuelve a 0.
-
-    Devuelve una lista de floats de la misma longitud que ``found_inf``: la escala después
-    del paso correspondiente (``init_scale`` no se incluye). No modifica ``found_inf``.
-
-    Es la regla de ``GradScaler.update()`` en aritmética exacta. Un GradScaler guarda la
-    escala en float32; las pruebas usan valores con los que las dos coinciden (la escala
-    nunca llega a inf ni a 0) y comparan con una tolerancia relativa de 1e-5.
+    <contrato>
     """
     ### BEGIN SOLUTION
     scale, clean_steps, trace = float(init_scale), 0, []

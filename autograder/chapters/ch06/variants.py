@@ -289,6 +289,45 @@ def simulate_loss_scale_counter_starts_at_one(found_inf, init_scale, growth_fact
     return scales
 
 
+@variant(SL, "tipo")
+def simulate_loss_scale_float32_tensors(found_inf, init_scale, growth_factor, backoff_factor,
+                                        growth_interval):
+    # the scale kept in float32, as GradScaler keeps it, and returned as it is kept
+    scale, clean, scales = torch.tensor(float(init_scale)), 0, []
+    for inf in found_inf:
+        clean = 0 if inf else clean + 1
+        if inf:
+            scale = scale * backoff_factor
+        elif clean == growth_interval:
+            scale, clean = scale * growth_factor, 0
+        scales.append(scale)
+    return scales
+
+
+@variant(SL, "longitud")
+def simulate_loss_scale_includes_init_scale(found_inf, init_scale, growth_factor,
+                                            backoff_factor, growth_interval):
+    # the trace starts with the scale before the first step
+    return [float(init_scale)] + _simulate(found_inf, init_scale, growth_factor,
+                                           backoff_factor, growth_interval)
+
+
+@variant(SL, "amp_escala_sin_reducir")
+def simulate_loss_scale_floor_at_one(found_inf, init_scale, growth_factor, backoff_factor,
+                                     growth_interval):
+    # "a scale below 1 would make the gradients smaller": clamped at 1 after a backoff
+    scale, clean, scales = float(init_scale), 0, []
+    for inf in found_inf:
+        if inf:
+            scale, clean = max(scale * backoff_factor, 1.0), 0
+        else:
+            clean += 1
+            if clean == growth_interval:
+                scale, clean = scale * growth_factor, 0
+        scales.append(scale)
+    return scales
+
+
 @variant(SL, "sin_implementar")
 def simulate_loss_scale_stub(found_inf, init_scale, growth_factor, backoff_factor,
                              growth_interval):

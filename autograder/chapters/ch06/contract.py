@@ -1,0 +1,38 @@
+"""Chapter 6's contracts, clause by clause (``autograder.contract``): the docstrings show
+them numbered; each names the hidden cases that check it and the variants that break it."""
+
+from autograder.contract import EVERY_CASE, Clause
+
+CLAUSES = {
+    "simulate_loss_scale": (
+        Clause("Devuelve una lista de floats de Python (no tensores), de la misma longitud "
+               "que ``found_inf``: la escala después del ``update()`` de cada paso, sin "
+               "incluir ``init_scale``; se compara con una tolerancia relativa de 1e-5.",
+               EVERY_CASE, ("simulate_loss_scale_float32_tensors",
+                            "simulate_loss_scale_includes_init_scale")),
+        Clause("Un contador de pasos limpios empieza en 0. En un paso con inf, la escala se "
+               "multiplica por ``backoff_factor`` y el contador vuelve a 0.",
+               EVERY_CASE, ("simulate_loss_scale_only_skips",
+                            "simulate_loss_scale_counter_survives_inf")),
+        Clause("En un paso limpio, el contador sube 1; si llega a ``growth_interval`` (un int "
+               "≥ 1, también 1), la escala se multiplica por ``growth_factor`` y el contador "
+               "vuelve a 0: así crece también dos veces seguidas, y ya desde los primeros "
+               "pasos.",
+               (("growth_interval", "1"), ("growth_interval", "other"),
+                ("found_inf.clean start", True)),
+               ("simulate_loss_scale_off_by_one",
+                "simulate_loss_scale_counter_not_reset_after_growth",
+                "simulate_loss_scale_counter_starts_at_one")),
+        Clause("``growth_factor`` (> 1) y ``backoff_factor`` (entre 0 y 1) son los que recibe "
+               "la función, no siempre los de GradScaler por defecto (2 y 0.5).",
+               (("growth_factor", False), ("backoff_factor", False)),
+               ("simulate_loss_scale_always_doubles", "simulate_loss_scale_always_halves")),
+        Clause("``init_scale`` es un número positivo cualquiera, también menor que 1, y la "
+               "escala no tiene suelo ni techo: puede bajar de 1 (las pruebas nunca la llevan "
+               "a inf ni a 0).",
+               (("init_scale.below 1", True), ("init_scale", False)),
+               ("simulate_loss_scale_floor_at_one",)),
+        Clause("No modifica ``found_inf``.",
+               EVERY_CASE, ("simulate_loss_scale_pops_the_flags",)),
+    ),
+}
