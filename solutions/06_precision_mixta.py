@@ -532,24 +532,13 @@ for step, record in enumerate(log[:6]):
 def diagnose_amp_log(log):
     """El error de un bucle de precisión mixta (fp16 con GradScaler), leído en su registro.
 
-    Recibe ``log``, una lista de diccionarios, uno por paso del optimizador, con las claves
-    ``"loss"`` (la pérdida registrada), ``"scale"`` (la escala con la que se hizo el paso,
-    leída antes de ``scaler.step``) y ``"grad_norm"`` (lo que devolvió ``clip_grad_norm_``),
-    todos floats de Python; pueden ser ``inf`` o ``nan``. El bucle usa un GradScaler con
-    ``growth_factor=2``, ``backoff_factor=0.5`` y un ``growth_interval`` corto, y cada
-    registro tiene al menos un paso cuyos gradientes desbordan.
+    Args: ``log``, una lista de diccionarios, uno por paso del optimizador, con las claves
+    ``"loss"`` (la pérdida registrada), ``"scale"`` (la escala con la que se hizo el paso)
+    y ``"grad_norm"`` (lo que devolvió ``clip_grad_norm_``), floats de Python. El bucle usa
+    un GradScaler con ``growth_factor=2``, ``backoff_factor=0.5`` y un ``growth_interval``
+    corto, y tiene a lo sumo uno de los errores de las etiquetas.
 
-    Devuelve un texto, uno de:
-
-    - ``"ok"``: el bucle es correcto;
-    - ``"clip_before_unscale"``: recorta con ``clip_grad_norm_`` antes de ``scaler.unscale_``;
-    - ``"new_scaler_each_step"``: crea un GradScaler nuevo (con la misma configuración) en
-      cada paso;
-    - ``"optimizer_step"``: da el paso con ``optimizer.step()`` en vez de
-      ``scaler.step(optimizer)``;
-    - ``"scaled_loss"``: registra ``scaler.scale(loss).item()`` en vez de ``loss.item()``.
-
-    Cada registro tiene a lo sumo uno de esos errores. No modifica ``log``.
+    <contrato>
     """
     ### BEGIN SOLUTION
     losses = [record["loss"] for record in log]

@@ -4,6 +4,38 @@ them numbered; each names the hidden cases that check it and the variants that b
 from autograder.contract import EVERY_CASE, Clause
 
 CLAUSES = {
+    "diagnose_amp_log": (
+        Clause("Devuelve un texto, exactamente una de las cinco etiquetas: ``\"ok\"``, "
+               "``\"clip_before_unscale\"``, ``\"new_scaler_each_step\"``, "
+               "``\"optimizer_step\"`` o ``\"scaled_loss\"``.",
+               EVERY_CASE, ("diagnose_amp_log_describes_the_call",)),
+        Clause("``\"ok\"``: el bucle es correcto. También un bucle correcto tiene pasos cuyos "
+               "gradientes desbordan: cada registro, de cualquier etiqueta, tiene al menos uno, "
+               "y la escala se lee antes de ``scaler.step``.",
+               EVERY_CASE, ("diagnose_amp_log_every_inf_is_a_bug",
+                            "diagnose_amp_log_scale_read_after_update")),
+        Clause("Ningún umbral absoluto separa las etiquetas: la pérdida, la norma y la escala "
+               "de un registro pueden estar en cualquier orden de magnitud.",
+               EVERY_CASE, ("diagnose_amp_log_thresholds",)),
+        Clause("``\"clip_before_unscale\"``: el bucle recorta con ``clip_grad_norm_`` antes "
+               "de ``scaler.unscale_``.",
+               EVERY_CASE, ("diagnose_amp_log_swapped",)),
+        Clause("``\"new_scaler_each_step\"``: crea un GradScaler nuevo (con la misma "
+               "configuración) en cada paso; también cuando su único desborde es el "
+               "penúltimo paso.",
+               (("log.late nan overflow", True),), ("diagnose_amp_log_skips_the_last_steps",)),
+        Clause("``\"optimizer_step\"``: da el paso con ``optimizer.step()`` en vez de "
+               "``scaler.step(optimizer)``.",
+               EVERY_CASE, ("diagnose_amp_log_corrupted_loss_is_inf_only",)),
+        Clause("``\"scaled_loss\"``: registra ``scaler.scale(loss).item()`` en vez de "
+               "``loss.item()``.",
+               EVERY_CASE, ("diagnose_amp_log_only_the_norm",)),
+        Clause("El ``\"grad_norm\"`` de un paso cuyos gradientes desbordan puede ser ``inf`` o "
+               "``nan``: los dos son un desborde.",
+               (("log.late nan overflow", True),), ("diagnose_amp_log_overflow_is_inf_only",)),
+        Clause("No modifica ``log``: ni la lista ni sus diccionarios.",
+               EVERY_CASE, ("diagnose_amp_log_normalises_in_place",)),
+    ),
     "simulate_loss_scale": (
         Clause("Devuelve una lista de floats de Python (no tensores), de la misma longitud "
                "que ``found_inf``: la escala después del ``update()`` de cada paso, sin "

@@ -21,10 +21,10 @@ reference = load_reference("ch06")  # the solution cells of solutions/06_*.py
 
 EQUIVALENT_MUTANTS = {
     "diagnose_amp_log": {
-        "L34:47 1→2": "comparing records two steps apart around a scale change is another sound "
+        "L23:47 1→2": "comparing records two steps apart around a scale change is another sound "
                       "rule: over two clean steps the real loss and norm still barely move, a "
                       "scaled one still changes by the scale's factor",
-        "L38:19 Lt→LtE": "< or <= between two logarithms that are never equal on a simulated "
+        "L27:19 Lt→LtE": "< or <= between two logarithms that are never equal on a simulated "
                          "log (a tie has probability zero)",
     },
 }
@@ -142,11 +142,20 @@ def _labels(inputs):
     return frozenset(_expected_labels(inputs["registros"]))
 
 
+def _late_nan_overflow(log):
+    """The log's one overflow is the second-to-last step's, and its norm is nan."""
+    overflows = [t for t, r in enumerate(log) if not math.isfinite(r["grad_norm"])]
+    return overflows == [len(log) - 2] and math.isnan(log[-2]["grad_norm"])
+
+
 LOG_SPACE = Space(dimensions=(
     Dimension("log", lambda i: tuple(len(log) for log in i["registros"])),
     Dimension("log.labels", _labels, must_include=(frozenset(ETIQUETAS),), varies=False),
     Dimension("log.order", lambda i: tuple(_expected_labels(i["registros"]))),
     Dimension("log.initial scale", lambda i: tuple(log[0]["scale"] for log in i["registros"])),
+    Dimension("log.late nan overflow", lambda i: any(_late_nan_overflow(log)
+                                                     for log in i["registros"]),
+              must_include=(True,), varies=False),
 ))
 
 

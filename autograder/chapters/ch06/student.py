@@ -268,8 +268,8 @@ def _simular(generador, etiqueta, tramo_magnitud, tramo_escala, tardio):
         norma = math.sqrt(sum(g * g for g in gradiente))
         desborda = (picos[paso] or not math.isfinite(norma)
                     or escala * max(abs(g) for g in gradiente) > FP16_MAX)
-        if desborda:  # inf in the backward; inf - inf is nan further on
-            norma = (math.inf, math.nan)[integer_de(generador, 1)]
+        if desborda:  # inf in the backward; inf - inf is nan further on (always, late)
+            norma = math.nan if tardio else (math.inf, math.nan)[integer_de(generador, 1)]
         vista = escala * norma if etiqueta == "clip_before_unscale" else norma
         registro.append({"loss": escala * perdida if etiqueta == "scaled_loss" else perdida,
                          "scale": escala, "grad_norm": vista})
@@ -343,14 +343,16 @@ def construir_registros(generador, forma):
 
 
 def observar_registros(diagnose_amp_log, entradas):
-    respuestas = []
+    respuestas, modificados = [], []
     for registro in entradas["registros"]:
         copia = [dict(r) for r in registro]  # each call gets its own log
+        antes = repr(copia)
         observacion = observar_llamada(diagnose_amp_log, copia)
         if observacion["error"] is not None:
             return observacion
         respuestas.append(observacion["resultado"])
-    return {"resultado": respuestas, "error": None}
+        modificados.append(repr(copia) != antes)  # repr: a nan equals a nan
+    return {"resultado": respuestas, "error": None, "modificados": modificados}
 
 
 # The diagnosis when a log of each label gets another answer.
@@ -373,6 +375,8 @@ def _verificar_registros(caso, etiqueta):
                    etiquetas=", ".join(repr(e) for e in ETIQUETAS))
         if respuesta != esperada:
             fallar(NO_VISTO[etiqueta], indice=indice, respuesta=respuesta)
+        if caso.datos.get("modificados", [False] * len(esperadas))[indice]:
+            fallar("modificada", nombre="log")
 
 
 def _parte_registro(nombre, etiqueta, puntos):

@@ -143,6 +143,56 @@ def diagnose_amp_log_only_the_norm(log):
     return "ok"
 
 
+def _reference_rule(log, overflowed=lambda n: not math.isfinite(n), corrupted=math.isfinite,
+                    last=1):
+    """The reference's rule with a knob per mistake: what counts as an overflowed norm and
+    as a corrupted loss, and how many steps at the end the new-scaler search leaves out."""
+    if not all(corrupted(record["loss"]) for record in log):
+        return "optimizer_step"
+    for step in range(len(log) - last):
+        if overflowed(log[step]["grad_norm"]) and log[step + 1]["scale"] >= log[step]["scale"]:
+            return "new_scaler_each_step"
+    if _proportional_to_scale(log, "grad_norm"):
+        return "clip_before_unscale"
+    if _proportional_to_scale(log, "loss"):
+        return "scaled_loss"
+    return "ok"
+
+
+@variant(DL, "amp_registro_etiqueta")
+def diagnose_amp_log_describes_the_call(log):
+    # names the call instead of the label it was asked for
+    label = _reference_rule(log)
+    return "optimizer.step()" if label == "optimizer_step" else label
+
+
+@variant(DL, "amp_registro_escalador_nuevo")
+def diagnose_amp_log_overflow_is_inf_only(log):
+    # an overflow seen as an inf norm only: a nan norm (inf - inf) passes for a clean step
+    return _reference_rule(log, overflowed=math.isinf)
+
+
+@variant(DL, "amp_registro_paso_directo")
+def diagnose_amp_log_corrupted_loss_is_inf_only(log):
+    # "the weights blew up, so the loss is inf": it is nan
+    return _reference_rule(log, corrupted=lambda loss: not math.isinf(loss))
+
+
+@variant(DL, "amp_registro_escalador_nuevo")
+def diagnose_amp_log_skips_the_last_steps(log):
+    # "the last steps have nothing after them to compare with": one step too many left out
+    return _reference_rule(log, last=2)
+
+
+@variant(DL, "modificada")
+def diagnose_amp_log_normalises_in_place(log):
+    # the nan norms written as inf, in the caller's records, before reading them
+    for record in log:
+        if math.isnan(record["grad_norm"]):
+            record["grad_norm"] = math.inf
+    return _reference_rule(log)
+
+
 @variant(DL, "sin_implementar")
 def diagnose_amp_log_stub(log):
     raise NotImplementedError()
