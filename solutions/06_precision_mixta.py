@@ -761,32 +761,16 @@ def amp_accumulation_steps(model, batches, loss_fn, optimizer, scaler, device, d
                            max_norm):
     """Entrena con precisión mixta acumulando ``accum`` micro-lotes por paso del optimizador.
 
-    Recibe:
+    Args: ``model``, un ``nn.Module`` con parámetros float32 (plano o con submódulos, en
+    modo train o eval; su ``.grad`` puede traer restos); ``batches``, una lista de tuplas
+    ``(x, y)`` ya en ``device``, en orden (su número no tiene por qué ser múltiplo de
+    ``accum``, ni mayor); ``loss_fn``, una pérdida media sobre el lote; ``optimizer``, el
+    optimizador de ``model``, quizá con estado; ``scaler``, un ``torch.amp.GradScaler``
+    (cualquier configuración) si ``dtype`` es float16, None si es bfloat16; ``device``,
+    "cpu" o "cuda"; ``dtype``; ``accum``, un int ≥ 1; ``max_norm``, el umbral del recorte.
+    Se llama con autograd activado.
 
-    - ``model``: un ``nn.Module`` con parámetros float32 (plano o con submódulos, en modo
-      train o eval); su ``.grad`` puede traer restos de antes de la llamada;
-    - ``batches``: una lista de tuplas ``(x, y)``, ya en ``device``, en orden; su número no
-      tiene por qué ser múltiplo de ``accum`` (ni mayor que él);
-    - ``loss_fn``: la pérdida (``nn.MSELoss()``, ``nn.L1Loss()``...), media sobre el lote;
-    - ``optimizer``: el optimizador de ``model``, quizá con estado de pasos anteriores;
-    - ``scaler``: un ``torch.amp.GradScaler`` (cualquier configuración) cuando ``dtype`` es
-      float16, None cuando es bfloat16, como dice ``pick_amp_dtype``;
-    - ``device``: "cpu" o "cuda", el tipo de dispositivo de autocast;
-    - ``dtype``: el dtype de autocast, torch.float16 o torch.bfloat16;
-    - ``accum``: un int ≥ 1, los micro-lotes consecutivos de cada ciclo;
-    - ``max_norm``: el umbral del recorte de la norma del gradiente.
-
-    Cada ciclo da un paso del optimizador con la media de los gradientes de sus micro-lotes
-    (el último, si está incompleto, con la media de los que tiene), recortada a
-    ``max_norm`` en la escala real. Con ``scaler``, un paso con inf o NaN en los gradientes
-    se salta sin cambiar los parámetros, y la escala cambia según la regla del escalador,
-    una vez por paso del optimizador. Se llama con autograd activado.
-
-    Devuelve una lista de floats de Python, uno por paso del optimizador (saltado o no): la
-    pérdida media del ciclo, sin escalar. Solo cambian los parámetros (que siguen en
-    float32), sus ``.grad``, el estado del optimizador y la escala del ``scaler``; el modo de
-    autograd, el modo train/eval de cada submódulo, los micro-lotes, la pérdida y la
-    configuración del optimizador y del ``scaler`` quedan como estaban.
+    <contrato>
     """
     ### BEGIN SOLUTION
     losses = []

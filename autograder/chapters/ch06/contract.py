@@ -4,6 +4,52 @@ them numbered; each names the hidden cases that check it and the variants that b
 from autograder.contract import EVERY_CASE, Clause
 
 CLAUSES = {
+    "amp_accumulation_steps": (
+        Clause("El pase hacia adelante y la pérdida de cada micro-lote corren bajo "
+               "``torch.autocast`` del tipo de dispositivo ``device`` y en el ``dtype`` que "
+               "recibe la función.",
+               EVERY_CASE, ("amp_accumulation_steps_without_autocast",
+                            "amp_accumulation_steps_autocast_default_dtype")),
+        Clause("Los micro-lotes van en ciclos de ``accum`` consecutivos; cada ciclo da un paso "
+               "del optimizador con la media (no la suma) de los gradientes de sus micro-lotes.",
+               EVERY_CASE, ("amp_accumulation_steps_without_dividing",)),
+        Clause("Si el último ciclo está incompleto (también si es el único), su paso usa la "
+               "media de los micro-lotes que tiene, no la división por ``accum``.",
+               (("accum.last cycle", "incomplete"), ("accum.last cycle", "shorter than accum")),
+               ("amp_accumulation_steps_last_cycle_by_accum",)),
+        Clause("Los gradientes se vacían al empezar cada ciclo y solo entonces: lo que ``.grad`` "
+               "traía al llamar a la función no cuenta, y nada se borra a mitad de ciclo.",
+               (("model.grad", False),),
+               ("amp_accumulation_steps_zero_grad_every_micro_batch",
+                "amp_accumulation_steps_zero_grad_only_after_the_step")),
+        Clause("El gradiente del paso se recorta a ``max_norm`` en la escala real: con "
+               "``scaler``, después de ``scaler.unscale_``.",
+               (("max_norm", True),), ("amp_accumulation_steps_clips_scaled_gradients",)),
+        Clause("Con ``scaler``, el paso lo da ``scaler.step(optimizer)``: un paso con inf o "
+               "NaN en los gradientes se salta sin cambiar los parámetros.",
+               (("scaler", False),), ("amp_accumulation_steps_calls_optimizer_step",)),
+        Clause("Con ``scaler``, ``unscale_`` y ``update()`` corren una vez por paso del "
+               "optimizador (saltado o no): la escala cambia según la regla del escalador y "
+               "nunca a mitad de ciclo.",
+               (("scaler", False),), ("amp_accumulation_steps_updates_every_micro_batch",
+                                      "amp_accumulation_steps_unscales_every_micro_batch")),
+        Clause("Los parámetros siguen en float32 (los pesos maestros): el modelo no se "
+               "convierte a 16 bits.",
+               EVERY_CASE, ("amp_accumulation_steps_casts_the_model",)),
+        Clause("Devuelve una lista de floats de Python, uno por paso del optimizador (saltado "
+               "o no): la pérdida media del ciclo, sin escalar.",
+               EVERY_CASE, ("amp_accumulation_steps_returns_scaled_losses",)),
+        Clause("El modo train/eval de cada submódulo queda como estaba, también el de un "
+               "modelo en modo evaluación, a cualquier profundidad.",
+               (("model.training", False),),
+               ("amp_accumulation_steps_sets_train_mode",
+                "amp_accumulation_steps_restores_the_root_flag_only")),
+        Clause("Solo cambian los parámetros, sus ``.grad``, el estado del optimizador y la "
+               "escala del ``scaler``: el modo de autograd, la lista de micro-lotes y sus "
+               "tensores, la pérdida y la configuración del optimizador y del ``scaler`` "
+               "quedan como estaban.",
+               EVERY_CASE, ("amp_accumulation_steps_consumes_the_batches",)),
+    ),
     "diagnose_amp_log": (
         Clause("Devuelve un texto, exactamente una de las cinco etiquetas: ``\"ok\"``, "
                "``\"clip_before_unscale\"``, ``\"new_scaler_each_step\"``, "

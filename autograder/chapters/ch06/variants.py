@@ -601,6 +601,42 @@ def amp_accumulation_steps_sets_train_mode(*args):
     return _accumulate(*args, train_mode=True)  # "training trains": the caller's eval lost
 
 
+@variant(TS, "efecto_secundario")
+def amp_accumulation_steps_restores_the_root_flag_only(*args):
+    # "train, then put the mode back": only the root's flag is put back
+    model = args[0]
+    was_training = model.training
+    losses = _accumulate(*args, train_mode=True)
+    model.training = was_training
+    return losses
+
+
+@variant(TS, "efecto_secundario")
+def amp_accumulation_steps_consumes_the_batches(model, batches, loss_fn, optimizer, scaler,
+                                                device, dtype, accum, max_norm):
+    # each cycle popped off the caller's list: it is empty afterwards
+    losses = []
+    while batches:
+        cycle = [batches.pop(0) for _ in range(min(accum, len(batches)))]
+        optimizer.zero_grad()
+        total = 0.0
+        for x, y in cycle:
+            with torch.autocast(device_type=device, dtype=dtype):
+                loss = loss_fn(model(x), y) / len(cycle)
+            (loss if scaler is None else scaler.scale(loss)).backward()
+            total += loss.item()
+        if scaler is not None:
+            scaler.unscale_(optimizer)
+        nn.utils.clip_grad_norm_(model.parameters(), max_norm)
+        if scaler is None:
+            optimizer.step()
+        else:
+            scaler.step(optimizer)
+            scaler.update()
+        losses.append(total)
+    return losses
+
+
 @variant(TS, "sin_implementar")
 def amp_accumulation_steps_stub(model, batches, loss_fn, optimizer, scaler, device, dtype,
                                 accum, max_norm):
