@@ -40,7 +40,7 @@ CLAUSES = {
                "o no): la pérdida media del ciclo, sin escalar.",
                EVERY_CASE, ("amp_accumulation_steps_returns_scaled_losses",)),
         Clause("El modo train/eval de cada submódulo queda como estaba, también el de un "
-               "modelo en modo evaluación, a cualquier profundidad.",
+               "modelo en modo evaluación: la raíz y cada submódulo.",
                (("model.training", False),),
                ("amp_accumulation_steps_sets_train_mode",
                 "amp_accumulation_steps_restores_the_root_flag_only")),
