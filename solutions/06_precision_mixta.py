@@ -532,24 +532,13 @@ for step, record in enumerate(log[:6]):
 def diagnose_amp_log(log):
     """El error de un bucle de precisión mixta (fp16 con GradScaler), leído en su registro.
 
-    Recibe ``log``, una lista de diccionarios, uno por paso del optimizador, con las claves
-    ``"loss"`` (la pérdida registrada), ``"scale"`` (la escala con la que se hizo el paso,
-    leída antes de ``scaler.step``) y ``"grad_norm"`` (lo que devolvió ``clip_grad_norm_``),
-    todos floats de Python; pueden ser ``inf`` o ``nan``. El bucle usa un GradScaler con
-    ``growth_factor=2``, ``backoff_factor=0.5`` y un ``growth_interval`` corto, y cada
-    registro tiene al menos un paso cuyos gradientes desbordan.
+    Args: ``log``, una lista de diccionarios, uno por paso del optimizador, con las claves
+    ``"loss"`` (la pérdida registrada), ``"scale"`` (la escala con la que se hizo el paso)
+    y ``"grad_norm"`` (lo que devolvió ``clip_grad_norm_``), floats de Python. El bucle usa
+    un GradScaler con ``growth_factor=2``, ``backoff_factor=0.5`` y un ``growth_interval``
+    corto, y tiene a lo sumo uno de los errores de las etiquetas.
 
-    Devuelve un texto, uno de:
-
-    - ``"ok"``: el bucle es correcto;
-    - ``"clip_before_unscale"``: recorta con ``clip_grad_norm_`` antes de ``scaler.unscale_``;
-    - ``"new_scaler_each_step"``: crea un GradScaler nuevo (con la misma configuración) en
-      cada paso;
-    - ``"optimizer_step"``: da el paso con ``optimizer.step()`` en vez de
-      ``scaler.step(optimizer)``;
-    - ``"scaled_loss"``: registra ``scaler.scale(loss).item()`` en vez de ``loss.item()``.
-
-    Cada registro tiene a lo sumo uno de esos errores. No modifica ``log``.
+    <contrato>
     """
     ### BEGIN SOLUTION
     losses = [record["loss"] for record in log]
@@ -596,31 +585,18 @@ def diagnose_amp_log(log):
 # - paso limpio: el contador sube 1; cuando llega a `growth_interval`, la escala se
 #   multiplica por `growth_factor` y el contador vuelve a 0.
 #
-# La comprobación compara tus trazas con las de un `GradScaler` de verdad, en dos secuencias
-# (una con la configuración por defecto y otra con otros factores).
+# La comprobación compara tus trazas con las de un `GradScaler` de verdad, en tres
+# secuencias (una con la configuración por defecto y dos con otros factores).
 
 # %% exercise="simulate_loss_scale"
 def simulate_loss_scale(found_inf, init_scale, growth_factor, backoff_factor, growth_interval):
     """La escala de un GradScaler después de cada ``update()``, según qué pasos tuvieron inf.
 
-    Recibe ``found_inf``, una lista de bools, uno por paso (True: los gradientes de ese
-    paso tenían inf o NaN), y la configuración del escalador: ``init_scale`` (un número
-    positivo, no siempre una potencia de 2), ``growth_factor`` (> 1), ``backoff_factor``
-    (entre 0 y 1) y ``growth_interval`` (un int ≥ 1). Pueden ser cualesquiera, no solo los
-    valores por defecto de GradScaler (2, 0.5 y 2000).
+    Args: ``found_inf`` (una lista de bools, uno por paso: True si los gradientes de ese
+    paso tenían inf o NaN), ``init_scale``, ``growth_factor``, ``backoff_factor`` y
+    ``growth_interval``, la configuración del escalador.
 
-    La regla, con un contador de pasos limpios que empieza en 0:
-
-    - paso con inf: la escala se multiplica por ``backoff_factor`` y el contador vuelve a 0;
-    - paso limpio: el contador sube 1; si llega a ``growth_interval``, la escala se
-      multiplica por ``growth_factor`` y el contador vuelve a 0.
-
-    Devuelve una lista de floats de la misma longitud que ``found_inf``: la escala después
-    del paso correspondiente (``init_scale`` no se incluye). No modifica ``found_inf``.
-
-    Es la regla de ``GradScaler.update()`` en aritmética exacta. Un GradScaler guarda la
-    escala en float32; las pruebas usan valores con los que las dos coinciden (la escala
-    nunca llega a inf ni a 0) y comparan con una tolerancia relativa de 1e-5.
+    <contrato>
     """
     ### BEGIN SOLUTION
     scale, clean_steps, trace = float(init_scale), 0, []
@@ -785,32 +761,16 @@ def amp_accumulation_steps(model, batches, loss_fn, optimizer, scaler, device, d
                            max_norm):
     """Entrena con precisión mixta acumulando ``accum`` micro-lotes por paso del optimizador.
 
-    Recibe:
+    Args: ``model``, un ``nn.Module`` con parámetros float32 (plano o con submódulos, en
+    modo train o eval; su ``.grad`` puede traer restos); ``batches``, una lista de tuplas
+    ``(x, y)`` ya en ``device``, en orden (su número no tiene por qué ser múltiplo de
+    ``accum``, ni mayor); ``loss_fn``, una pérdida media sobre el lote; ``optimizer``, el
+    optimizador de ``model``, quizá con estado; ``scaler``, un ``torch.amp.GradScaler``
+    (cualquier configuración) si ``dtype`` es float16, None si es bfloat16; ``device``,
+    "cpu" o "cuda"; ``dtype``; ``accum``, un int ≥ 1; ``max_norm``, el umbral del recorte.
+    Se llama con autograd activado.
 
-    - ``model``: un ``nn.Module`` con parámetros float32 (plano o con submódulos, en modo
-      train o eval); su ``.grad`` puede traer restos de antes de la llamada;
-    - ``batches``: una lista de tuplas ``(x, y)``, ya en ``device``, en orden; su número no
-      tiene por qué ser múltiplo de ``accum`` (ni mayor que él);
-    - ``loss_fn``: la pérdida (``nn.MSELoss()``, ``nn.L1Loss()``...), media sobre el lote;
-    - ``optimizer``: el optimizador de ``model``, quizá con estado de pasos anteriores;
-    - ``scaler``: un ``torch.amp.GradScaler`` (cualquier configuración) cuando ``dtype`` es
-      float16, None cuando es bfloat16, como dice ``pick_amp_dtype``;
-    - ``device``: "cpu" o "cuda", el tipo de dispositivo de autocast;
-    - ``dtype``: el dtype de autocast, torch.float16 o torch.bfloat16;
-    - ``accum``: un int ≥ 1, los micro-lotes consecutivos de cada ciclo;
-    - ``max_norm``: el umbral del recorte de la norma del gradiente.
-
-    Cada ciclo da un paso del optimizador con la media de los gradientes de sus micro-lotes
-    (el último, si está incompleto, con la media de los que tiene), recortada a
-    ``max_norm`` en la escala real. Con ``scaler``, un paso con inf o NaN en los gradientes
-    se salta sin cambiar los parámetros, y la escala cambia según la regla del escalador,
-    una vez por paso del optimizador. Se llama con autograd activado.
-
-    Devuelve una lista de floats de Python, uno por paso del optimizador (saltado o no): la
-    pérdida media del ciclo, sin escalar. Solo cambian los parámetros (que siguen en
-    float32), sus ``.grad``, el estado del optimizador y la escala del ``scaler``; el modo de
-    autograd, el modo train/eval de cada submódulo, los micro-lotes, la pérdida y la
-    configuración del optimizador y del ``scaler`` quedan como estaban.
+    <contrato>
     """
     ### BEGIN SOLUTION
     losses = []

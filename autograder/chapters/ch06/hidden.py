@@ -21,10 +21,10 @@ reference = load_reference("ch06")  # the solution cells of solutions/06_*.py
 
 EQUIVALENT_MUTANTS = {
     "diagnose_amp_log": {
-        "L34:47 1→2": "comparing records two steps apart around a scale change is another sound "
+        "L23:47 1→2": "comparing records two steps apart around a scale change is another sound "
                       "rule: over two clean steps the real loss and norm still barely move, a "
                       "scaled one still changes by the scale's factor",
-        "L38:19 Lt→LtE": "< or <= between two logarithms that are never equal on a simulated "
+        "L27:19 Lt→LtE": "< or <= between two logarithms that are never equal on a simulated "
                          "log (a tie has probability zero)",
     },
 }
@@ -44,17 +44,18 @@ def _scale_shapes(generator):
     """Three sequences of 30–45 steps, in a per-student order: GradScaler's defaults (growth
     2, backoff 0.5, a power-of-two init_scale, an interval of 3 or 5); growth_interval 1 with
     other factors and an init_scale that is no power of two; an interval of 2–4 with other
-    factors. ``construir_escala`` draws an inf with probability 0.3 and keeps one run of
-    2 · growth_interval clean steps, so the scale backs off and grows, twice in a row; in
-    the interval-1 case and the interval-2–4 one that run opens the sequence (a counter that
-    starts off by one grows early), in the defaults' case it does not."""
+    factors and an init_scale below 1. ``construir_escala`` draws an inf with probability
+    0.3 and keeps one run of 2 · growth_interval clean steps, so the scale backs off and
+    grows, twice in a row; in the interval-1 case and the interval-2–4 one that run opens
+    the sequence (a counter that starts off by one grows early), in the defaults' case it
+    does not."""
     def other(n):
         return integer(generator, 1, n - 1)
 
     shapes = [(integer(generator, 30, 45), (3, 5)[integer(generator, 0, 1)], 0, 0, 0, 0),
               (integer(generator, 30, 45), 1, other(4), other(4), 1, 1),
               (integer(generator, 30, 45), integer(generator, 2, 4), other(4), other(4),
-               integer(generator, 0, 1), 1)]
+               2, 1)]
     order = torch.randperm(3, generator=generator).tolist()
     return [(shapes[i], case_seed(generator)) for i in order]
 
@@ -141,11 +142,20 @@ def _labels(inputs):
     return frozenset(_expected_labels(inputs["registros"]))
 
 
+def _late_nan_overflow(log):
+    """The log's one overflow is the second-to-last step's, and its norm is nan."""
+    overflows = [t for t, r in enumerate(log) if not math.isfinite(r["grad_norm"])]
+    return overflows == [len(log) - 2] and math.isnan(log[-2]["grad_norm"])
+
+
 LOG_SPACE = Space(dimensions=(
     Dimension("log", lambda i: tuple(len(log) for log in i["registros"])),
     Dimension("log.labels", _labels, must_include=(frozenset(ETIQUETAS),), varies=False),
     Dimension("log.order", lambda i: tuple(_expected_labels(i["registros"]))),
     Dimension("log.initial scale", lambda i: tuple(log[0]["scale"] for log in i["registros"])),
+    Dimension("log.late nan overflow", lambda i: any(_late_nan_overflow(log)
+                                                     for log in i["registros"]),
+              must_include=(True,), varies=False),
 ))
 
 
@@ -164,6 +174,7 @@ SCALE_SPACE = Space(dimensions=(
     Dimension("growth_interval", _interval_kind, must_include=("1", "other")),
     Dimension("found_inf.clean start", lambda i: not any(i["found_inf"][:2]),
               must_include=(True,), varies=False),
+    Dimension("init_scale.below 1", lambda i: i["init_scale"] < 1, must_include=(True, False)),
 ))
 
 

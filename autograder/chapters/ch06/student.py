@@ -268,8 +268,8 @@ def _simular(generador, etiqueta, tramo_magnitud, tramo_escala, tardio):
         norma = math.sqrt(sum(g * g for g in gradiente))
         desborda = (picos[paso] or not math.isfinite(norma)
                     or escala * max(abs(g) for g in gradiente) > FP16_MAX)
-        if desborda:  # inf in the backward; inf - inf is nan further on
-            norma = (math.inf, math.nan)[integer_de(generador, 1)]
+        if desborda:  # inf in the backward; inf - inf is nan further on (always, late)
+            norma = math.nan if tardio else (math.inf, math.nan)[integer_de(generador, 1)]
         vista = escala * norma if etiqueta == "clip_before_unscale" else norma
         registro.append({"loss": escala * perdida if etiqueta == "scaled_loss" else perdida,
                          "scale": escala, "grad_norm": vista})
@@ -343,14 +343,16 @@ def construir_registros(generador, forma):
 
 
 def observar_registros(diagnose_amp_log, entradas):
-    respuestas = []
+    respuestas, modificados = [], []
     for registro in entradas["registros"]:
         copia = [dict(r) for r in registro]  # each call gets its own log
+        antes = repr(copia)
         observacion = observar_llamada(diagnose_amp_log, copia)
         if observacion["error"] is not None:
             return observacion
         respuestas.append(observacion["resultado"])
-    return {"resultado": respuestas, "error": None}
+        modificados.append(repr(copia) != antes)  # repr: a nan equals a nan
+    return {"resultado": respuestas, "error": None, "modificados": modificados}
 
 
 # The diagnosis when a log of each label gets another answer.
@@ -373,6 +375,8 @@ def _verificar_registros(caso, etiqueta):
                    etiquetas=", ".join(repr(e) for e in ETIQUETAS))
         if respuesta != esperada:
             fallar(NO_VISTO[etiqueta], indice=indice, respuesta=respuesta)
+        if caso.datos.get("modificados", [False] * len(esperadas))[indice]:
+            fallar("modificada", nombre="log")
 
 
 def _parte_registro(nombre, etiqueta, puntos):
@@ -432,7 +436,8 @@ REDUCCIONES = (0.5, 0.25, 0.75, 0.125)
 def construir_escala(generador, forma):
     """found_inf flags and GradScaler settings for ``forma`` = (steps, growth_interval,
     backoff code into REDUCCIONES[, growth code into CRECIMIENTOS, init_scale code:
-    0 → a power of two, 1 → an odd integer; 1 → the first steps are clean])."""
+    0 → a power of two, 1 → an odd integer, 2 → a power of two below 1; 1 → the first
+    steps are clean])."""
     pasos, intervalo, codigo, *resto = forma
     crecimiento, inicial, al_principio = (resto + [0, 0, 0])[:3]
     banderas = (torch.rand(pasos, generator=generador) < 0.3).tolist()
@@ -443,8 +448,10 @@ def construir_escala(generador, forma):
     banderas[inicio:inicio + 2 * intervalo] = [False] * (2 * intervalo)
     exponente = int(torch.randint(8, 17, (1,), generator=generador).item())
     escala = 2.0 ** exponente
-    if inicial:
+    if inicial == 1:
         escala = float(int(torch.randint(100, 60000, (1,), generator=generador).item()) | 1)
+    elif inicial == 2:  # below 1: a scale has no floor
+        escala = 2.0 ** -int(torch.randint(6, 13, (1,), generator=generador).item())
     return {"found_inf": [bool(b) for b in banderas], "init_scale": escala,
             "growth_factor": CRECIMIENTOS[crecimiento], "backoff_factor": REDUCCIONES[codigo],
             "growth_interval": intervalo}
@@ -468,10 +475,9 @@ def _escalas(caso):
                longitud_esperada=len(banderas))
     escalas = []
     for valor in resultado:
-        if isinstance(valor, torch.Tensor) and valor.numel() == 1:
-            valor = valor.item()
-        if type(valor) not in (int, float):
-            fallar("tipo", nombre="cada escala", esperado="un float", tipo=_nombre_tipo(valor))
+        if type(valor) is not float:
+            fallar("tipo", nombre="cada escala", esperado="un float de Python",
+                   tipo=_nombre_tipo(valor))
         escalas.append(float(valor))
     return escalas
 
@@ -546,17 +552,19 @@ def escalas_de_gradscaler(found_inf, init_scale, growth_factor, backoff_factor, 
 
 # The public examples' (seed, shape): a sequence with GradScaler's defaults, backoffs and
 # two growths in a row (a counter not reset after growing shows only there); another with
-# growth 1.5, backoff 0.75, an init_scale that is no power of two, and clean first steps.
+# growth 1.5, backoff 0.75, an init_scale that is no power of two, and clean first steps;
+# a third with growth_interval 1 and an init_scale below 1.
 EJEMPLO_ESCALA = (2, (24, 3, 0))
 OTRO_EJEMPLO_ESCALA = (5, (20, 2, 2, 1, 1, 1))
+TERCER_EJEMPLO_ESCALA = (11, (20, 1, 1, 3, 2, 0))
 
 
 def comprobar_simulate_loss_scale(simulate_loss_scale):
-    """Comprobación pública: tus trazas de la escala frente a un GradScaler real en dos
+    """Comprobación pública: tus trazas de la escala frente a un GradScaler real en tres
     secuencias de pasos."""
     casos = [caso_en_proceso(SIMULATE_LOSS_SCALE, simulate_loss_scale, *ejemplo,
                              escalas_de_gradscaler)
-             for ejemplo in (EJEMPLO_ESCALA, OTRO_EJEMPLO_ESCALA)]
+             for ejemplo in (EJEMPLO_ESCALA, OTRO_EJEMPLO_ESCALA, TERCER_EJEMPLO_ESCALA)]
     comprobar_casos(SIMULATE_LOSS_SCALE.partes, casos,
                     "Tus trazas de la escala coinciden con las de un GradScaler de verdad.")
 

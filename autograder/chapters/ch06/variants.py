@@ -143,6 +143,56 @@ def diagnose_amp_log_only_the_norm(log):
     return "ok"
 
 
+def _reference_rule(log, overflowed=lambda n: not math.isfinite(n), corrupted=math.isfinite,
+                    last=1):
+    """The reference's rule with a knob per mistake: what counts as an overflowed norm and
+    as a corrupted loss, and how many steps at the end the new-scaler search leaves out."""
+    if not all(corrupted(record["loss"]) for record in log):
+        return "optimizer_step"
+    for step in range(len(log) - last):
+        if overflowed(log[step]["grad_norm"]) and log[step + 1]["scale"] >= log[step]["scale"]:
+            return "new_scaler_each_step"
+    if _proportional_to_scale(log, "grad_norm"):
+        return "clip_before_unscale"
+    if _proportional_to_scale(log, "loss"):
+        return "scaled_loss"
+    return "ok"
+
+
+@variant(DL, "amp_registro_etiqueta")
+def diagnose_amp_log_describes_the_call(log):
+    # names the call instead of the label it was asked for
+    label = _reference_rule(log)
+    return "optimizer.step()" if label == "optimizer_step" else label
+
+
+@variant(DL, "amp_registro_escalador_nuevo")
+def diagnose_amp_log_overflow_is_inf_only(log):
+    # an overflow seen as an inf norm only: a nan norm (inf - inf) passes for a clean step
+    return _reference_rule(log, overflowed=math.isinf)
+
+
+@variant(DL, "amp_registro_paso_directo")
+def diagnose_amp_log_corrupted_loss_is_inf_only(log):
+    # "the weights blew up, so the loss is inf": it is nan
+    return _reference_rule(log, corrupted=lambda loss: not math.isinf(loss))
+
+
+@variant(DL, "amp_registro_escalador_nuevo")
+def diagnose_amp_log_skips_the_last_steps(log):
+    # "the last steps have nothing after them to compare with": one step too many left out
+    return _reference_rule(log, last=2)
+
+
+@variant(DL, "modificada")
+def diagnose_amp_log_normalises_in_place(log):
+    # the nan norms written as inf, in the caller's records, before reading them
+    for record in log:
+        if math.isnan(record["grad_norm"]):
+            record["grad_norm"] = math.inf
+    return _reference_rule(log)
+
+
 @variant(DL, "sin_implementar")
 def diagnose_amp_log_stub(log):
     raise NotImplementedError()
@@ -284,6 +334,45 @@ def simulate_loss_scale_counter_starts_at_one(found_inf, init_scale, growth_fact
         else:
             clean += 1
             if clean >= growth_interval:
+                scale, clean = scale * growth_factor, 0
+        scales.append(scale)
+    return scales
+
+
+@variant(SL, "tipo")
+def simulate_loss_scale_float32_tensors(found_inf, init_scale, growth_factor, backoff_factor,
+                                        growth_interval):
+    # the scale kept in float32, as GradScaler keeps it, and returned as it is kept
+    scale, clean, scales = torch.tensor(float(init_scale)), 0, []
+    for inf in found_inf:
+        clean = 0 if inf else clean + 1
+        if inf:
+            scale = scale * backoff_factor
+        elif clean == growth_interval:
+            scale, clean = scale * growth_factor, 0
+        scales.append(scale)
+    return scales
+
+
+@variant(SL, "longitud")
+def simulate_loss_scale_includes_init_scale(found_inf, init_scale, growth_factor,
+                                            backoff_factor, growth_interval):
+    # the trace starts with the scale before the first step
+    return [float(init_scale)] + _simulate(found_inf, init_scale, growth_factor,
+                                           backoff_factor, growth_interval)
+
+
+@variant(SL, "amp_escala_sin_reducir")
+def simulate_loss_scale_floor_at_one(found_inf, init_scale, growth_factor, backoff_factor,
+                                     growth_interval):
+    # "a scale below 1 would make the gradients smaller": clamped at 1 after a backoff
+    scale, clean, scales = float(init_scale), 0, []
+    for inf in found_inf:
+        if inf:
+            scale, clean = max(scale * backoff_factor, 1.0), 0
+        else:
+            clean += 1
+            if clean == growth_interval:
                 scale, clean = scale * growth_factor, 0
         scales.append(scale)
     return scales
@@ -510,6 +599,42 @@ if torch.cuda.is_available():  # on a CPU-only machine "cpu" is always the right
 @variant(TS, "efecto_secundario")
 def amp_accumulation_steps_sets_train_mode(*args):
     return _accumulate(*args, train_mode=True)  # "training trains": the caller's eval lost
+
+
+@variant(TS, "efecto_secundario")
+def amp_accumulation_steps_restores_the_root_flag_only(*args):
+    # "train, then put the mode back": only the root's flag is put back
+    model = args[0]
+    was_training = model.training
+    losses = _accumulate(*args, train_mode=True)
+    model.training = was_training
+    return losses
+
+
+@variant(TS, "efecto_secundario")
+def amp_accumulation_steps_consumes_the_batches(model, batches, loss_fn, optimizer, scaler,
+                                                device, dtype, accum, max_norm):
+    # each cycle popped off the caller's list: it is empty afterwards
+    losses = []
+    while batches:
+        cycle = [batches.pop(0) for _ in range(min(accum, len(batches)))]
+        optimizer.zero_grad()
+        total = 0.0
+        for x, y in cycle:
+            with torch.autocast(device_type=device, dtype=dtype):
+                loss = loss_fn(model(x), y) / len(cycle)
+            (loss if scaler is None else scaler.scale(loss)).backward()
+            total += loss.item()
+        if scaler is not None:
+            scaler.unscale_(optimizer)
+        nn.utils.clip_grad_norm_(model.parameters(), max_norm)
+        if scaler is None:
+            optimizer.step()
+        else:
+            scaler.step(optimizer)
+            scaler.update()
+        losses.append(total)
+    return losses
 
 
 @variant(TS, "sin_implementar")
