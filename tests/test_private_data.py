@@ -45,7 +45,7 @@ def recorded_grade_run(monkeypatch):
                         lambda course_dir, out, db_url, shard, pending: calls.update(
                             generated=(course_dir, out, db_url, pending)) or [])
     monkeypatch.setattr(autograder.sandbox, "isolation",
-                        lambda: autograder.sandbox.Isolation(False, "prueba"))
+                        lambda: autograder.sandbox.Isolation(True, "prueba"))
     return calls
 
 
