@@ -205,6 +205,31 @@ for _nombre in ("enlace", "01_grafo_dinamico.ipynb"):
         pass
 '''
 
+# Student code owns its interpreter: it empties the in-kernel guard's table of blocked
+# events, then starts a process (which could read what the sandbox lets no kernel see,
+# or outlive the kernel), or calls the C library directly. Linux refuses either way.
+NEUTER_GUARD = """
+import gc
+for _o in gc.get_objects():
+    if type(_o).__name__ == "Guard" and hasattr(_o, "hook"):
+        _o.hook.__func__.__globals__["BLOCKED_EVENTS"] = ("nada",)
+"""
+SPAWN_PAST_GUARD = NEUTER_GUARD + """import subprocess
+try:
+    subprocess.run(["/bin/sh", "-c", "ls /"])
+except OSError:
+    pass
+"""
+RAW_SYSCALLS = NEUTER_GUARD + """import ctypes
+_libc = ctypes.CDLL(None, use_errno=True)
+for _call in (_libc.fork, lambda: _libc.ptrace(16, 1, 0, 0), lambda: _libc.unshare(0x10000000),
+              lambda: _libc.prctl(22, 2, 0, 0, 0)):
+    try:
+        _call()
+    except OSError:
+        pass
+"""
+
 HOSTILE_MARKER = "hackeado"  # what every injected script would write into the page
 HOSTILE_MARKDOWN = (
     "Mi respuesta: <img src=x onerror=\"window.hackeado=1;document.title='hackeado'\">"
@@ -253,6 +278,11 @@ HOSTILE_CASES = [
          status=Status.TAMPERING, reason="señal"),
     Case("planta_enlace", "deja un archivo y enlaces simbólicos en su carpeta de trabajo",
          {MB: patched(PLANT_LINK)}, max_points=_zero(MB + "_test")),
+    Case("proceso_sin_guardian", "vacía la tabla del guardián y lanza un proceso",
+         max_points=_zero(MB + "_test"), status=Status.TAMPERING, reason="bloqueada por Linux"),
+    Case("llamadas_crudas", "vacía la tabla del guardián y llama a fork, ptrace, unshare y "
+         "seccomp con ctypes", max_points=_zero(MB + "_test"), status=Status.TAMPERING,
+         reason="bloqueada por Linux"),
     Case("html_hostil", "HTML y JavaScript en markdown, celdas raw y salidas",
          {MB: patched(HOSTILE_OUTPUTS)}, transform=_hostile_html,
          max_points=_zero(MB + "_test")),
@@ -407,6 +437,8 @@ for _linea in open("/proc/net/unix").read().splitlines()[1:]:
         except OSError:
             pass
 """),
+    "proceso_sin_guardian": (MB, SPAWN_PAST_GUARD),
+    "llamadas_crudas": (MB, RAW_SYSCALLS),
     "sys_exit": (MB, "\nimport sys\nsys.exit(0)\n"),
     "salida_100mb": (MB, "\nprint('x' * 100_000_000)\n"),
     "archivo_enorme": (MB, "\ntry:\n    with open('enorme.bin', 'wb') as f:\n"

@@ -29,6 +29,7 @@ from pathlib import Path
 import nbformat
 import torch
 from nbclient.exceptions import CellTimeoutError, DeadKernelError
+from nbclient.util import run_sync
 from nbgrader.preprocessors import Execute
 from traitlets import Integer
 
@@ -117,6 +118,29 @@ class GradingExecute(Execute):
         kwargs.setdefault("kernel_manager_class", SandboxedKernelManager)
         super().__init__(*args, **kwargs)
 
+    async def async_start_new_kernel_client(self):
+        """nbclient's kernel start, and then, before any cell: a sandboxed kernel's
+        system-call filter in place, as Linux reports it (``autograder.seccomp_watch``)."""
+        client = await super().async_start_new_kernel_client()
+        watch = getattr(self.km, "seccomp", None)
+        if watch is not None and not await asyncio.to_thread(watch.armed):
+            await self._async_cleanup_kernel()
+            raise RuntimeError(f"sin filtro de llamadas al sistema: {watch.problem}")
+        return client
+
+    # nbclient binds its synchronous wrapper to its own coroutine: bind it to this one.
+    start_new_kernel_client = run_sync(async_start_new_kernel_client)
+
+    def _blocked_syscalls(self):
+        """The calls Linux refused this kernel since the previous hidden test: attempts
+        recorded in the grader's process, which student code cannot reach."""
+        watch = getattr(self.km, "seccomp", None)
+        if watch is None:
+            return []
+        new = watch.blocked[self._syscalls_seen:]
+        self._syscalls_seen = len(watch.blocked)
+        return [{"kind": "syscall", "target": name} for name in dict.fromkeys(new)]
+
     async def _async_poll_kernel_alive(self):
         """nbclient's watch over the kernel while a cell runs, every ``KERNEL_WATCH_S``
         instead of every second: a cell that kills its kernel (os._exit, a segfault) costs
@@ -139,7 +163,7 @@ class GradingExecute(Execute):
                           if self.notebook_timeout > 0 else None)
         while True:
             # A fresh kernel: no cell run, nothing refused or interrupted yet.
-            self._index, self._refusals_seen = None, 0
+            self._index, self._refusals_seen, self._syscalls_seen = None, 0, 0
             self._facts = Facts(notes=notes, killed_cells=sorted(self._killers),
                                 timings=timings)
             self._clock = CellClock(timings)
@@ -258,7 +282,8 @@ class GradingExecute(Execute):
         test (an older attempt belongs to an earlier exercise). Only their plain fields are
         kept: the report comes from the student's kernel."""
         valid = [r for r in reported if isinstance(r, dict) and isinstance(r.get("target"), str)
-                 and r.get("kind") in TAMPERING_WORDS and r.get("kind") != FORGED_REPORT["kind"]]
+                 and r.get("kind") in TAMPERING_WORDS
+                 and r.get("kind") not in (FORGED_REPORT["kind"], "syscall")]
         attempts = [r for r in valid if r["kind"] in ATTEMPTS]
         new_attempts = attempts[self._refusals_seen:]
         self._refusals_seen = len(attempts)
@@ -290,7 +315,7 @@ class GradingExecute(Execute):
             return
         result = score(hidden, cases, data["observations"])
         report, points = result.informe(title), result.puntos
-        counted = self._counted(data["tampering"])
+        counted = self._counted(data["tampering"]) + self._blocked_syscalls()
         if counted:
             self._facts.tampering[exercise_id] = counted
             tampering = ComprobacionFallida(Diagnostico(

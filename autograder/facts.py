@@ -17,7 +17,8 @@ METADATA_KEY = "autograder"  # nb.metadata[METADATA_KEY]
 TAMPERING_WORDS = {"read": "intento de leer {}", "import": "intento de importar {}",
                    "signal": "intento de enviar una señal al proceso {}",
                    "replaced": "{} reemplazado", "added": "{} añadido",
-                   "forged report": "informe del guardián alterado"}
+                   "forged report": "informe del guardián alterado",
+                   "syscall": "llamada al sistema {} bloqueada por Linux"}
 FORGED_REPORT = {"kind": "forged report", "target": ""}  # records that are not records
 
 

@@ -8,7 +8,10 @@ Before any student code runs, the launcher
 3. installs an audit hook (it cannot be removed) that refuses to open the course's
    private files (gradebook, secret, sources, other students' work, the references and
    hidden tests), to list their folders, and to start processes or load native libraries;
-4. starts ipykernel.
+4. where the grader asks for it (``autograder.seccomp_filter``), loads a system-call filter
+   that Linux enforces: no programs, no processes but threads, no tracing; each attempt is
+   reported to the grader, not to anything in this process;
+5. starts ipykernel.
 
 The hidden tests themselves are scored in the grader's process (``autograder.execute``);
 this kernel adds defence in depth and reports what it saw: refused reads and changed
@@ -121,6 +124,7 @@ def watched_namespaces():
 
 KERNEL_SIDE_MODULES = ("autograder", "autograder.kernel", "autograder.harness",
                        "autograder.course", "autograder.student", "autograder.warm_kernel",
+                       "autograder.seccomp_filter",
                        "autograder.chapters")
 
 
@@ -318,7 +322,11 @@ def no_await_no_compile(should_run_async):
 
 
 def launch(guard, argv=None):
-    """Install the guard's audit hook (for good) and run ipykernel until it shuts down."""
+    """Load the system-call filter, install the guard's audit hook (both for good) and run
+    ipykernel until it shuts down."""
+    from autograder import seccomp_filter
+
+    seccomp_filter.install()  # before the hook, which refuses the native calls it makes
     from IPython.core.interactiveshell import InteractiveShell
 
     InteractiveShell.transform_cell = plain_python_first(InteractiveShell.transform_cell)

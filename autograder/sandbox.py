@@ -37,11 +37,15 @@ from traitlets import Type
 from autograder import zygote
 from autograder.kernel import SANDBOXED_ENV
 from autograder.kernel_client import PromptKernelClient, prompt_context
+from autograder.seccomp_filter import SOCKET_ENV as SECCOMP_SOCKET_ENV
+from autograder.seccomp_watch import SOCKET_NAME as SECCOMP_SOCKET
+from autograder.seccomp_watch import SeccompWatch
 
 PACKAGE_DIR = Path(__file__).resolve().parent
 # What a kernel may import of this package. Everything else (references, hidden draws,
 # variants, the pipeline) is not even visible inside the sandbox.
-KERNEL_SIDE = ("__init__.py", "kernel.py", "harness.py", "course.py", "warm_kernel.py", "student",
+KERNEL_SIDE = ("__init__.py", "kernel.py", "harness.py", "course.py", "warm_kernel.py",
+               "seccomp_filter.py", "student",
                "chapters/__init__.py", "chapters/*/__init__.py", "chapters/*/student.py")
 KERNEL_PACKAGE_ROOT = "/opt/autograder-kernel"
 SANDBOX_ENV = "AUTOGRADER_SANDBOX"
@@ -79,11 +83,17 @@ def _mode():
     return mode
 
 
+# What the probe runs in the sandbox: the system-call filter must load there too.
+PROBE_CODE = "import autograder.seccomp_filter as f; f.check()"
+
+
 @functools.cache
 def _probe(bwrap):
-    """None if a sandbox with every option we use can start here, else why not."""
+    """None if a sandbox with every option we use, system-call filter included, can start
+    here, else why not."""
     with tempfile.TemporaryDirectory(prefix="ag-probe-") as folder:
-        argv = bwrap_argv(bwrap, Path(folder), Path(folder)) + [sys.executable, "-c", "pass"]
+        argv = bwrap_argv(bwrap, Path(folder), Path(folder)) + [sys.executable, "-c",
+                                                                 PROBE_CODE]
         try:
             probe = subprocess.run(argv, capture_output=True, text=True, timeout=60)
         except (OSError, subprocess.TimeoutExpired) as error:
@@ -105,7 +115,7 @@ def isolation():
     problem = _probe(bwrap)
     if problem:
         return Isolation(False, problem)
-    return Isolation(True, f"bubblewrap, {bwrap}")
+    return Isolation(True, f"bubblewrap, {bwrap}, y filtro seccomp de llamadas al sistema")
 
 
 def require_isolation():
@@ -254,14 +264,10 @@ def prestart_warm_kernels():
         zygote.shared(template_environment, wait=False)
 
 
-def _environment(kernel_dir):
-    return [arg for key, value in kernel_environment(kernel_dir).items()
-            for arg in ("--setenv", key, value)]
-
-
-def bwrap_argv(bwrap, cwd, kernel_dir, scratch=None):
+def bwrap_argv(bwrap, cwd, kernel_dir, scratch=None, env=None):
     """bubblewrap's command line for a kernel working in ``cwd`` with ``kernel_dir``.
-    ``scratch``: the host folder the kernel sees as ``cwd`` (default ``cwd`` itself)."""
+    ``scratch``: the host folder the kernel sees as ``cwd`` (default ``cwd`` itself);
+    ``env``: its whole environment (default ``kernel_environment``)."""
     cwd, kernel_dir = Path(cwd).resolve(), Path(kernel_dir).resolve()
     scratch = cwd if scratch is None else Path(scratch).resolve()
     args = [bwrap, "--unshare-all", "--unshare-user", "--disable-userns", "--die-with-parent",
@@ -282,7 +288,9 @@ def bwrap_argv(bwrap, cwd, kernel_dir, scratch=None):
     for name in ("passwd", "group"):
         if (kernel_dir / name).exists():
             args += ["--ro-bind", str(kernel_dir / name), f"/etc/{name}"]
-    return args + _environment(kernel_dir) + ["--"]
+    env = kernel_environment(kernel_dir) if env is None else env
+    return args + [arg for key, value in env.items() for arg in ("--setenv", key, value)] + [
+        "--"]
 
 
 def _prepare_kernel_dir(folder):
@@ -339,6 +347,13 @@ class SandboxedKernelManager(AsyncKernelManager):
         self.connection_file = str(folder / "kernel.json")
         self.ip = str(folder / "ipc")
 
+    seccomp = None  # the watch over this kernel's system-call filter, when sandboxed
+
+    def _new_seccomp_watch(self):
+        if self.seccomp is not None:
+            self.seccomp.close()
+        self.seccomp = SeccompWatch(self.kernel_dir)
+
     def format_kernel_cmd(self, extra_arguments=None):
         cmd = super().format_kernel_cmd(extra_arguments)
         self._warm = None
@@ -353,14 +368,18 @@ class SandboxedKernelManager(AsyncKernelManager):
         cwd = Path(self._launch_args.get("cwd") or os.getcwd())
         shutil.rmtree(self.scratch)
         shutil.copytree(cwd, self.scratch, symlinks=True)
-        argv = bwrap_argv(shutil.which("bwrap"), cwd, self.kernel_dir, self.scratch)
+        env = kernel_environment(self.kernel_dir)
+        ours = cmd[1:3] == ["-m", "autograder.kernel"]
+        if ours:  # the hardened kernel loads the system-call filter (autograder.kernel)
+            self._new_seccomp_watch()  # listening before the kernel can connect
+            env[SECCOMP_SOCKET_ENV] = str(self.kernel_dir / SECCOMP_SOCKET)
+        argv = bwrap_argv(shutil.which("bwrap"), cwd, self.kernel_dir, self.scratch, env)
         self._cold_cmd = argv + cmd
-        template = zygote.shared(template_environment) if cmd[1:3] == [
-            "-m", "autograder.kernel"] else None
+        template = zygote.shared(template_environment) if ours else None
         if template is None:
             return self._cold_cmd
         self._warm = zygote.WarmStart(template, {
-            "cwd": str(cwd), "env": kernel_environment(self.kernel_dir), "argv": cmd[3:],
+            "cwd": str(cwd), "env": env, "argv": cmd[3:],
             "package_root": KERNEL_PACKAGE_ROOT, "threads": kernel_threads()})
         return self._warm.payload_argv(argv)
 
@@ -386,11 +405,14 @@ class SandboxedKernelManager(AsyncKernelManager):
             self.log.warning("Kernel en frío: %s", error)
             await self.provisioner.kill()
             await self.provisioner.wait()
+            self._new_seccomp_watch()  # the warm kernel may have connected before failing
             await super()._async_launch_kernel(self._cold_cmd, **kw)
 
     async def _async_cleanup_resources(self, restart=False):
         await super()._async_cleanup_resources(restart=restart)
         if not restart:
+            if self.seccomp is not None:
+                self.seccomp.close()
             self._finalizer()
 
 

@@ -66,6 +66,7 @@ def warm_up():
     import ipywidgets  # noqa: F401
     import matplotlib.pyplot  # noqa: F401 - the backend is chosen by MPLBACKEND, as in a kernel
     import matplotlib_inline.backend_inline  # noqa: F401
+    import pyseccomp  # noqa: F401 - libseccomp, for the kernel's system-call filter
     import torch.nn  # noqa: F401
     import torch.utils.data  # noqa: F401
     import tornado.platform.asyncio  # noqa: F401

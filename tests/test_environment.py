@@ -25,6 +25,9 @@ def conda_pins():
     env = yaml.safe_load((ROOT / "environment.yml").read_text())
     pins = {}
     for dep in env["dependencies"]:
+        if isinstance(dep, dict):  # packages conda-forge lacks, from PyPI: name==version
+            pins.update(line.lower().split("==") for line in dep["pip"])
+            continue
         name, _, version = dep.partition("=")
         if name not in NOT_PACKAGES:
             pins[CONDA_NAMES.get(name, name).lower()] = version
