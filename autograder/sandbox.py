@@ -13,7 +13,10 @@ and runs in new user, PID, network, IPC, UTS and cgroup namespaces, in a new ses
 without capabilities or further user namespaces, killed when its parent dies. It cannot
 see or signal the grader, the workers or other kernels, nor read the course (sources,
 gradebook, secret), the exchange, the submissions, other workers' folders or any home.
-The in-kernel guard (``autograder.kernel``) stays as a second layer.
+Its kernel loads a system-call filter before any student cell (``autograder.seccomp_filter``:
+no programs, no processes but threads, no tracing), whose every refusal is recorded here,
+in the grader (``autograder.seccomp_watch``). The in-kernel guard (``autograder.kernel``)
+stays as a further layer.
 
 Without bubblewrap (macOS, containers without user namespaces) kernels start as before,
 guarded only in-kernel; ``isolation()`` says which, in words, for the summary.
