@@ -36,6 +36,7 @@ from traitlets import Integer
 from autograder.facts import FORGED_REPORT, TAMPERING_WORDS, Facts, describe_tampering
 from autograder.hidden.runner import hidden_record, plan, score
 from autograder.hidden.seeds import course_secret
+from autograder.kernel import KERNEL_NAME
 from autograder.markers import TEST_SUFFIX
 from autograder.outcome import Status
 from autograder.preprocessors import is_test_cell
@@ -126,6 +127,9 @@ class GradingExecute(Execute):
         if watch is not None and not await asyncio.to_thread(watch.armed):
             await self._async_cleanup_kernel()
             raise RuntimeError(f"sin filtro de llamadas al sistema: {watch.problem}")
+        self._facts.protection = [layer for layer, present in (
+            ("bubblewrap", getattr(self.km, "sandboxed", False)), ("seccomp", watch is not None),
+            ("guard", self.km.kernel_name == KERNEL_NAME)) if present]
         return client
 
     # nbclient binds its synchronous wrapper to its own coroutine: bind it to this one.

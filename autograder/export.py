@@ -14,8 +14,9 @@ from autograder.course import COURSE_DIR, gradebook_url
 from autograder.outcome import DETAIL_NOT_SUMMARISED, Outcome, Status
 from autograder.tables import format_table
 
-EXPORT_COLUMNS = ("student", "assignment", "status", "detail", "notes", "overrides",
-                  "late_penalty", "score", "max_score")
+EXPORT_COLUMNS = ("student", "assignment", "status", "detail", "notes", "protection",
+                  "overrides", "late_penalty", "score", "max_score")
+LEADING = 6  # the columns before the graded cells'; the rest come after them
 
 
 def overrides_text(overrides):
@@ -42,7 +43,8 @@ def export(outcomes, csv_path, update=False, others=None):
     submissions not in ``outcomes`` (a re-grade, or one the gradebook never recorded)."""
     rows = {(o.student, o.assignment): {
         "student": o.student, "assignment": o.assignment, "status": o.status,
-        "detail": o.detail, "notes": "; ".join(o.notes), **o.scores,
+        "detail": o.detail, "notes": "; ".join(o.notes), "protection": o.protection,
+        **o.scores,
         "overrides": overrides_text(o.overrides), "late_penalty": o.late_penalty,
         "score": o.score,
         "max_score": o.max_score} for o in outcomes}
@@ -51,7 +53,7 @@ def export(outcomes, csv_path, update=False, others=None):
     for key, row in kept.items():
         rows.setdefault(key, row)
         cells.update(k for k in row if k not in EXPORT_COLUMNS)
-    columns = [*EXPORT_COLUMNS[:5], *sorted(cells), *EXPORT_COLUMNS[5:]]
+    columns = [*EXPORT_COLUMNS[:LEADING], *sorted(cells), *EXPORT_COLUMNS[LEADING:]]
     csv_path.parent.mkdir(parents=True, exist_ok=True)
     with csv_path.open("w", newline="") as handle:
         writer = csv.DictWriter(handle, columns, restval="")
@@ -75,6 +77,7 @@ def gradebook_outcomes(db_url=None, course_dir=COURSE_DIR, graded=None):
                 if row:
                     outcome.status, outcome.detail = Status(row["status"]), row["detail"]
                     outcome.notes = row["notes"].split("; ") if row["notes"] else []
+                    outcome.protection = row.get("protection") or outcome.protection
                 for notebook in submission.notebooks:
                     for grade in notebook.grades:
                         outcome.record(grade)

@@ -34,6 +34,9 @@ class Facts:
     # exercise id -> {"points": earned, "max_points", "parts": runner.part_results(...),
     # "zeroed": None, "tampering" or "no observations" (then "points" is 0 whatever the parts)}
     hidden_tests: dict = field(default_factory=dict)
+    # What the (last) kernel ran under, as the grader found it: "bubblewrap", "seccomp",
+    # "guard" (``outcome.PROTECTION_WORDS``).
+    protection: list = field(default_factory=list)
 
     @classmethod
     def read(cls, nb):

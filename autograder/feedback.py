@@ -68,6 +68,11 @@ def status_banner(status, detail, notes):
             f"{html.escape(reason(status, detail))}.</p>{notes_html(notes)}</div>")
 
 
+def protection_line(text):
+    """Which protections graded the submission (``outcome.protection_text``), one line."""
+    return f"<p lang='es'><small>Calificado con: {html.escape(text)}.</small></p>"
+
+
 def plain_page(outcome):
     """A short page when there is no graded notebook to show."""
     chapter = html.escape(chapter_titles(outcome.assignment).chapter)
@@ -76,4 +81,5 @@ def plain_page(outcome):
             f"<h1>{chapter} · {html.escape(outcome.student)}</h1>"
             f"<p>{html.escape(reason(outcome.status, outcome.detail))}.</p>"
             f"{notes_html(outcome.notes)}"
-            f"<p>Puntos: {outcome.score:g} / {outcome.max_score:g}</p></body></html>\n")
+            f"<p>Puntos: {outcome.score:g} / {outcome.max_score:g}</p>"
+            f"{protection_line(outcome.protection)}</body></html>\n")

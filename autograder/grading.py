@@ -12,7 +12,7 @@ from nbgrader.api import Gradebook, MissingEntry
 from autograder.execute import TIMING_KEYS
 from autograder.facts import Facts, classify
 from autograder.feedback import plain_page
-from autograder.outcome import SHOWS_NOTEBOOK, Status
+from autograder.outcome import SHOWS_NOTEBOOK, Status, protection_text
 
 
 @dataclass(frozen=True)
@@ -53,6 +53,7 @@ def autograde_student(api, course_dir, outcome):
     outcome.status, outcome.detail = classify(facts)
     outcome.timings = dict(facts.timings)
     outcome.hidden_tests = dict(facts.hidden_tests)
+    outcome.protection = protection_text(facts.protection)
     return outcome
 
 

@@ -45,6 +45,25 @@ SHOWS_NOTEBOOK = frozenset({Status.GRADED, Status.TIMED_OUT, Status.CRASHED, Sta
 DETAIL_NOT_SUMMARISED = frozenset({Status.KERNEL_DIED, Status.GRADER_ERROR})
 
 
+# The protections a grading kernel ran under (``Facts.protection``, recorded by the grader).
+PROTECTION_WORDS = {"bubblewrap": "aislamiento del sistema operativo (bubblewrap)",
+                    "seccomp": "filtro de llamadas al sistema (seccomp)",
+                    "guard": "guardián dentro del kernel"}
+NO_PROTECTION_RECORD = "sin registro: el cuaderno no llegó a ejecutarse"
+
+
+def protection_text(layers):
+    """The protections that graded a submission, in Spanish; says so when the operating
+    system's were missing."""
+    words = [PROTECTION_WORDS[layer] for layer in PROTECTION_WORDS if layer in layers]
+    if not words:
+        return NO_PROTECTION_RECORD
+    text = words[0] if len(words) == 1 else ", ".join(words[:-1]) + " y " + words[-1]
+    if "bubblewrap" not in layers:
+        text += " (SIN aislamiento del sistema operativo)"
+    return text
+
+
 @dataclass
 class Outcome:
     """What grading one submission produced."""
@@ -60,6 +79,7 @@ class Outcome:
     # formgrader, which nbgrader keeps over re-grades and counts instead of the autograder's
     overrides: dict = field(default_factory=dict)
     late_penalty: float = 0.0  # points off for lateness (nbgrader's, ``autograder.term``)
+    protection: str = NO_PROTECTION_RECORD  # what the kernel ran under (``protection_text``)
     timings: dict = field(default_factory=dict, compare=False)  # seconds, for the benchmark
     # exercise id -> what its hidden test found, part by part, with each failure's
     # diagnosis and facts (``facts.Facts.hidden_tests``): what the class report adds up

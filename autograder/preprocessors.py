@@ -13,7 +13,8 @@ from nbgrader.api import Gradebook, MissingEntry
 from nbgrader.preprocessors import NbGraderPreprocessor, OverwriteCells
 
 from autograder.facts import Facts, classify
-from autograder.feedback import cell_locator, page_titles, status_banner
+from autograder.feedback import cell_locator, page_titles, protection_line, status_banner
+from autograder.outcome import protection_text
 from autograder.sanitize import clean_notebook
 from autograder.term import load_term
 
@@ -24,6 +25,7 @@ HIDDEN_TESTS_RE = re.compile(r"### BEGIN HIDDEN TESTS.*?### END HIDDEN TESTS\n?"
 HIDDEN_TESTS_NOTE = "# (Aquí se ejecutaron las pruebas ocultas; su código no se muestra.)\n"
 HELPER_NOTE = "# Utilidades del curso (celda generada; su código no se repite aquí).\n"
 STATUS_CELL_ID = "estado-de-la-entrega"
+PROTECTION_CELL_ID = "protecciones-al-calificar"
 LATE_CELL_ID = "entrega-con-retraso"
 
 
@@ -133,7 +135,8 @@ class HideHiddenTests(NbGraderPreprocessor):
 
 class StatusBanner(NbGraderPreprocessor):
     """In feedback, a first cell with the submission's status and the repairs made on intake,
-    from the facts grading stored in the notebook (``autograder.facts``), in Spanish."""
+    and a last one with the protections it was graded under, from the facts grading stored
+    in the notebook (``autograder.facts``), in Spanish."""
 
     def preprocess(self, nb, resources):
         facts = Facts.read(nb)
@@ -143,6 +146,10 @@ class StatusBanner(NbGraderPreprocessor):
             cell = nbformat.v4.new_markdown_cell(banner)
             cell["id"] = STATUS_CELL_ID
             nb.cells.insert(0, cell)
+        footer = nbformat.v4.new_markdown_cell(protection_line(protection_text(
+            facts.protection)))
+        footer["id"] = PROTECTION_CELL_ID
+        nb.cells.append(footer)
         return nb, resources
 
 

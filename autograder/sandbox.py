@@ -351,6 +351,7 @@ class SandboxedKernelManager(AsyncKernelManager):
         self.ip = str(folder / "ipc")
 
     seccomp = None  # the watch over this kernel's system-call filter, when sandboxed
+    sandboxed = False  # whether the kernel started inside bubblewrap
 
     def _new_seccomp_watch(self):
         if self.seccomp is not None:
@@ -361,6 +362,7 @@ class SandboxedKernelManager(AsyncKernelManager):
         cmd = super().format_kernel_cmd(extra_arguments)
         self._warm = None
         found = require_isolation()
+        self.sandboxed = found.active
         if not found.active:
             return cmd
         if not (self.kernel_dir / "passwd").exists():

@@ -23,7 +23,7 @@ from autograder.adversarial import (
     write_corpus,
 )
 from autograder.hidden.seeds import SECRET_FILE
-from autograder.outcome import Status
+from autograder.outcome import NO_PROTECTION_RECORD, UNGRADED, Status, protection_text
 from autograder.pipeline import grade, prepare_course
 from autograder.sample_class import SAMPLE_CLASS, submission
 from autograder.sandbox import ETC_FILES, KERNEL_PACKAGE_ROOT, KERNEL_SIDE, isolation
@@ -93,6 +93,23 @@ def test_each_case_has_spanish_feedback(outcomes):
         assert "BEGIN HIDDEN TESTS" not in page and "autograder.checks" not in page
         if outcome.status != Status.GRADED:
             assert "Estado:" in page or outcome.status == Status.UNREADABLE
+
+
+def test_every_row_and_page_names_the_protection_that_graded_it(outcomes):
+    """From the grader's record, not the kernel's: with the sandbox, every notebook that
+    ran did so under all three layers, and grades.csv and its feedback page say so."""
+    import csv
+
+    by_student, root = outcomes
+    full = protection_text(["bubblewrap", "seccomp", "guard"])
+    with (root / "out" / "grades.csv").open(newline="") as handle:
+        rows = {row["student"]: row for row in csv.DictReader(handle)}
+    assert set(rows) == set(by_student)
+    for student, outcome in by_student.items():
+        expected = NO_PROTECTION_RECORD if outcome.status in UNGRADED else full
+        assert rows[student]["protection"] == outcome.protection == expected, student
+        page = (root / "out" / "feedback" / student / f"{ASSIGNMENT}.html").read_text()
+        assert f"Calificado con: {expected}." in page, student
 
 
 def _allowed_folder(folder, own_folder):

@@ -17,8 +17,8 @@ from autograder.execute import GradingExecute
 from autograder.export import summary_table
 from autograder.facts import METADATA_KEY, Facts, classify
 from autograder.feedback import plain_page
-from autograder.outcome import Outcome, Status
-from autograder.preprocessors import STATUS_CELL_ID, StatusBanner
+from autograder.outcome import NO_PROTECTION_RECORD, Outcome, Status
+from autograder.preprocessors import PROTECTION_CELL_ID, STATUS_CELL_ID, StatusBanner
 
 READ = {"kind": "read", "target": "/curso/gradebook.db"}
 REPLACED = {"kind": "replaced", "target": "torch.allclose"}
@@ -126,7 +126,23 @@ def test_the_banner_says_the_status_and_the_notes_first_escaped():
 
 def test_no_banner_for_a_submission_graded_as_handed_in():
     nb, _ = StatusBanner().preprocess(_notebook(Facts()), {})
-    assert [c.cell_type for c in nb.cells] == ["code"]
+    assert [c.id for c in nb.cells if c.cell_type == "markdown"] == [PROTECTION_CELL_ID]
+
+
+def test_every_page_ends_with_the_protections_the_grader_recorded():
+    full = Facts(protection=["bubblewrap", "seccomp", "guard"])
+    nb, _ = StatusBanner().preprocess(_notebook(full), {})
+    assert nb.cells[-1].id == PROTECTION_CELL_ID
+    assert nb.cells[-1].source == (
+        "<p lang='es'><small>Calificado con: aislamiento del sistema operativo (bubblewrap), "
+        "filtro de llamadas al sistema (seccomp) y guardián dentro del kernel.</small></p>")
+    nb, _ = StatusBanner().preprocess(_notebook(Facts(protection=["guard"])), {})
+    assert "guardián dentro del kernel (SIN aislamiento del sistema operativo)" in (
+        nb.cells[-1].source)
+    nb, _ = StatusBanner().preprocess(_notebook(Facts()), {})
+    assert NO_PROTECTION_RECORD in nb.cells[-1].source
+    page = plain_page(Outcome("ana", "01_x", Status.UNREADABLE, "vacío"))
+    assert f"Calificado con: {NO_PROTECTION_RECORD}." in page
 
 
 def test_the_plain_page_says_why_in_spanish():

@@ -15,8 +15,9 @@ from autograder.lms_export import (
     MOODLE_ID_COLUMN,
     write_lms_exports,
 )
-from autograder.outcome import Outcome, Status
+from autograder.outcome import Outcome, Status, protection_text
 from autograder.report import build_report
+from autograder.report.page import report_page
 from autograder.report.results import attach, read_diagnoses, write_diagnoses
 from autograder.report.stats import ANONYMOUS, ClassStats, correlation
 from autograder.report.summary import summary_lines
@@ -102,6 +103,17 @@ def test_the_outcomes_that_need_a_human_are_listed(outcomes):
     stats = ClassStats.of(outcomes, ROSTER)
     assert [(o.student, o.status) for o in stats.needs_human] == [
         ("ana", Status.GRADED), ("zoe" + HOSTILE, Status.TIMED_OUT)]
+
+
+def test_the_page_counts_the_protections_each_submission_was_graded_under(outcomes):
+    full = protection_text(["bubblewrap", "seccomp", "guard"])
+    for o in outcomes[1:]:
+        o.protection = full
+    outcomes[0].protection = protection_text(["guard"])
+    stats = ClassStats.of(outcomes, ROSTER)
+    assert stats.protections == {full: len(outcomes) - 1, outcomes[0].protection: 1}
+    page = report_page(stats)
+    assert "Protecciones al calificar" in page and "SIN aislamiento del sistema operativo" in page
 
 
 def test_discrimination_is_the_correlation_with_the_rest_of_the_total(outcomes):

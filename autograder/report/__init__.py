@@ -42,13 +42,14 @@ def load_class(db_url=None, course_dir=None, results=()):
 def row_outcome(row):
     """An Outcome from a row of a grades file (``export.export``)."""
     from autograder.export import EXPORT_COLUMNS
-    from autograder.outcome import Outcome, Status
+    from autograder.outcome import NO_PROTECTION_RECORD, Outcome, Status
 
     return Outcome(row["student"], row["assignment"], Status(row["status"]), row["detail"],
                    scores={k: float(v) for k, v in row.items()
                            if k not in EXPORT_COLUMNS and v not in ("", None)},
                    notes=row["notes"].split("; ") if row["notes"] else [],
-                   late_penalty=float(row.get("late_penalty") or 0.0))
+                   late_penalty=float(row.get("late_penalty") or 0.0),
+                   protection=row.get("protection") or NO_PROTECTION_RECORD)
 
 
 def build_report(outcomes, out_dir, students=None):

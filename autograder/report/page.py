@@ -154,6 +154,14 @@ def human_section(stats):
                     sortable=True))
 
 
+def protections_section(stats):
+    """How many submissions each set of protections graded: any without the operating
+    system's sandbox is worth a look."""
+    rows = [[cell(text), cell(f"{count}", count)] for text, count in stats.protections.items()]
+    return ("<h2>Protecciones al calificar</h2><p>Con qué se ejecutó cada entrega, según el "
+            "calificador (no el kernel).</p>" + table(("protecciones", "entregas"), rows))
+
+
 def students_section(stats, csv_name):
     header = ["estudiante", *(chapter_name(c.assignment) for c in stats.chapters), "total",
               "errores frecuentes"]
@@ -177,5 +185,6 @@ def report_page(stats, csv_name="estudiantes.csv"):
             f"<p>{len(stats.students)} estudiantes, {submissions} entregas, "
             f"{len(stats.chapters)} capítulos.</p>"
             + chapters_section(stats) + course_section(stats) + human_section(stats)
+            + protections_section(stats)
             + exercises_section(stats) + students_section(stats, csv_name)
             + f"<script>{SCRIPT}</script></body></html>\n")

@@ -9,7 +9,7 @@ person should look at, one row per student, and each exercise's discrimination. 
 """
 
 import math
-from collections import defaultdict
+from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 
 from autograder.markers import TEST_SUFFIX
@@ -90,6 +90,7 @@ class ClassStats:
     chapters: list  # Chapter, by assignment name
     diagnoses: dict  # diagnosis id -> Diagnosis, across the course
     needs_human: list  # Outcomes: not graded as handed in, or repaired on intake
+    protections: dict = field(default_factory=dict)  # protection text -> submissions
 
     @classmethod
     def of(cls, outcomes, students=None):
@@ -105,7 +106,8 @@ class ClassStats:
                     for name in sorted(by_assignment)]
         stats = cls(students, chapters, course, sorted(
             (o for o in outcomes if o.status in NEEDS_HUMAN or o.notes),
-            key=lambda o: (o.student, o.assignment)))
+            key=lambda o: (o.student, o.assignment)),
+            dict(Counter(o.protection for o in outcomes).most_common()))
         _discrimination(stats)
         return stats
 
