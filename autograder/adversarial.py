@@ -420,6 +420,55 @@ CASES = [
     *HOSTILE_CASES,
 ]
 
+# --- Chapter 6 (mixed precision): the attacks that do not depend on chapter 1's answers,
+# in the first exercise's cell (after the right answer, or with a wrong one when the trick
+# itself would have to earn the points).
+CH06 = "06_precision_mixta"
+DL, SL, AS = "diagnose_amp_log", "simulate_loss_scale", "amp_accumulation_steps"
+CH06_ALL = (DL + "_test", SL + "_test", AS + "_test")
+WRONG_DL = """def diagnose_amp_log(log):
+    return "ok"
+"""
+FORGED_LINE = "FORJADO"  # what a kernel writes into every descriptor it can reach
+# The grader's stdout/stderr (its terminal, its log), had the kernel inherited them, and
+# those of bubblewrap's init: a forged line and a screen clear written into each, and
+# whatever can be read out of them printed into the feedback.
+WRITE_INHERITED = f"""import os
+for _ruta in ["/proc/self/fd/0", "/proc/self/fd/1", "/proc/self/fd/2",
+              *(f"/proc/1/fd/{{n}}" for n in (os.listdir("/proc/1/fd")
+                if os.path.isdir("/proc/1/fd") else []))]:
+    try:
+        _fd = os.open(_ruta, os.O_RDWR | os.O_NONBLOCK)
+    except OSError:
+        continue
+    try:
+        os.write(_fd, b"\\x1b[2J{FORGED_LINE} ana 0/9 (graded)\\n")
+        print("LEIDO", _ruta, os.read(_fd, 4096)[:200])
+    except OSError:
+        pass
+    finally:
+        os.close(_fd)
+"""
+CH06_CASES = [
+    Case("c6_mono_allclose", "torch.allclose siempre True (con la respuesta bien)",
+         max_points=_zero(*CH06_ALL), status=Status.TAMPERING, reason="torch.allclose"),
+    Case("c6_proceso_sin_guardian", "vacía la tabla del guardián y lanza un proceso",
+         max_points=_zero(DL + "_test"), status=Status.TAMPERING, reason="bloqueada por Linux"),
+    Case("c6_llamadas_crudas", "vacía la tabla del guardián y llama a fork, ptrace, unshare y "
+         "seccomp con ctypes", max_points=_zero(DL + "_test"), status=Status.TAMPERING,
+         reason="bloqueada por Linux"),
+    Case("c6_lee_gradebook", "lee el gradebook (con la respuesta bien)",
+         max_points=_zero(DL + "_test"), status=Status.TAMPERING, reason="gradebook.db"),
+    Case("c6_lee_secreto", "busca course_secret.txt y lo imprime; una respuesta mal",
+         {DL: patched(READ_SECRET, WRONG_DL)}, max_points=_zero(DL + "_test")),
+    Case("c6_descriptores", "escribe una línea falsa en cada descriptor heredado y lee de "
+         "ellos; una respuesta mal", {DL: patched(WRITE_INHERITED, WRONG_DL)},
+         max_points=_zero(DL + "_test")),
+    Case("c6_mata_todo", "envía SIGKILL a cada proceso que ve; una respuesta mal",
+         {DL: patched(KILL_EVERYTHING, WRONG_DL)}, max_points=_zero(DL + "_test"),
+         status=Status.TAMPERING, reason="señal"),
+]
+
 # Without the sandbox only (with it, the kernel sees no socket of the grader's): the right
 # answer, then a connection to the workers' seed, found in /proc/net/unix. Whoever connects
 # there can have code run in a fork of the seed, outside the guard, which refuses it.
@@ -439,6 +488,11 @@ for _linea in open("/proc/net/unix").read().splitlines()[1:]:
 """),
     "proceso_sin_guardian": (MB, SPAWN_PAST_GUARD),
     "llamadas_crudas": (MB, RAW_SYSCALLS),
+    "c6_mono_allclose": (DL, "\ntorch.allclose = lambda *a, **k: True\n"),
+    "c6_proceso_sin_guardian": (DL, SPAWN_PAST_GUARD),
+    "c6_llamadas_crudas": (DL, RAW_SYSCALLS),
+    "c6_lee_gradebook": (DL, "\ntry:\n    open('../../../gradebook.db', 'rb').read()\n"
+                             "except OSError:\n    pass\n"),
     "sys_exit": (MB, "\nimport sys\nsys.exit(0)\n"),
     "salida_100mb": (MB, "\nprint('x' * 100_000_000)\n"),
     "archivo_enorme": (MB, "\ntry:\n    with open('enorme.bin', 'wb') as f:\n"
@@ -461,12 +515,62 @@ def submission_bytes(case, source_nb, release_nb):
     return (json.dumps(nb, indent=1, ensure_ascii=False) + "\n").encode()
 
 
-def write_corpus(course_dir, destination, cases=CASES):
+def write_corpus(course_dir, destination, cases=CASES, assignment=ASSIGNMENT):
     """Write the corpus as a class: destination/<case>/<assignment>/<file>."""
-    source_nb = nbformat.read(course_dir / "source" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb", 4)
-    release_nb = nbformat.read(course_dir / "release" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb", 4)
+    source_nb = nbformat.read(course_dir / "source" / assignment / f"{assignment}.ipynb", 4)
+    release_nb = nbformat.read(course_dir / "release" / assignment / f"{assignment}.ipynb", 4)
     for case in cases:
-        folder = destination / case.student_id / ASSIGNMENT
+        folder = destination / case.student_id / assignment
         folder.mkdir(parents=True, exist_ok=True)
-        (folder / case.filename).write_bytes(submission_bytes(case, source_nb, release_nb))
+        filename = case.filename.replace(f"{ASSIGNMENT}.ipynb", f"{assignment}.ipynb")
+        (folder / filename).write_bytes(submission_bytes(case, source_nb, release_nb))
     return destination
+
+
+def case_failures(case, outcome):
+    """What is wrong with how ``case`` was graded: another status, a reason not given, a
+    point it did not deserve, or a point an untouched cell lost. Empty when all is well."""
+    failures = []
+    said = " ".join([outcome.detail, *outcome.notes])
+    if outcome.status != case.status or case.reason not in said:
+        failures.append((case.student_id, outcome.status, said))
+    for cell, maximum in outcome.max_scores.items():
+        allowed = case.max_points.get(cell, maximum)
+        if outcome.scores[cell] > allowed or (
+                cell not in case.max_points and outcome.scores[cell] != maximum):
+            failures.append((case.student_id, cell, outcome.scores[cell], allowed))
+    return failures
+
+
+def grade_corpus(root, cases, workers, assignment=ASSIGNMENT):
+    """Grade ``cases`` of ``assignment`` in one batch with the sample class's honest
+    student (its reference solution), as a class: {student: Outcome}. What the grader
+    itself writes to its stdout and stderr meanwhile goes to ``root/grader_output.txt``
+    (a kernel that reached them would have written there)."""
+    import os
+
+    from autograder.pipeline import grade, prepare_course
+    from autograder.sample_class import SAMPLE_CLASS, submission
+
+    course = root / "course"
+    prepare_course(course)
+    submissions = write_corpus(course, root / "submissions", cases, assignment)
+    source = nbformat.read(course / "source" / assignment / f"{assignment}.ipynb", 4)
+    release = nbformat.read(course / "release" / assignment / f"{assignment}.ipynb", 4)
+    honest = SAMPLE_CLASS[assignment][0]
+    folder = submissions / honest.student_id / assignment
+    folder.mkdir(parents=True)
+    nbformat.write(submission(honest, source, release), folder / f"{assignment}.ipynb")
+    saved = [os.dup(1), os.dup(2)]
+    with open(root / "grader_output.txt", "wb") as output:
+        os.dup2(output.fileno(), 1)
+        os.dup2(output.fileno(), 2)
+        try:
+            graded = grade(submissions, root / "out", course_dir=course, timeout=10,
+                           progress=lambda line: os.write(1, (line + "\n").encode()),
+                           workers=workers)
+        finally:
+            for fd, copy in zip((1, 2), saved):
+                os.dup2(copy, fd)
+                os.close(copy)
+    return {o.student: o for o in graded}

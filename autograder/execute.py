@@ -5,7 +5,8 @@ Two changes to how a submission is executed:
 - **Hidden tests run in the grader, not in the student's kernel.** At a graded test
   cell, whatever its source (students can edit or fake it), the grader asks the kernel
   to observe the student's function on the hidden cases (``autograder.harness``),
-  loads the plain-data observations with ``torch.load(weights_only=True)``, and scores
+  parses the plain-data observations (``autograder.student.plain``: JSON and raw tensor
+  bytes, never pickle), and scores
   them here against the reference. Monkeypatching torch, numpy, builtins or the
   course's helpers inside the notebook cannot change a comparison that happens in
   another process; the reference and the course secret never enter the kernel.
@@ -20,14 +21,12 @@ What happened is written into the notebook's metadata as plain data
 
 import asyncio
 import contextlib
-import io
 import math
 import secrets
 import time
 from pathlib import Path
 
 import nbformat
-import torch
 from nbclient.exceptions import CellTimeoutError, DeadKernelError
 from nbclient.util import run_sync
 from nbgrader.preprocessors import Execute
@@ -41,6 +40,7 @@ from autograder.markers import TEST_SUFFIX
 from autograder.outcome import Status
 from autograder.preprocessors import is_test_cell
 from autograder.sandbox import SandboxedKernelManager, read_untrusted
+from autograder.student import plain
 from autograder.student.compare import ComprobacionFallida
 from autograder.student.diagnosis import Diagnostico
 from autograder.titles import hidden_tests_heading
@@ -253,7 +253,7 @@ class GradingExecute(Execute):
         """Run the harness in the student's kernel; its observations, or why there are none.
         They are written into the kernel's own folder (never where nbgrader writes), and
         read without following links: the kernel may have replaced the file with anything."""
-        target = Path(self.km.kernel_dir) / f"observacion-{secrets.token_hex(8)}.pt"
+        target = Path(self.km.kernel_dir) / f"observacion-{secrets.token_hex(8)}.datos"
         code = ("import autograder.harness as _harness\n"
                 f"_harness.observe({chapter_key!r}, {exercise_id!r}, {function!r}, "
                 f"{cases!r}, {str(target)!r})\n")
@@ -271,7 +271,7 @@ class GradingExecute(Execute):
             return None, f"observaciones ilegibles ({type(error).__name__})"
         if raw is not None:
             try:
-                return torch.load(io.BytesIO(raw), weights_only=True), None
+                return plain.loads(raw), None
             except Exception as error:  # noqa: BLE001 - a forged file is a failed test, not a crash
                 return None, f"observaciones ilegibles ({type(error).__name__})"
         self._probe_errors = [o for o in probe.outputs if o.output_type == "error"]

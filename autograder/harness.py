@@ -9,8 +9,7 @@ the references and the course secret never enter the student's kernel.
 import importlib
 import sys
 
-import torch
-
+from autograder.student import plain
 from autograder.student.compare import ComprobacionFallida, error_a_datos, observar_casos
 from autograder.student.diagnosis import Diagnostico
 
@@ -25,7 +24,8 @@ def tampering_records():
 
 
 def observe(chapter_key, exercise_id, name, cases, target):
-    """Observe the notebook's function ``name`` on ``cases``; torch.save them to ``target``.
+    """Observe the notebook's function ``name`` on ``cases``; write them to ``target`` as
+    plain data (``autograder.student.plain``: no pickle).
 
     Called by the grader (autograder/execute.py); the names ``observe``,
     ``tampering_records`` and the saved keys ("observations", "tampering") are the protocol
@@ -40,4 +40,6 @@ def observe(chapter_key, exercise_id, name, cases, target):
         observations = [{"resultado": None, "error": error} for _ in cases]
     else:
         observations = observar_casos(exercise, function, cases)
-    torch.save({"observations": observations, "tampering": tampering_records()}, target)
+    data = plain.dumps({"observations": observations, "tampering": tampering_records()})
+    with open(target, "wb") as handle:
+        handle.write(data)

@@ -20,7 +20,8 @@ from autograder.adversarial import (
     HOSTILE_CASES,
     HOSTILE_MARKER,
     SEARCH_REPORT,
-    write_corpus,
+    case_failures,
+    grade_corpus,
 )
 from autograder.hidden.seeds import SECRET_FILE
 from autograder.outcome import NO_PROTECTION_RECORD, UNGRADED, Status, protection_text
@@ -35,17 +36,7 @@ RUNS = {2: CASES, 1: HOSTILE_CASES}  # workers -> cases graded together
 
 def _grade(root, cases, workers):
     assert isolation().active, f"these tests need the OS sandbox: {isolation().detail}"
-    course = root / "course"
-    prepare_course(course)
-    submissions = write_corpus(course, root / "submissions", cases)
-    source = nbformat.read(course / "source" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb", 4)
-    release = nbformat.read(course / "release" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb", 4)
-    folder = submissions / HONEST.student_id / ASSIGNMENT
-    folder.mkdir(parents=True)
-    nbformat.write(submission(HONEST, source, release), folder / f"{ASSIGNMENT}.ipynb")
-    graded = grade(submissions, root / "out", course_dir=course, timeout=10,
-                   progress=lambda line: None, workers=workers)
-    return {o.student: o for o in graded}, root
+    return grade_corpus(root, cases, workers), root
 
 
 @pytest.fixture(scope="module", params=sorted(RUNS, reverse=True), ids=lambda w: f"{w}w")
@@ -72,17 +63,8 @@ def test_the_honest_student_is_graded_correctly(outcomes):
 
 
 def test_no_undeserved_points_and_a_reason_for_each_case(outcomes):
-    failures = []
-    for case in _cases(outcomes):
-        outcome = outcomes[0][case.student_id]
-        said = " ".join([outcome.detail, *outcome.notes])
-        if outcome.status != case.status or case.reason not in said:
-            failures.append((case.student_id, outcome.status, said))
-        for cell, maximum in outcome.max_scores.items():
-            allowed = case.max_points.get(cell, maximum)
-            if outcome.scores[cell] > allowed or (
-                    cell not in case.max_points and outcome.scores[cell] != maximum):
-                failures.append((case.student_id, cell, outcome.scores[cell], allowed))
+    failures = [f for case in _cases(outcomes)
+                for f in case_failures(case, outcomes[0][case.student_id])]
     assert not failures
 
 

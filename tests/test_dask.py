@@ -5,6 +5,7 @@ mid-run; a task that kills every worker it touches ends as that student's ``grad
 crashed`` while the others finish."""
 
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -236,3 +237,40 @@ def test_the_cli_refuses_a_scheduler_without_a_server_gradebook_or_with_a_shard(
 def test_no_scheduler_at_the_address_is_said_in_spanish():
     with pytest.raises(SchedulerUnreachable, match="No responde ningún planificador"):
         DaskPool(f"tcp://127.0.0.1:{free_port()}", connect_timeout=1)._client()
+
+
+def test_a_gradebook_outage_mid_run_on_the_cluster_costs_only_the_students_graded_during_it(
+        cluster, postgres, submissions, tmp_path):
+    """As on the local pool (tests/test_grader_faults.py): once the first student is graded
+    the PostgreSQL gradebook refuses every connection until the run ends."""
+    address, client, _ = cluster
+    client.wait_for_workers(2, timeout=60)
+    name = "curso_dask_caido"
+    url = postgres.create_database(name)
+    down = []
+    # Four copies of ana: at most one other is being graded when the gradebook goes down.
+    students = ("ana", "bea", "carla", "dani")
+    for student in students:
+        folder = tmp_path / "class" / student / FIRST
+        folder.mkdir(parents=True)
+        shutil.copy(submissions / "ana" / FIRST / f"{FIRST}.ipynb", folder)
+
+    def progress(line):
+        if not down and line.startswith("  "):  # the first student graded
+            postgres._run("psql", "-h", "127.0.0.1", "-p", str(postgres.port), "-U",
+                          "postgres", "-d", "postgres", "-c",
+                          f"ALTER DATABASE {name} ALLOW_CONNECTIONS false", "-c",
+                          "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                          f"WHERE datname = '{name}'")
+            down.append(line)
+
+    graded = grade(tmp_path / "class", tmp_path / "out", course_dir=tmp_path / "course",
+                   timeout=10, progress=progress, db_url=url, executor=DaskPool(address))
+    statuses = [o.status for o in graded]
+    assert down and Status.GRADED in statuses and Status.GRADER_ERROR in statuses, statuses
+    assert sorted(o.student for o in graded) == list(students)
+    for outcome in graded:
+        if outcome.status == Status.GRADER_ERROR:
+            assert outcome.score == 0 and "connections" in outcome.detail, outcome.detail
+    rows = (tmp_path / "out" / "grades.csv").read_text()
+    assert all(student in rows for student in students)

@@ -88,3 +88,39 @@ def test_an_unreadable_gradebook_is_said_in_that_students_row(tmp_path):
     parallel.ungraded(outcome, run)
     assert outcome.detail.startswith("murió el trabajador; " + parallel.NOT_READ), outcome.detail
     assert (tmp_path / "out" / "feedback" / "bea" / f"{ASSIGNMENT}.html").exists()
+
+
+def test_a_gradebook_outage_mid_run_costs_only_the_students_graded_during_it(tmp_path):
+    """Once the first student is graded, the gradebook goes down (an exclusive lock held
+    from outside, as a stuck backup or a full disk would leave it) until the run ends:
+    the first keeps their grade, every other student gets a row saying why, and the run
+    ends normally with grades.csv written."""
+    import sqlite3
+
+    course = _course_with_class(tmp_path, dict.fromkeys(CLASS, ()))
+    holder = []
+
+    def progress(line):
+        if not holder and line.startswith("  "):  # the first student graded: take it away
+            lock = sqlite3.connect(course / "gradebook.db", isolation_level=None)
+            lock.execute("BEGIN EXCLUSIVE")
+            holder.append(lock)
+
+    try:
+        graded = grade(tmp_path / "submissions", tmp_path / "out", course_dir=course,
+                       timeout=10, progress=progress, workers=1)
+    finally:
+        for lock in holder:
+            lock.rollback()
+            lock.close()
+    by_name = {o.student: o for o in graded}
+    assert holder and sorted(by_name) == sorted(CLASS)
+    first, *others = [o for o in graded if o.status == Status.GRADED] + [
+        o for o in graded if o.status != Status.GRADED]
+    assert (first.status, first.score) == (Status.GRADED, 8.0)
+    failed = [o for o in others if o.status == Status.GRADER_ERROR]
+    assert failed, [(o.student, o.status) for o in others]
+    for outcome in failed:
+        assert outcome.score == 0 and "locked" in outcome.detail, outcome.detail
+    rows = (tmp_path / "out" / "grades.csv").read_text()
+    assert all(name in rows for name in CLASS)
