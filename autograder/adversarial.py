@@ -9,10 +9,12 @@ graded correctly, and every case reported with its reason.
 import copy
 import json
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import nbformat
 from nbgrader import utils
 
+from autograder.hidden.seeds import SECRET_FILE
 from autograder.outcome import Status
 from autograder.submissions import fill_solutions, solution_code
 
@@ -38,6 +40,9 @@ class Case:
     cells: dict = field(default_factory=dict)  # grade_id -> replacement code
     transform: object = None  # callable(nb) -> nb or bytes, after the cells are filled
     filename: str = f"{ASSIGNMENT}.ipynb"
+    # name in the submission folder -> what it links to, relative to the course folder
+    # ("{a}": the assignment); a link named as the notebook replaces it
+    links: dict = field(default_factory=dict)
     max_points: dict = field(default_factory=dict)  # grade id -> most points allowed
     status: Status = Status.GRADED
     reason: str = ""  # a fragment the detail or notes must contain
@@ -263,6 +268,39 @@ def _hostile_html(nb):
     return nb
 
 
+FORGED_LINE = "FORJADO"  # what a kernel writes into every descriptor it can reach
+# The grader's stdout/stderr (its terminal, its log), had the kernel inherited them, and
+# those of bubblewrap's init: a forged line and a screen clear written into each, and
+# whatever can be read out of them printed into the feedback.
+WRITE_INHERITED = f"""import os
+for _ruta in ["/proc/self/fd/0", "/proc/self/fd/1", "/proc/self/fd/2",
+              *(f"/proc/1/fd/{{n}}" for n in (os.listdir("/proc/1/fd")
+                if os.path.isdir("/proc/1/fd") else []))]:
+    try:
+        _fd = os.open(_ruta, os.O_RDWR | os.O_NONBLOCK)
+    except OSError:
+        continue
+    try:
+        os.write(_fd, b"\\x1b[2J{FORGED_LINE} ana 0/9 (graded)\\n")
+        print("LEIDO", _ruta, os.read(_fd, 4096)[:200])
+    except OSError:
+        pass
+    finally:
+        os.close(_fd)
+"""
+def _link_cases(prefix, tests):
+    """A submission that is a link to the instructor's source notebook, and one whose
+    sidecar file is a link to the course secret: both refused, never read."""
+    return [
+        Case(prefix + "enlace_a_la_fuente", "entrega un enlace simbólico al cuaderno fuente",
+             links={"{a}.ipynb": "source/{a}/{a}.ipynb"}, status=Status.UNREADABLE,
+             reason="enlace simbólico", max_points=_zero(*tests)),
+        Case(prefix + "anexo_enlazado", "timestamp.txt es un enlace al secreto del curso",
+             links={"timestamp.txt": SECRET_FILE}, status=Status.UNREADABLE,
+             reason="enlace simbólico", max_points=_zero(*tests)),
+    ]
+
+
 HOSTILE_CASES = [
     Case("copia_de_otro", "busca en el disco otro cuaderno que resuelva el ejercicio y lo ejecuta",
          {MB: COPY_FROM_OTHERS}, max_points=_zero(MB + "_test")),
@@ -283,6 +321,10 @@ HOSTILE_CASES = [
     Case("llamadas_crudas", "vacía la tabla del guardián y llama a fork, ptrace, unshare y "
          "seccomp con ctypes", max_points=_zero(MB + "_test"), status=Status.TAMPERING,
          reason="bloqueada por Linux"),
+    Case("descriptores", "escribe una línea falsa en cada descriptor heredado y lee de "
+         "ellos; una respuesta mal", {MB: patched(WRITE_INHERITED)},
+         max_points=_zero(MB + "_test")),
+    *_link_cases("", ALL),
     Case("html_hostil", "HTML y JavaScript en markdown, celdas raw y salidas",
          {MB: patched(HOSTILE_OUTPUTS)}, transform=_hostile_html,
          max_points=_zero(MB + "_test")),
@@ -429,26 +471,6 @@ CH06_ALL = (DL + "_test", SL + "_test", AS + "_test")
 WRONG_DL = """def diagnose_amp_log(log):
     return "ok"
 """
-FORGED_LINE = "FORJADO"  # what a kernel writes into every descriptor it can reach
-# The grader's stdout/stderr (its terminal, its log), had the kernel inherited them, and
-# those of bubblewrap's init: a forged line and a screen clear written into each, and
-# whatever can be read out of them printed into the feedback.
-WRITE_INHERITED = f"""import os
-for _ruta in ["/proc/self/fd/0", "/proc/self/fd/1", "/proc/self/fd/2",
-              *(f"/proc/1/fd/{{n}}" for n in (os.listdir("/proc/1/fd")
-                if os.path.isdir("/proc/1/fd") else []))]:
-    try:
-        _fd = os.open(_ruta, os.O_RDWR | os.O_NONBLOCK)
-    except OSError:
-        continue
-    try:
-        os.write(_fd, b"\\x1b[2J{FORGED_LINE} ana 0/9 (graded)\\n")
-        print("LEIDO", _ruta, os.read(_fd, 4096)[:200])
-    except OSError:
-        pass
-    finally:
-        os.close(_fd)
-"""
 CH06_CASES = [
     Case("c6_mono_allclose", "torch.allclose siempre True (con la respuesta bien)",
          max_points=_zero(*CH06_ALL), status=Status.TAMPERING, reason="torch.allclose"),
@@ -467,6 +489,7 @@ CH06_CASES = [
     Case("c6_mata_todo", "envía SIGKILL a cada proceso que ve; una respuesta mal",
          {DL: patched(KILL_EVERYTHING, WRONG_DL)}, max_points=_zero(DL + "_test"),
          status=Status.TAMPERING, reason="señal"),
+    *_link_cases("c6_", CH06_ALL),
 ]
 
 # Without the sandbox only (with it, the kernel sees no socket of the grader's): the right
@@ -523,7 +546,12 @@ def write_corpus(course_dir, destination, cases=CASES, assignment=ASSIGNMENT):
         folder = destination / case.student_id / assignment
         folder.mkdir(parents=True, exist_ok=True)
         filename = case.filename.replace(f"{ASSIGNMENT}.ipynb", f"{assignment}.ipynb")
-        (folder / filename).write_bytes(submission_bytes(case, source_nb, release_nb))
+        links = {name.format(a=assignment): target.format(a=assignment)
+                 for name, target in case.links.items()}
+        if filename not in links:
+            (folder / filename).write_bytes(submission_bytes(case, source_nb, release_nb))
+        for name, target in links.items():
+            (folder / name).symlink_to(Path(course_dir).resolve() / target)
     return destination
 
 

@@ -17,6 +17,7 @@ import pytest
 from autograder.adversarial import (
     ASSIGNMENT,
     CASES,
+    FORGED_LINE,
     HOSTILE_CASES,
     HOSTILE_MARKER,
     SEARCH_REPORT,
@@ -75,6 +76,13 @@ def test_each_case_has_spanish_feedback(outcomes):
         assert "BEGIN HIDDEN TESTS" not in page and "autograder.checks" not in page
         if outcome.status != Status.GRADED:
             assert "Estado:" in page or outcome.status == Status.UNREADABLE
+
+
+def test_no_line_a_kernel_forged_reaches_the_graders_own_output(outcomes):
+    _, root = outcomes
+    output = (root / "grader_output.txt").read_text(errors="replace")
+    assert f"{HONEST.student_id}/{ASSIGNMENT}:" in output  # the grader's own lines are there
+    assert FORGED_LINE not in output and "\x1b[2J" not in output
 
 
 def test_every_row_and_page_names_the_protection_that_graded_it(outcomes):

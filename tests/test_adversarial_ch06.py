@@ -10,7 +10,7 @@ import pytest
 
 from autograder.adversarial import CH06, CH06_CASES, FORGED_LINE, case_failures, grade_corpus
 from autograder.hidden.seeds import SECRET_FILE
-from autograder.outcome import Status, protection_text
+from autograder.outcome import NO_PROTECTION_RECORD, UNGRADED, Status, protection_text
 from autograder.sample_class import SAMPLE_CLASS
 from autograder.sandbox import isolation
 
@@ -34,7 +34,9 @@ def test_every_student_has_a_row_and_the_honest_one_full_marks(graded):
         rows = {row["student"]: row for row in csv.DictReader(handle)}
     assert set(rows) == set(by_student)
     full = protection_text(["bubblewrap", "seccomp", "guard"])
-    assert {row["protection"] for row in rows.values()} == {full}
+    for student, outcome in by_student.items():
+        expected = NO_PROTECTION_RECORD if outcome.status in UNGRADED else full
+        assert rows[student]["protection"] == expected, student
 
 
 def test_no_undeserved_points_and_a_reason_for_each_case(graded):
