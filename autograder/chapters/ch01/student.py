@@ -203,19 +203,25 @@ def verificar_efectos(caso, permitidos=(), grad="grad_poblado"):
            + (f" y {len(distintos) - 4} más" if len(distintos) > 4 else ""))
 
 
-def tolerancia(esperado):
+def tolerancia(esperado, escala=None):
     """(rtol, atol) for a result of ``esperado``'s dtype, judged against a float64 truth:
     float32 rounding in a sum of products of numbers about as large as the result leaves
-    errors relative to the whole tensor's scale, not to each (possibly cancelling) entry."""
+    errors relative to the whole tensor's scale, not to each (possibly cancelling) entry.
+    ``escala`` overrides that scale (``diagnosticar_lista``: the largest of a whole set)."""
     if esperado.dtype == torch.float64:
         return 1e-6, 1e-9
-    escala = esperado.detach().abs().max().item() if esperado.numel() else 0.0
+    if escala is None:
+        escala = _escala(esperado)
     return 1e-3, 1e-4 * max(escala, 0.1)
 
 
-def diagnosticar(nombre, obtenido, esperado, factores=None, alternativas=None):
+def _escala(tensor):
+    return tensor.detach().abs().max().item() if tensor.numel() else 0.0
+
+
+def diagnosticar(nombre, obtenido, esperado, factores=None, alternativas=None, escala=None):
     """``diagnosticar_tensor`` with the tolerance of ``tolerancia``."""
-    rtol, atol = tolerancia(esperado)
+    rtol, atol = tolerancia(esperado, escala)
     return diagnosticar_tensor(nombre, obtenido, esperado, factores, alternativas, rtol, atol)
 
 
@@ -236,9 +242,14 @@ def diagnosticar_lista(nombre, obtenidos, esperados, factores=None):
     if len(obtenidos) != len(esperados):
         return Diagnostico("longitud", {"nombre": nombre, "longitud": len(obtenidos),
                                         "longitud_esperada": len(esperados)})
+    # The gradients of one backward pass share its rounding: one that is 0 in exact
+    # arithmetic (the bias of a layer that feeds a BatchNorm in train) comes out in float32
+    # as noise the size of the largest gradient's rounding, not of its own.
+    escala = max(map(_escala, esperados), default=0.0)
     for i, (obtenido, esperado) in enumerate(zip(obtenidos, esperados)):
         otros = {f"`{nombre}[{j}]`": e for j, e in enumerate(esperados) if j != i}
-        diagnostico = diagnosticar(f"{nombre}[{i}]", obtenido, esperado, factores, otros)
+        diagnostico = diagnosticar(f"{nombre}[{i}]", obtenido, esperado, factores, otros,
+                                   escala)
         if diagnostico is not None:
             return diagnostico
     return None
