@@ -8,7 +8,7 @@ from autograder.chapters.ch01 import hidden
 from autograder.chapters.ch01 import student as public
 from autograder.corpus import all_variants
 from autograder.hidden.reference import load_reference
-from autograder.hidden.runner import grade_hidden
+from autograder.hidden.runner import grade_hidden, observar_casos, roundtrip, score
 from autograder.hidden.space import coverage
 from autograder.student.compare import ComprobacionFallida
 
@@ -148,20 +148,36 @@ def test_every_correct_variant_passes_every_public_check():
             getattr(public, f"comprobar_{variant.exercise}")(variant.function)
 
 
+def _score_single_threaded(exercise, function, case):
+    """One hidden case scored as a grading kernel runs it: torch on one thread."""
+    table = hidden.HIDDEN[exercise]
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        observations = roundtrip(observar_casos(table.exercise, function, [case]))
+    finally:
+        torch.set_num_threads(threads)
+    return score(table, [case], observations)
+
+
 def test_a_gradient_that_is_zero_in_exact_arithmetic_may_be_float32_noise():
     """The bias of a layer that feeds a BatchNorm in train has gradient 0; single-threaded
     float32 leaves ~1e-5 of rounding there (a draw a CI run met), which is the other
     gradients' rounding, not a wrong answer."""
-    from autograder.hidden.runner import observar_casos, roundtrip, score
-
-    cases = [((4, 2, 8, 1, "float32", "grad", "bn", "mixto_eval"), 1184998493)]
-    table = hidden.HIDDEN["two_loss_grads"]
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        observations = roundtrip(observar_casos(table.exercise, reference.two_loss_grads,
-                                                cases))
-    finally:
-        torch.set_num_threads(threads)
-    result = score(table, cases, observations)
+    case = ((4, 2, 8, 1, "float32", "grad", "bn", "mixto_eval"), 1184998493)
+    result = _score_single_threaded("two_loss_grads", reference.two_loss_grads, case)
     assert result.puntos == result.maximo, result.informe("two_loss_grads")
+
+
+def test_no_penalty_case_sits_where_the_norm_is_not_differentiable():
+    """A ReLU unit dead for a row (H = 1) gives that row a zero gradient, where ``norm``
+    differentiates to 0 and ``sqrt((g ** 2).sum())`` to NaN: such rows are drawn again, so
+    the by-hand norm (a sweep over random secrets found this seed) keeps its points."""
+    case = ((4, 2, 1, "float32", "a_ambos_lados", "grad", "x_requires_grad", "mixto_eval"),
+            2079664899)
+    inputs = public.construir_penalizacion(torch.Generator().manual_seed(case[1]), case[0])
+    assert public._normas_por_fila(inputs["model"], inputs["x"]).min() > 0
+    result = _score_single_threaded("gradient_penalty",
+                                    _variant("gradient_penalty_one_row_at_a_time").function,
+                                    case)
+    assert result.puntos == result.maximo, result.informe("gradient_penalty")

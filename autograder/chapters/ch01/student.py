@@ -648,6 +648,18 @@ def _normas_por_fila(modelo, x):
     return grad_x.double().norm(dim=1)
 
 
+def _filas_con_gradiente(generador, modelo, N, D, dtype, intentos=50):
+    """x (N, D) in which no row's gradient is (nearly) zero: a norm is not differentiable at
+    0 (``norm`` answers 0 there, ``sqrt((g ** 2).sum())`` NaN, and both are right), so no
+    hidden case sits there. A ReLU unit dead for a row (H = 1) is what puts one there."""
+    for _ in range(intentos):
+        x = torch.randn(N, D, generator=generador, dtype=dtype)
+        normas = _normas_por_fila(modelo, x)
+        if normas.min() > 1e-3 * normas.max():
+            break
+    return x
+
+
 def construir_penalizacion(generador, forma):
     """model (D–H–1) and x (N, D) for ``forma`` = (N, D, H[, dtype, *marcas]). Marcas:
     "a_ambos_lados" (the last layer rescaled so that some rows' gradient norms fall below 1
@@ -659,7 +671,7 @@ def construir_penalizacion(generador, forma):
     dtype = _dtype(forma, 3)
     marcas = forma[4:]
     modelo = red_pequena(generador, D, H, 1, dtype, marcas)
-    x = torch.randn(N, D, generator=generador, dtype=dtype)
+    x = _filas_con_gradiente(generador, modelo, N, D, dtype)
     if "a_ambos_lados" in marcas:
         normas = _normas_por_fila(modelo, x)
         escala = 0.5 / normas[0] if N == 1 else 2 / (normas.min() + normas.max())
