@@ -141,9 +141,10 @@ class GradingExecute(Execute):
         watch = getattr(self.km, "seccomp", None)
         if watch is None:
             return []
-        new = watch.blocked[self._syscalls_seen:]
-        self._syscalls_seen = len(watch.blocked)
-        return [{"kind": "syscall", "target": name} for name in dict.fromkeys(new)]
+        counts, seen = watch.counts(), self._syscalls_seen
+        self._syscalls_seen = counts
+        return [{"kind": "syscall", "target": name} for name, count in counts.items()
+                if count > seen.get(name, 0)]
 
     async def _async_poll_kernel_alive(self):
         """nbclient's watch over the kernel while a cell runs, every ``KERNEL_WATCH_S``
@@ -167,7 +168,7 @@ class GradingExecute(Execute):
                           if self.notebook_timeout > 0 else None)
         while True:
             # A fresh kernel: no cell run, nothing refused or interrupted yet.
-            self._index, self._refusals_seen, self._syscalls_seen = None, 0, 0
+            self._index, self._refusals_seen, self._syscalls_seen = None, 0, {}
             self._facts = Facts(notes=notes, killed_cells=sorted(self._killers),
                                 timings=timings)
             self._clock = CellClock(timings)

@@ -18,7 +18,6 @@ from pathlib import Path
 
 SOCKET_NAME = "seccomp.sock"
 ARM_S = 30  # the kernel sends its listener before ipykernel starts: seconds at most
-MAX_RECORDS = 200  # a kernel that loops on blocked calls is recorded, not stored forever
 # ioctl numbers of <linux/seccomp.h>: _IOWR('!', 0, struct seccomp_notif) (80 bytes),
 # _IOWR('!', 1, struct seccomp_notif_resp) (24 bytes).
 NOTIF_RECV, NOTIF_SEND = 0xC0502100, 0xC0182101
@@ -51,8 +50,10 @@ class SeccompWatch:
 
     def __init__(self, folder):
         self.path = Path(folder) / SOCKET_NAME
-        self.blocked = []  # names of the calls refused, in order (at most MAX_RECORDS)
-        self.refusals = 0  # all of them, counted
+        # Refusals per call name: bounded by the names Linux has, however long a kernel
+        # loops on blocked calls, and every one of them counted.
+        self._counts = {}
+        self._counts_lock = threading.Lock()
         self.problem = "el kernel no envió su filtro"
         self._armed = threading.Event()
         self._stop_r, self._stop_w = os.pipe()
@@ -62,6 +63,20 @@ class SeccompWatch:
         self._server.listen(1)
         self._thread = threading.Thread(target=self._serve, name="seccomp-watch", daemon=True)
         self._thread.start()
+
+    def counts(self):
+        """{call name: times refused} so far (a copy: the serving thread goes on)."""
+        with self._counts_lock:
+            return dict(self._counts)
+
+    @property
+    def blocked(self):
+        """The names of the calls refused, in the order first refused."""
+        return list(self.counts())
+
+    @property
+    def refusals(self):
+        return sum(self.counts().values())
 
     def armed(self, timeout=ARM_S):
         """Whether the kernel's filter is in place (waiting up to ``timeout`` seconds)."""
@@ -140,9 +155,9 @@ class SeccompWatch:
                     continue  # the caller went away before it was read
                 return
             ident, _, _, number = struct.unpack_from("<QIIi", notification)
-            self.refusals += 1
-            if len(self.blocked) < MAX_RECORDS:
-                self.blocked.append(syscall_name(number))
+            name = syscall_name(number)
+            with self._counts_lock:
+                self._counts[name] = self._counts.get(name, 0) + 1
             try:
                 fcntl.ioctl(listener, NOTIF_SEND, bytearray(
                     struct.pack("<QqiI", ident, 0, -errno.EPERM, 0)))

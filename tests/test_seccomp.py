@@ -6,10 +6,12 @@ import json
 import os
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
 from autograder import sandbox, seccomp_filter
+from autograder.execute import GradingExecute
 from autograder.seccomp_watch import SeccompWatch, filter_in_place
 
 # A process under the filter tries everything on the list a hostile cell would, and says
@@ -173,3 +175,18 @@ def test_a_kernel_without_its_filter_grades_nothing(tmp_path, monkeypatch):
         nb, {"metadata": {"path": str(tmp_path)}})
     assert Facts.read(nb).kernel_death == {"cell": None, "error": "RuntimeError"}
     assert [o.ename for o in nb.cells[1].outputs] == ["KernelMuerto"]
+
+
+def test_every_refusal_is_attributed_however_many_came_before():
+    """A kernel that loops on a blocked call in one exercise still has its next attempt,
+    in the next exercise, attributed there (nothing is capped)."""
+    counts = {}
+    execute = GradingExecute()
+    execute.km = SimpleNamespace(seccomp=SimpleNamespace(counts=lambda: dict(counts)))
+    execute._syscalls_seen = {}
+    counts.update(fork=5000, execve=1)
+    assert execute._blocked_syscalls() == [{"kind": "syscall", "target": "fork"},
+                                           {"kind": "syscall", "target": "execve"}]
+    assert execute._blocked_syscalls() == []
+    counts["fork"] += 1
+    assert execute._blocked_syscalls() == [{"kind": "syscall", "target": "fork"}]
