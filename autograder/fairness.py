@@ -5,7 +5,11 @@ and the diagnosis must match the variant's label for at least ``MIN_DIAGNOSED`` 
 the wrong ones. Each variant is graded as two different students (different inputs).
 """
 
+import secrets
+from contextlib import contextmanager
 from dataclasses import dataclass
+
+import torch
 
 from autograder.corpus import all_variants
 from autograder.course import chapter_modules, chapter_named
@@ -50,6 +54,64 @@ def fairness_rows(keys=None):
                             min(scores) if v.correct else max(scores), results[0].maximo,
                             results[0].diagnostico or "—", key))
     return rows
+
+
+@dataclass(frozen=True)
+class Miss:
+    """A correct variant below full marks on one draw: what reproduces it."""
+    chapter: str
+    variant: str
+    student: str
+    secret: str
+    points: float
+    max_points: float
+    report: str
+
+
+@contextmanager
+def torch_threads(count):
+    """As a grading kernel runs: a thread count changes the order of float sums."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(count)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
+
+
+def draw_misses(course_secrets, keys=None, threads=1):
+    """Every correct variant under each of ``course_secrets`` (a whole class's worth of
+    draws instead of the report's one): each miss is an unfair draw, with what reproduces
+    it. The report's fixed secret shows a space is covered; this shows no corner of it
+    costs a right answer (zero gradients where a norm is not differentiable, float32 noise
+    where the truth is exactly 0)."""
+    keys = keys or [m.__name__.split(".")[-2] for m in chapter_modules("variants")]
+    misses = []
+    with torch_threads(threads):
+        for key in keys:
+            hidden = chapter_named(key).module("hidden").HIDDEN
+            for v in (v for v in all_variants((key,)) if v.correct):
+                for secret in course_secrets:
+                    for student in STUDENTS:
+                        r = grade_hidden(v.exercise, hidden, v.function, student, secret)
+                        if r.puntos != r.maximo:
+                            misses.append(Miss(key, v.name, student, secret, r.puntos,
+                                               r.maximo, r.informe(v.exercise)))
+    return misses
+
+
+def random_secrets(count):
+    return [secrets.token_hex(16) for _ in range(count)]
+
+
+def misses_report(misses, draws):
+    lines = [f"correct variants under {draws} random course secrets × {len(STUDENTS)} "
+             f"students, one thread: {len(misses)} below full marks"]
+    for m in misses:
+        lines += [f"  {m.chapter} {m.variant} student={m.student} secret={m.secret} "
+                  f"{m.points:g}/{m.max_points:g}", *("    " + line for line in
+                                                    m.report.splitlines())]
+    return "\n".join(lines)
 
 
 def summary(rows):
