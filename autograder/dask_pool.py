@@ -58,6 +58,8 @@ class DaskPool:
     """Grade a run's submissions on the Dask cluster whose scheduler is at ``address``
     (e.g. ``tcp://host:8786``)."""
 
+    isolates_itself = True  # each worker requires its own sandbox (``_grade_on_worker``)
+
     def __init__(self, address, connect_timeout=30):
         self.address, self.connect_timeout = address, connect_timeout
 

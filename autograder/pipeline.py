@@ -75,6 +75,8 @@ def grade(submissions_dir, out_dir, course_dir=COURSE_DIR, timeout=None, progres
     per-cell and whole-notebook limits in seconds (default: the configuration's).
     """
     executor = executor or LocalPool(workers)
+    if not getattr(executor, "isolates_itself", False):
+        require_isolation()  # before any worker starts
     if hasattr(executor, "start"):
         executor.start()  # its workers' imports go on while this prepares and collects
     course_dir, out_dir = Path(course_dir).resolve(), Path(out_dir).resolve()
@@ -83,7 +85,6 @@ def grade(submissions_dir, out_dir, course_dir=COURSE_DIR, timeout=None, progres
                    notebook_timeout=notebook_timeout)
     # nbgrader 0.9.6 trips SQLAlchemy's autoflush warnings on every submission: noise only.
     warnings.filterwarnings("ignore", message=".*not in session.*")
-    require_isolation()
     prepare_course(course_dir, db_url=run.db_url, local=shard is not None)
     if progress is not None:
         progress("Protecciones: " + "; ".join(protections()))

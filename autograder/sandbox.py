@@ -18,10 +18,11 @@ no programs, no processes but threads, no tracing), whose every refusal is recor
 in the grader (``autograder.seccomp_watch``). The in-kernel guard (``autograder.kernel``)
 stays as a further layer.
 
-Without bubblewrap (macOS, containers without user namespaces) kernels start as before,
-guarded only in-kernel; ``isolation()`` says which, in words, for the summary.
-``AUTOGRADER_SANDBOX``: ``auto`` (default), ``required`` (refuse to grade without it) or
-``off`` (debugging only).
+Without bubblewrap (macOS, containers without user namespaces) grading refuses to start
+unless told ``off``; then kernels start guarded only in-kernel, and ``isolation()`` says so,
+in words, for the summary. ``AUTOGRADER_SANDBOX``: ``auto`` (default) and ``required`` both
+refuse to grade without it (``required`` is kept for configurations that name it); ``off``
+grades with the guard alone.
 """
 
 import functools
@@ -122,10 +123,14 @@ def isolation():
 
 
 def require_isolation():
-    """Raise when ``AUTOGRADER_SANDBOX=required`` and kernels would run unsandboxed."""
+    """Raise unless kernels here will be sandboxed or the instructor turned the sandbox off
+    (``AUTOGRADER_SANDBOX=off``; the CLI's ``--no-sandbox`` sets it): no mode, and no
+    caller (the CLI, ``pipeline.grade``, a Dask worker), grades unsandboxed by default."""
     found = isolation()
-    if _mode() == "required" and not found.active:
-        raise RuntimeError(f"{SANDBOX_ENV}=required, pero {found.detail}")
+    if not found.active and _mode() != "off":
+        raise RuntimeError(
+            f"{SANDBOX_ENV}={_mode()}: no se califica sin el aislamiento del sistema operativo"
+            f" ({found.detail}); {SANDBOX_ENV}=off califica solo con el guardián")
     return found
 
 

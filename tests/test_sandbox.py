@@ -30,6 +30,24 @@ def test_without_bubblewrap_the_summary_says_how_to_get_it(monkeypatch):
         sandbox.require_isolation()
 
 
+@pytest.mark.parametrize("mode", [None, "auto", "required"])
+def test_the_library_refuses_unsandboxed_grading_unless_told(monkeypatch, tmp_path, mode):
+    """``pipeline.grade`` (and a Dask worker, through ``require_isolation``) in every mode but
+    ``off``: the CLI's refusal is not the only one."""
+    from autograder.pipeline import grade
+
+    if mode is None:
+        monkeypatch.delenv(sandbox.SANDBOX_ENV, raising=False)
+    else:
+        monkeypatch.setenv(sandbox.SANDBOX_ENV, mode)
+    monkeypatch.setattr(shutil, "which", lambda name: None)
+    with pytest.raises(RuntimeError, match="apt install bubblewrap"):
+        grade(tmp_path / "entregas", tmp_path / "notas", course_dir=tmp_path / "curso")
+    assert not (tmp_path / "notas").exists() and not (tmp_path / "curso").exists()
+    monkeypatch.setenv(sandbox.SANDBOX_ENV, "off")
+    assert not sandbox.require_isolation().active
+
+
 def test_grade_refuses_to_start_unsandboxed_unless_told(monkeypatch, tmp_path, capsys):
     from autograder.__main__ import main
 
