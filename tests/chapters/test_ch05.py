@@ -115,7 +115,7 @@ def test_the_public_oracle_and_the_reference_agree_on_the_hidden_layouts():
                 *arguments(build("modules_that_change", shape, seed)))
             names = public.nombres_de_capas(shape[4], dict(shape[6]).get("anidada", False))
             changing = {n for n, code in names.items() if code in public.CAMBIAN}
-            changing |= set(public.contexto_modulos(shape)["auxiliar"])  # a BatchNorm
+            changing |= set(public.contexto_modulos(shape)["auxiliar"])  # BatchNorms
             assert set(by_type) == set(by_behaviour) == changing
 
 

@@ -51,7 +51,8 @@ CLAUSES = {
     "warmup_cosine": (
         Clause("``lr`` es la tasa que tienen los grupos de ``optimizer`` al crear el "
                "planificador (la de ``param_groups``, no la de ``optimizer.defaults`` ni la "
-               "del ejemplo).",
+               "del ejemplo). El optimizador no ha tenido otro planificador: ningún grupo "
+               "trae ``initial_lr``.",
                (("optimizer.defaults_lr", False),),
                ("warmup_cosine_example_lr", "warmup_cosine_defaults_lr")),
         Clause("Con ``W = warmup_steps >= 1`` (también ``W = 1``), tras ``t < W`` llamadas a "

@@ -74,7 +74,9 @@ CLAUSES = {
         Clause("Cada hoja se ejecuta en modo entrenamiento y en modo evaluación sobre una misma "
                "entrada: la que recibe durante ``model(x)`` con todo el modelo en modo "
                "evaluación.",
-               EVERY_CASE, ("modules_that_change_two_whole_passes",)),
+               (("model.entrada_segun_modo", True),),
+               ("modules_that_change_two_whole_passes",
+                "modules_that_change_inputs_in_the_arriving_mode")),
         Clause("Se comparan las salidas de la propia hoja, no la del modelo: también cambia "
                "una hoja cuya salida el modelo no usa (una rama auxiliar).",
                (("model.rama_auxiliar", True),),

@@ -192,6 +192,15 @@ def _module_shapes(generator):
                                                     "raiz_eval"), n))
     options = _options(generator, n, anidada=(True, False), reserva=(True, False),
                        auxiliar=(True, False))
+    # The branch whose Dropout sees only zeros in eval arrives in train (it is what tells an
+    # input taken in the arriving mode): never in the case that is entirely in eval.
+    in_train = [i for i, mode in enumerate(modes) if mode != "eval"]
+    # With a leaf never run beside it: an answer by type lists both, one measured in the
+    # arriving mode only the Dropout (each is named for what it is).
+    chosen = in_train[integer(generator, 0, len(in_train) - 1)]
+    options[chosen].update(apagada=True, reserva=True)
+    if all(o["reserva"] for o in options):
+        options[(chosen + 1) % n]["reserva"] = False
     _nest(options, modes.index("raiz_eval"))  # containers in another mode than the root's
     smallest = integer(generator, 0, n - 1)
     cases = []
@@ -222,6 +231,8 @@ MODULE_SPACE = Space(dimensions=SHARED_DIMENSIONS + (
         isinstance(m, RuidoGaussiano) and m.sigma < 1e-6 for m in i["model"].modules()),
               must_include=(True, False)),
     Dimension("x.N=2", lambda i: i["x"].shape[0] == 2, must_include=(True, False)),
+    Dimension("model.entrada_segun_modo", lambda i: hasattr(i["model"], "apagada"),
+              must_include=(True, False)),
 ))
 
 

@@ -267,6 +267,9 @@ class RuidoGaussiano(nn.Module):
         return x
 
 
+RAMAS_DESCARTADAS = ("auxiliar", "apagada")  # branches run for nothing but their leaves
+
+
 class ConReserva(nn.Sequential):
     """A Sequential whose forward skips its child ``reserva`` (a leaf ``model(x)`` never runs)
     and runs its child ``auxiliar`` (a BatchNorm) on the way without using its output (a leaf
@@ -274,7 +277,7 @@ class ConReserva(nn.Sequential):
 
     def forward(self, x):
         for nombre, modulo in self.named_children():
-            if nombre == "auxiliar":
+            if nombre in RAMAS_DESCARTADAS:
                 modulo(x)
             elif nombre != "reserva":
                 x = modulo(x)
@@ -905,7 +908,9 @@ def contenedores(anidada=False):
 
 
 # forma = (N, D, H, C, disposicion, modo[, opciones]); opciones: anidada, reserva (a Dropout
-# the forward never calls), auxiliar (a BatchNorm it runs and whose output it discards), dtype,
+# the forward never calls), auxiliar (a BatchNorm it runs and whose output it discards),
+# apagada (a discarded branch BatchNorm → ReLU → Dropout, in train, whose Dropout gets only
+# zeros with the model in eval: listed only if its input was taken in another mode), dtype,
 # x_rg, grad_viejo, congelado, ganchos, grad. N >= 2: BatchNorm cannot run in
 # train mode on a single sample.
 def construir_modulos(generador, forma):
@@ -924,13 +929,24 @@ def construir_modulos(generador, forma):
         partes["reserva"] = nn.Dropout(_uniforme(generador, 0.3, 0.7))
     if opcion.get("auxiliar"):  # far-off running statistics: a change no tolerance hides
         partes["auxiliar"] = nn.BatchNorm1d(H)
+    if opcion.get("apagada"):
+        partes["apagada"] = nn.Sequential(nn.BatchNorm1d(H), nn.ReLU(),
+                                          nn.Dropout(_uniforme(generador, 0.3, 0.7)))
     partes["salida"] = nn.Linear(H, C)
-    ramas = opcion.get("reserva") or opcion.get("auxiliar")
+    ramas = opcion.get("reserva") or opcion.get("auxiliar") or opcion.get("apagada")
     modelo = (ConReserva if ramas else nn.Sequential)(partes)
     modelo = poner_modo(_inicializar(modelo.to(dtype), generador), modo, generador)
     if opcion.get("auxiliar"):
         modelo.auxiliar.running_mean.fill_(50.0)
         modelo.auxiliar.running_var.fill_(1.0)
+    if opcion.get("apagada"):  # in eval, (x − 50) < 0 everywhere: the ReLU passes only zeros
+        normal = modelo.apagada[0]
+        with torch.no_grad():
+            normal.weight.fill_(1.0)
+            normal.bias.zero_()
+        normal.running_mean.fill_(50.0)
+        normal.running_var.fill_(1.0)
+        modelo.apagada.train()
     entradas = {"model": modelo, "x": torch.randn(N, D, generator=generador, dtype=dtype)}
     return _entorno(entradas, generador, opcion)
 
@@ -942,9 +958,12 @@ def observar_modulos(modules_that_change, entradas):
 def contexto_modulos(forma):
     opcion = opciones(forma, 6)
     return {"capas": nombres_de_capas(forma[4], opcion.get("anidada", False)),
-            "contenedores": contenedores(opcion.get("anidada", False)),
+            "contenedores": contenedores(opcion.get("anidada", False))
+            + (["apagada"] if opcion.get("apagada") else []),
             "reserva": ["reserva"] if opcion.get("reserva") else [],
-            "auxiliar": ["auxiliar"] if opcion.get("auxiliar") else []}
+            # BatchNorms whose output the model discards (a change its output never shows)
+            "auxiliar": (["auxiliar"] if opcion.get("auxiliar") else [])
+            + (["apagada.0"] if opcion.get("apagada") else [])}
 
 
 def _lista_de_modulos(caso):
@@ -962,6 +981,12 @@ def _lista_de_modulos(caso):
     contenidos = [n for n in sobran if n in caso.datos["contenedores"]]
     if contenidos:
         fallar("contenedor_listado", sobran=", ".join(repr(n) for n in contenidos))
+    # The branch whose Dropout gets only zeros in eval: listing that Dropout alone says its
+    # input came from another mode; beside other mistakes, those say more.
+    apagadas = [n for n in sobran if n.startswith("apagada.")]
+    sobran = [n for n in sobran if n not in apagadas]
+    if apagadas and not sobran and not faltan:
+        fallar("tm_misma_entrada", sobran=", ".join(apagadas))
     iguales = [n for n in sobran if capas.get(n) not in ("S", "Z")
                and n not in caso.datos["reserva"]]
     if iguales:
@@ -981,8 +1006,8 @@ def _lista_de_modulos(caso):
     if auxiliares and not sobran:
         fallar("tm_salida_del_modelo", faltan=", ".join(repr(n) for n in auxiliares))
     if faltan and not sobran:
-        fallar("tm_comparacion_laxa",
-               faltan=", ".join(f"{n} ({CAPAS[capas[n]]})" for n in faltan))
+        fallar("tm_comparacion_laxa", faltan=", ".join(
+            f"{n} ({CAPAS[capas[n]]})" if n in capas else n for n in faltan))
     fallar("modulos_lista", **hechos)
 
 
@@ -1002,10 +1027,11 @@ MODULES_THAT_CHANGE = Ejercicio(
 
 def modulos_por_tipo(model, x, llamada=None):
     """The public oracle: what each module's type and settings say it does (the models of
-    these checks hold no other layers that change; ``reserva`` is never run)."""
+    these checks hold no other layers that change; ``reserva`` is never run, and the Dropout
+    of ``apagada`` gets only zeros in eval)."""
     cambian = []
     for nombre, m in model.named_modules():
-        if nombre == "reserva":
+        if nombre == "reserva" or nombre == "apagada.2":
             continue
         if isinstance(m, nn.BatchNorm1d) and m.track_running_stats:
             cambian.append(nombre)
@@ -1019,10 +1045,12 @@ def modulos_por_tipo(model, x, llamada=None):
 # The public examples: every trap of the hidden layouts, and a leaf the forward never runs;
 # then the same traps nested (three levels down), the root in eval mode with its Dropout,
 # noise and inner blocks in train, an auxiliary branch whose output the model discards, a
-# frozen first layer, hooks of the caller's, x with requires_grad and a caller under no_grad.
+# discarded branch in train whose Dropout gets only zeros with the model in eval, a frozen
+# first layer, hooks of the caller's, x with requires_grad and a caller under no_grad.
 EJEMPLO_MODULOS = (5, 3, 4, 2, "BRZGSDTg", "mixto", (("reserva", True),))
 EJEMPLO_MODULOS_ANIDADO = (2, 3, 4, 2, "DSgBTZG", "raiz_eval", (
-    ("anidada", True), ("auxiliar", True), ("congelado", True), ("ganchos", True),
+    ("anidada", True), ("apagada", True), ("auxiliar", True), ("congelado", True),
+    ("ganchos", True),
     ("grad", False), ("grad_viejo", True), ("x_rg", True)))
 
 

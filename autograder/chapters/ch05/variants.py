@@ -663,6 +663,22 @@ def modules_that_change_two_whole_passes(model, x):
     return [n for n in outputs[False] if not torch.equal(outputs[True][n], outputs[False][n])]
 
 
+@variant(MC, "tm_misma_entrada")
+def modules_that_change_inputs_in_the_arriving_mode(model, x):
+    # Each leaf's input taken from a pass in the mode the model arrived in (on a copy, so no
+    # running statistic moves), not with the whole model in eval.
+    twin, inputs = copy.deepcopy(model), {}
+    leaves = {name: m for name, m in twin.named_modules() if not list(m.children())}
+    hooks = [m.register_forward_pre_hook(lambda mod, args, n=name: inputs.setdefault(n, args[0]))
+             for name, m in leaves.items()]
+    with torch.no_grad():
+        twin(x)
+        for h in hooks:
+            h.remove()
+        return [n for n in inputs if not torch.equal(
+            copy.deepcopy(leaves[n]).train()(inputs[n]), copy.deepcopy(leaves[n]).eval()(inputs[n]))]
+
+
 @variant(MC, "tm_comparacion_laxa")
 def modules_that_change_within_allclose(model, x):
     # "difieren" read with allclose's tolerance: a change far below it goes unlisted
