@@ -675,8 +675,8 @@ def modules_that_change_inputs_in_the_arriving_mode(model, x):
         twin(x)
         for h in hooks:
             h.remove()
-        return [n for n in inputs if not torch.equal(
-            copy.deepcopy(leaves[n]).train()(inputs[n]), copy.deepcopy(leaves[n]).eval()(inputs[n]))]
+        return [n for n in inputs if not torch.equal(copy.deepcopy(leaves[n]).train()(inputs[n]),
+                                                     copy.deepcopy(leaves[n]).eval()(inputs[n]))]
 
 
 @variant(MC, "tm_comparacion_laxa")

@@ -5,9 +5,9 @@ from autograder.contract import EVERY_CASE, Clause
 
 CLAUSES = {
     "amp_accumulation_steps": (
-        Clause("El pase hacia adelante y la pérdida de cada micro-lote corren bajo "
-               "``torch.autocast`` del tipo de dispositivo ``device`` y en el ``dtype`` que "
-               "recibe la función.",
+        Clause("El pase hacia adelante de cada micro-lote corre bajo ``torch.autocast`` del "
+               "tipo de dispositivo ``device`` y en el ``dtype`` que recibe la función. La "
+               "pérdida puede calcularse dentro del mismo bloque o fuera de él.",
                EVERY_CASE, ("amp_accumulation_steps_without_autocast",
                             "amp_accumulation_steps_autocast_default_dtype")),
         Clause("Los micro-lotes van en ciclos de ``accum`` consecutivos; cada ciclo da un paso "
@@ -57,9 +57,11 @@ CLAUSES = {
                EVERY_CASE, ("diagnose_amp_log_describes_the_call",)),
         Clause("``\"ok\"``: el bucle es correcto. También un bucle correcto tiene pasos cuyos "
                "gradientes desbordan: cada registro, de cualquier etiqueta, tiene al menos uno, "
-               "y la escala se lee antes de ``scaler.step``.",
+               "y la escala se lee antes de ``scaler.step``. Si la escala empieza muy alta, "
+               "baja varias veces seguidas antes del primer paso.",
                EVERY_CASE, ("diagnose_amp_log_every_inf_is_a_bug",
-                            "diagnose_amp_log_scale_read_after_update")),
+                            "diagnose_amp_log_scale_read_after_update",
+                            "diagnose_amp_log_three_backoffs_in_a_row")),
         Clause("Ningún umbral absoluto separa las etiquetas: la pérdida, la norma y la escala "
                "de un registro pueden estar en cualquier orden de magnitud.",
                EVERY_CASE, ("diagnose_amp_log_thresholds",)),
@@ -74,8 +76,10 @@ CLAUSES = {
                "``scaler.step(optimizer)``.",
                EVERY_CASE, ("diagnose_amp_log_corrupted_loss_is_inf_only",)),
         Clause("``\"scaled_loss\"``: registra ``scaler.scale(loss).item()`` en vez de "
-               "``loss.item()``.",
-               EVERY_CASE, ("diagnose_amp_log_only_the_norm",)),
+               "``loss.item()``; también cuando la escala sube mientras la pérdida baja, de "
+               "modo que el producto apenas varía en el registro entero.",
+               EVERY_CASE, ("diagnose_amp_log_only_the_norm",
+                            "diagnose_amp_log_spread_over_the_whole_log")),
         Clause("El ``\"grad_norm\"`` de un paso cuyos gradientes desbordan puede ser ``inf`` o "
                "``nan``: los dos son un desborde.",
                (("log.late nan overflow", True),), ("diagnose_amp_log_overflow_is_inf_only",)),

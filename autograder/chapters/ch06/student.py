@@ -228,26 +228,40 @@ def _tramo(generador, bajo, alto, tramo):
     return _uniforme(generador, bajo + (alto - bajo) * k / n, bajo + (alto - bajo) * (k + 1) / n)
 
 
-def _simular(generador, etiqueta, tramo_magnitud, tramo_escala, tardio):
+def _simular(generador, etiqueta, tramo_magnitud, tramo_escala, tardio, alto=False,
+             pegada=False):
     """One attempt at a log of ``etiqueta``: a list of {"loss", "scale", "grad_norm"}.
     ``tardio``: the one overflow is the second-to-last step's (the scale then starts far
-    enough below the largest one that does not overflow, and the gradients only shrink)."""
+    enough below the largest one that does not overflow, and the gradients only shrink).
+    ``alto``: the scale starts 2^3 to 2^5 above that one, so it backs off three to five steps
+    in a row before the first step is taken (GradScaler's 65536 often does), and the loss
+    and the norm are in the tens of thousands (the top of the magnitudes' top slice). ``pegada``: it
+    starts at that one and grows every 3 clean steps, so it tracks it as the gradients shrink
+    (the scale then rises while the loss falls, from far off, to a low floor: over the whole
+    log, loss × scale varies less than the loss; only a step-by-step rule reads it)."""
     pasos = integer_de(generador, 40, 70)
     dim = 6
     curvatura = [10 ** _uniforme(generador, -0.5, 0.5) for _ in range(dim)]
-    magnitud = 10 ** _tramo(generador, -3.0, 5.0, tramo_magnitud)
+    magnitud = 10 ** (_uniforme(generador, 4.5, 5.0) if alto
+                      else _tramo(generador, -3.0, 5.0, tramo_magnitud))
     # some logs start near the optimum (the loss plateaus early), others far from it
     inicio = 10 ** _uniforme(generador, -1.0, 0.5)
+    inicio = 10 ** 0.5 if pegada else inicio
     peso = [inicio * v for v in torch.randn(dim, generator=generador).tolist()]
     suelo = magnitud * _uniforme(generador, 0.05, 0.5)
     lr = _uniforme(generador, 0.01, 0.04) / (magnitud * max(curvatura))
+    if pegada:
+        suelo, lr = magnitud * 0.001, 0.1 / (magnitud * max(curvatura))
     gradiente_0 = max(abs(magnitud * a * w) for a, w in zip(curvatura, peso))
     max_norm = _uniforme(generador, 0.3, 3.0) * magnitud * math.sqrt(
         sum((a * w) ** 2 for a, w in zip(curvatura, peso)))
     # GradScaler's rule (defaults 2 and 0.5), an interval short enough to see it grow, and an
     # init_scale from 2^14 below to 2^2 above the largest one that does not overflow
     intervalo = integer_de(generador, 3, 10)
-    desfase = _tramo(generador, -14.0, 2.0, tramo_escala)
+    desfase = (_uniforme(generador, 3.0, 5.0) if alto
+               else _tramo(generador, -14.0, 2.0, tramo_escala))
+    if pegada:
+        intervalo, desfase = 3, 0.0
     escala = 2.0 ** round(math.log2(FP16_MAX / gradiente_0) + desfase)
     # a bad batch (its gradients overflow whatever the scale): at least one, early enough
     picos = (torch.rand(pasos, generator=generador) < 0.04).tolist()
@@ -306,11 +320,12 @@ def _separable(registro, etiqueta):
 
 
 def simular_registro(generador, etiqueta, tramo_magnitud=(0, 1), tramo_escala=(0, 1),
-                     tardio=False):
+                     tardio=False, alto=False, pegada=False):
     """A training log of ``etiqueta`` (one of ETIQUETAS) that shows its signature; its
     magnitude and its initial scale from the given slices of their ranges."""
     while True:
-        registro = _simular(generador, etiqueta, tramo_magnitud, tramo_escala, tardio)
+        registro = _simular(generador, etiqueta, tramo_magnitud, tramo_escala, tardio, alto,
+                            pegada)
         if _separable(registro, etiqueta):
             return registro
 
@@ -337,8 +352,13 @@ def construir_registros(generador, forma):
         magnitud, escala = tramos[etiqueta].pop()
         # a new scaler every step whose one overflow is the second-to-last step, in every case
         tardio = etiqueta == "new_scaler_each_step" and escala == 0
+        # a correct loop whose scale starts far too high and whose loss is large, in every
+        # case: several backoffs in a row, or a loss in the thousands, are no bug
+        alto = etiqueta == "ok" and magnitud == copias - 1
+        # a scaled loss whose scale tracks the largest one that does not overflow
+        pegada = etiqueta == "scaled_loss" and escala == copias - 1
         registros.append(simular_registro(generador, etiqueta, (magnitud, copias),
-                                          (escala, copias), tardio))
+                                          (escala, copias), tardio, alto, pegada))
     return {"registros": registros}
 
 

@@ -1,6 +1,7 @@
 """Chapter 6 variants: valid alternatives and realistic mistakes, each with its label."""
 
 import math
+import statistics
 
 import torch
 import torch.nn as nn
@@ -141,6 +142,41 @@ def diagnose_amp_log_only_the_norm(log):
     if _proportional_to_scale(log, "grad_norm"):
         return "clip_before_unscale"
     return "ok"
+
+
+def _less_spread_once_divided(log, key):
+    """Over the whole log: does log(value / scale) vary less than log(value)?"""
+    pairs = [(r[key], r["scale"]) for r in log if math.isfinite(r[key]) and r[key] > 0]
+    if len(pairs) < 3:
+        return False
+    return (statistics.pstdev([math.log(v / s) for v, s in pairs])
+            < statistics.pstdev([math.log(v) for v, _ in pairs]))
+
+
+@variant(DL, "amp_registro_perdida_escalada")
+def diagnose_amp_log_spread_over_the_whole_log(log):
+    # the scale's signature sought over the whole log, not step by step: a scale that rises
+    # while the real loss falls (it tracks the shrinking gradients) hides a scaled loss
+    if any(not math.isfinite(record["loss"]) for record in log):
+        return "optimizer_step"
+    for a, b in zip(log, log[1:]):
+        if not _finite_norm(a) and b["scale"] == a["scale"]:
+            return "new_scaler_each_step"
+    if _less_spread_once_divided(log, "grad_norm"):
+        return "clip_before_unscale"
+    if _less_spread_once_divided(log, "loss"):
+        return "scaled_loss"
+    return "ok"
+
+
+@variant(DL, "amp_registro_falsa_alarma")
+def diagnose_amp_log_three_backoffs_in_a_row(log):
+    # "three backoffs in a row: the steps corrupt the weights": a correct loop whose scale
+    # starts far too high backs off several times before its first step
+    scales = [record["scale"] for record in log]
+    if any(c < b < a for a, b, c in zip(scales, scales[1:], scales[2:])):
+        return "optimizer_step"
+    return diagnose_amp_log_ratios(log)
 
 
 def _reference_rule(log, overflowed=lambda n: not math.isfinite(n), corrupted=math.isfinite,
