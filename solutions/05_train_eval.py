@@ -636,7 +636,7 @@ x_grid = torch.linspace(-6, 6, 200).unsqueeze(1)
 with torch.no_grad():
     samples = torch.stack([regressor(x_grid) for _ in range(100)])  # sigue en train()
 regressor.eval()
-mean, spread = samples.mean(0).squeeze(), samples.std(0).squeeze()
+mean, spread = samples.mean(0).squeeze(), samples.std(0).squeeze()  # (200,): para dibujar
 
 plt.figure(figsize=(8, 3.5))
 plt.scatter(x_points, y_points, s=8, color="k", label="datos de entrenamiento")
