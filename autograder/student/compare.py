@@ -58,13 +58,17 @@ ERRORES_CONOCIDOS = {
 }
 
 
+def _marcos_del_estudiante(error):
+    """Only the student's frames: not the checks', not torch's internals."""
+    return [m for m in traceback.extract_tb(error.__traceback__)[1:]
+            if "autograder" not in m.filename and "site-packages" not in m.filename]
+
+
 def _error_del_estudiante(error):
     """A ComprobacionFallida describing an exception raised by student code."""
     if isinstance(error, NotImplementedError):
         return ComprobacionFallida(Diagnostico("sin_implementar", {}))
-    # Only the student's frames: not the checks', not torch's internals.
-    marcos = [m for m in traceback.extract_tb(error.__traceback__)[1:]
-              if "autograder" not in m.filename and "site-packages" not in m.filename]
+    marcos = _marcos_del_estudiante(error)
     detalle = "".join(traceback.format_list(marcos[-3:])) + f"{type(error).__name__}: {error}"
     for fragmento, diagnostico in ERRORES_CONOCIDOS.items():
         if fragmento in str(error):
@@ -404,7 +408,11 @@ def _verificar(parte, caso):
     except ComprobacionFallida as fallo:
         return fallo
     except Exception as error:  # noqa: BLE001 - an odd result must fail its part, not crash
-        return _error_del_estudiante(error)
+        if _marcos_del_estudiante(error):
+            return _error_del_estudiante(error)  # student code the check ran (a method)
+        # The check itself stumbled on the result: never told as the student's exception.
+        return ComprobacionFallida(Diagnostico("resultado_no_comprobable", {
+            "detalle": f"{type(error).__name__}: {error}"}))
     return None
 
 

@@ -281,6 +281,14 @@ CATALOGO = {
         "Tu función lanzó una excepción:\n{detalle}",
         "Lee el mensaje de error: suele decir qué línea y qué forma fallaron.",
         "Your function raised an exception."),
+    "resultado_no_comprobable": (
+        "Resultado que no se pudo comprobar",
+        "Tu función terminó, pero al examinar su resultado la comprobación falló ({detalle}). "
+        "Suele ser un resultado de un tipo, una forma o una estructura que el enunciado no "
+        "pide.",
+        "Compara lo que devuelves (tipo, forma, dtype, contenedor) con lo que pide el "
+        "enunciado; si coincide, avisa a tu profesor: puede ser un fallo de la comprobación.",
+        "Your function returned, but checking its result failed ({detalle})."),
     "sin_definir": (
         "Función sin definir",
         "La función `{nombre}` no está definida cuando llega su prueba.",
