@@ -169,11 +169,18 @@ def diagnosticar_lista(nombre, obtenidos, esperados, factores=None, origenes=Non
     if len(obtenidos) != len(esperados):
         return Diagnostico("longitud", {"nombre": nombre, "longitud": len(obtenidos),
                                         "longitud_esperada": len(esperados)})
+    # The gradients of one backward share its rounding: an entry's error follows the size
+    # of the largest of them (a sum of products that cancels, 1 − tanh² where tanh
+    # saturates), not its own size.
+    escala = max((e.detach().abs().max().item() for e in esperados
+                  if isinstance(e, torch.Tensor) and e.numel() and e.is_floating_point()),
+                 default=0.0)
     for i, (obtenido, esperado) in enumerate(zip(obtenidos, esperados)):
         otros = {f"`{nombre}[{j}]`": e for j, e in enumerate(esperados) if j != i}
         origen = origenes[i] if origenes is not None else None
+        rtol, atol = tolerancias(esperado.dtype)
         diagnostico = diagnosticar_tensor(f"{nombre}[{i}]", obtenido, esperado, factores,
-                                          otros, origen=origen)
+                                          otros, rtol, max(atol, rtol * escala), origen)
         if diagnostico is not None:
             return diagnostico
     return None

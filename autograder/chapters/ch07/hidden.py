@@ -189,8 +189,12 @@ def _linear_shapes(generator):
 
 
 def _expected_linear(x, weight, bias, grad_output, *rest):
-    output, grads = _gradients(reference.linear_tanh, [x, weight, bias], grad_output)
-    return {"salida": output, "grads": grads,
+    """The reference in float64, cast back: in float32 its own 1 − y² loses digits where
+    tanh saturates, and a backward that writes 1 / cosh(z)² keeps them."""
+    inputs = [x, weight, bias]
+    output, grads = _gradients(reference.linear_tanh, [t.double() for t in inputs],
+                               grad_output.double())
+    return {"salida": output.to(x.dtype), "grads": [g.to(t.dtype) for g, t in zip(grads, inputs)],
             "candidatos": candidatos_lineal_tanh(x, weight, bias, grad_output)}
 
 
