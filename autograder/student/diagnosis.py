@@ -34,6 +34,13 @@ def tolerancias(dtype):
     return 1e-4, 1e-6
 
 
+def mayor_magnitud(*tensores):
+    """The largest absolute value in ``tensores`` (0 where there is none)."""
+    return max((t.detach().abs().max().item() for t in tensores
+                if isinstance(t, torch.Tensor) and t.numel() and t.is_floating_point()),
+               default=0.0)
+
+
 def cerca(obtenido, esperado, rtol=None, atol=None):
     r_tol, a_tol = tolerancias(esperado.dtype)
     return torch.allclose(obtenido.to(esperado.dtype), esperado,
@@ -172,9 +179,7 @@ def diagnosticar_lista(nombre, obtenidos, esperados, factores=None, origenes=Non
     # The gradients of one backward share its rounding: an entry's error follows the size
     # of the largest of them (a sum of products that cancels, 1 − tanh² where tanh
     # saturates), not its own size.
-    escala = max((e.detach().abs().max().item() for e in esperados
-                  if isinstance(e, torch.Tensor) and e.numel() and e.is_floating_point()),
-                 default=0.0)
+    escala = mayor_magnitud(*esperados)
     for i, (obtenido, esperado) in enumerate(zip(obtenidos, esperados)):
         otros = {f"`{nombre}[{j}]`": e for j, e in enumerate(esperados) if j != i}
         origen = origenes[i] if origenes is not None else None

@@ -7,6 +7,7 @@ import torch
 from autograder.chapters.ch01 import hidden
 from autograder.chapters.ch01 import student as public
 from autograder.corpus import all_variants
+from autograder.fairness import torch_threads
 from autograder.hidden.reference import load_reference
 from autograder.hidden.runner import grade_hidden, observar_casos, roundtrip, score
 from autograder.hidden.space import coverage
@@ -151,12 +152,8 @@ def test_every_correct_variant_passes_every_public_check():
 def _score_single_threaded(exercise, function, case):
     """One hidden case scored as a grading kernel runs it: torch on one thread."""
     table = hidden.HIDDEN[exercise]
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
+    with torch_threads(1):
         observations = roundtrip(observar_casos(table.exercise, function, [case]))
-    finally:
-        torch.set_num_threads(threads)
     return score(table, [case], observations)
 
 

@@ -106,17 +106,14 @@ def test_a_backward_through_cosh_is_judged_against_the_float64_truth():
     """Where tanh saturates, float32's 1 − y² loses digits that 1 / cosh(z)² keeps: the
     reference is taken in float64 and the gradients judged at the scale of the whole set (a
     draw of ``fairness --draws`` cost this correct variant a point)."""
+    from autograder.fairness import torch_threads
     from autograder.hidden.runner import observar_casos, roundtrip, score
 
     table = hidden.HIDDEN["linear_tanh"]
     case = ((2, 5, 3, "float32", (True, True, True), True, False), 1994132725)
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        for function in (VARIANTS["linear_tanh_saves_preactivation"].function,
-                         reference.linear_tanh):
-            result = score(table, [case],
-                           roundtrip(observar_casos(table.exercise, function, [case])))
-            assert result.puntos == result.maximo, result.informe("linear_tanh")
-    finally:
-        torch.set_num_threads(threads)
+    for function in (VARIANTS["linear_tanh_saves_preactivation"].function,
+                     reference.linear_tanh):
+        with torch_threads(1):
+            observations = roundtrip(observar_casos(table.exercise, function, [case]))
+        result = score(table, [case], observations)
+        assert result.puntos == result.maximo, result.informe("linear_tanh")

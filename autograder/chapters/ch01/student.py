@@ -25,7 +25,12 @@ from autograder.student.compare import (
     llamar,
     observar_llamada,
 )
-from autograder.student.diagnosis import Diagnostico, cerca, diagnosticar_tensor
+from autograder.student.diagnosis import (
+    Diagnostico,
+    cerca,
+    diagnosticar_tensor,
+    mayor_magnitud,
+)
 from autograder.student.messages import registrar
 
 __all__ = ["comprobar_manual_backward", "comprobar_two_loss_grads", "comprobar_gradient_penalty"]
@@ -211,12 +216,8 @@ def tolerancia(esperado, escala=None):
     if esperado.dtype == torch.float64:
         return 1e-6, 1e-9
     if escala is None:
-        escala = _escala(esperado)
+        escala = mayor_magnitud(esperado)
     return 1e-3, 1e-4 * max(escala, 0.1)
-
-
-def _escala(tensor):
-    return tensor.detach().abs().max().item() if tensor.numel() else 0.0
 
 
 def diagnosticar(nombre, obtenido, esperado, factores=None, alternativas=None, escala=None):
@@ -245,7 +246,7 @@ def diagnosticar_lista(nombre, obtenidos, esperados, factores=None):
     # The gradients of one backward pass share its rounding: one that is 0 in exact
     # arithmetic (the bias of a layer that feeds a BatchNorm in train) comes out in float32
     # as noise the size of the largest gradient's rounding, not of its own.
-    escala = max(map(_escala, esperados), default=0.0)
+    escala = mayor_magnitud(*esperados)
     for i, (obtenido, esperado) in enumerate(zip(obtenidos, esperados)):
         otros = {f"`{nombre}[{j}]`": e for j, e in enumerate(esperados) if j != i}
         diagnostico = diagnosticar(f"{nombre}[{i}]", obtenido, esperado, factores, otros,
