@@ -114,6 +114,13 @@ class GradingExecute(Execute):
         "interrupted and no further cell runs: N cells just under the per-cell limit "
         "cannot take N times it.")).tag(config=True)
 
+    # nbgrader raises on a late iopub (an error output lost would let a test cell pass), and
+    # we count that raise as a kernel that stopped answering. nbclient's 4 s passed a cell
+    # that printed 100 MB on a loaded machine, whose output arrives whole after its reply.
+    iopub_timeout = Integer(30, help=(
+        "Seconds to wait, after a cell's reply, for the rest of its output; past them the "
+        "cell counts as having broken its kernel.")).tag(config=True)
+
     def __init__(self, *args, **kwargs):
         # nbgrader's Execute passes its own manager as an argument, which beats configuration.
         kwargs.setdefault("kernel_manager_class", SandboxedKernelManager)

@@ -206,3 +206,29 @@ def test_the_executor_records_time_outs_and_kernel_deaths_as_facts(tmp_path, dea
         assert facts.kernel_death == {"cell": 2, "error": "DeadKernelError"}
         assert classify(facts) == (Status.KERNEL_DIED, "celda 2")
         assert errors == [["KernelMuerto"]] * 3
+
+
+@pytest.mark.slow
+def test_output_that_arrives_late_after_the_reply_is_waited_for(tmp_path):
+    """A cell's output may reach the grader seconds after its reply (100 MB printed on a
+    loaded machine): nbclient's 4 s counted that cell as one that broke its kernel."""
+    from jupyter_client import AsyncKernelManager
+
+    # The kernel announces it is idle, the end of a cell's output, 6 s after its reply.
+    late = ("import time\nx = 1\nkernel = get_ipython().kernel\n"
+            "announce = kernel._publish_status\n"
+            "def late(status, *args, **kwargs):\n"
+            "    if status == 'idle':  # after the reply, on the thread that sends output\n"
+            "        kernel._publish_status = announce\n"
+            "        kernel.iopub_socket.io_thread.schedule(lambda: time.sleep(6))\n"
+            "    return announce(status, *args, **kwargs)\n"
+            "kernel._publish_status = late\nprint('tarde')")
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(late),
+                                         _test_cell("assert x == 1", "bien")])
+    execute = GradingExecute(kernel_name="python3", kernel_manager_class=AsyncKernelManager,
+                             timeout=20)
+    nb, _ = execute.preprocess(nb, {"metadata": {"path": str(tmp_path)}})
+    facts = Facts.read(nb)
+    assert facts.killed_cells == [] and facts.kernel_death is None
+    assert [o.text for o in nb.cells[0].outputs] == ["tarde\n"]
+    assert classify(facts) == (Status.GRADED, "")
