@@ -115,8 +115,8 @@ class GradingExecute(Execute):
         "cannot take N times it.")).tag(config=True)
 
     # nbgrader raises on a late iopub (an error output lost would let a test cell pass), and
-    # we count that raise as a kernel that stopped answering. nbclient's 4 s passed a cell
-    # that printed 100 MB on a loaded machine, whose output arrives whole after its reply.
+    # we count that raise as a kernel that stopped answering. nbclient's 4 s were too few for
+    # a cell that printed 100 MB on a loaded machine: its output arrives after its reply.
     iopub_timeout = Integer(30, help=(
         "Seconds to wait, after a cell's reply, for the rest of its output; past them the "
         "cell counts as having broken its kernel.")).tag(config=True)
