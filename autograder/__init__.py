@@ -1,9 +1,11 @@
 """Autograder for the course "Autograd y el loop de optimización".
 
-Subpackages: ``student`` (code injected into student notebooks: comparison,
-diagnosis, public checks), ``reference`` (reference solutions), ``checks``
-(hidden tests). Modules: ``build`` (solutions/ -> notebooks/), ``pipeline``
-(grade a class with nbgrader), ``catalogue`` (list of exercises).
+Subpackages: ``student`` (the common code injected into every student notebook:
+comparison, diagnosis, messages), ``chapters`` (one folder per chapter: its injected
+exercises and public checks, contract clauses, hidden tests and labelled variants),
+``hidden`` (the grader's side of hidden tests: runner, seeds, the reference loaded from
+the solution cells), ``report`` (the class report). The modules beside them build the
+course, grade a class and export grades; docs/architecture.md maps each one.
 """
 
 import sys

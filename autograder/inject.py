@@ -74,9 +74,52 @@ def runtime_options(chapter):
     return _module_constant(path.read_text(), RUNTIME_OPTIONS, {}) if path.is_file() else {}
 
 
+def top_level_names(module_source):
+    """Names a module binds at top level (functions, classes, assignments), by line; dunder
+    names and imports left out: every module has its ``__all__`` and imports torch."""
+    import ast
+
+    names = {}
+    for node in ast.parse(module_source).body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            targets = [node.name]
+        elif isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+            nodes = node.targets if isinstance(node, ast.Assign) else [node.target]
+            targets = [n.id for t in nodes for n in ast.walk(t) if isinstance(n, ast.Name)]
+        else:
+            continue
+        for name in targets:
+            if not name.startswith("__"):
+                names.setdefault(name, node.lineno)
+    return names
+
+
+def shadowed_names(named_sources):
+    """(name, later module, earlier module) for each top-level name two of the
+    ``(module name, source)`` pairs define. In the helper cell all modules share one scope,
+    so a later definition silently replaces the earlier one for every helper that calls
+    it, while in the package each module keeps its own: the notebook and the grader would
+    then run different checks."""
+    first, found = {}, []
+    for module, source in named_sources:
+        for name in top_level_names(source):
+            if name in first and first[name] != module:
+                found.append((name, module, first[name]))
+            first.setdefault(name, module)
+    return found
+
+
 def helper_source(chapter):
-    """Source of the injected helper cell for ``chapter``."""
+    """Source of the injected helper cell for ``chapter``; a ``ValueError`` if two of its
+    modules define the same name (see ``shadowed_names``)."""
     modules = helper_modules(chapter)
+    names = [(m.relative_to(PACKAGE_DIR.parent).as_posix(), m.read_text()) for m in modules]
+    clashes = shadowed_names(names)
+    if clashes:
+        raise ValueError("the helper cell of {} would shadow shared helpers: {}; rename "
+                         "the chapter's own".format(chapter, "; ".join(
+                             f"{later} redefines `{name}` of {earlier}"
+                             for name, later, earlier in clashes)))
     bodies, exports = [], []
     for module in modules:
         source = module.read_text()

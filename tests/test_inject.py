@@ -3,7 +3,10 @@
 import subprocess
 import sys
 
-from autograder.inject import helper_source
+import pytest
+
+from autograder.course import chapters
+from autograder.inject import helper_source, shadowed_names
 
 
 def test_helper_cell_runs_without_the_package(tmp_path):
@@ -70,3 +73,17 @@ def test_gpu_chapter_names_the_gpu_and_its_bf16(monkeypatch, capsys):
     a100 = " ".join(_runtime_report(monkeypatch, capsys, ("NVIDIA A100", (8, 0))).split())
     assert "NVIDIA A100 (capacidad 8.0)" in a100 and "tiene bfloat16 nativo" in a100
     assert "no tiene" not in a100
+
+
+def test_a_chapter_name_that_shadows_a_shared_helper_is_a_build_error():
+    shared = "def comparar(nombre, obtenido, esperado):\n    pass\nLIMITE = 1\n"
+    own = ("def comparar(obtenido, esperado, nombre):\n    pass\n"
+           "def propia():\n    pass\n__all__ = []\nLIMITE += 1\n")
+    assert shadowed_names([("compare.py", shared), ("ch03/student.py", own)]) == [
+        ("comparar", "ch03/student.py", "compare.py"), ("LIMITE", "ch03/student.py", "compare.py")]
+    assert shadowed_names([("compare.py", shared), ("ch03/student.py", "x = 1\n")]) == []
+
+
+@pytest.mark.parametrize("chapter", [c.key for c in chapters()])
+def test_no_chapter_shadows_a_shared_helper(chapter):
+    helper_source(chapter)  # raises on a clash

@@ -208,6 +208,8 @@ def cambios(antes, despues, permitidos=()):
 def verificar_sin_efectos(caso, permitidos=()):
     """The call changed nothing it was given (see ``estado``), but for ``permitidos``."""
     distintos = cambios(caso.datos["estado_antes"], caso.datos["estado_despues"], permitidos)
+    # a list that shrank ("len(...)") is named first, before the items that went with it
+    distintos = sorted(distintos, key=lambda n: not n.startswith("len("))
     if distintos:
         fallar("efecto_secundario", que=", ".join(f"`{n}`" for n in distintos[:4])
                + (f" y {len(distintos) - 4} más" if len(distintos) > 4 else ""))
@@ -304,11 +306,15 @@ def caso_en_proceso(ejercicio, funcion, semilla, forma, esperar):
     """Build, expect, observe and assemble one case in this process (public checks, tests)."""
     if _EJEMPLOS.get() is not None:
         _EJEMPLOS.get().append((ejercicio.funcion, semilla, forma))
-    entradas = ejercicio.construir(torch.Generator().manual_seed(semilla), forma)
-    originales = fotografiar(entradas)  # before the oracle, which may train the model in place
-    esperado = esperar(*entradas.values())
-    copia = ejercicio.construir(torch.Generator().manual_seed(semilla), forma)
-    return armar_caso(ejercicio, ejercicio.observar(funcion, copia), esperado, originales, forma)
+    # Autograd on for the whole case, as observar_casos does: a student's call that leaves
+    # it off must not break the cases (and the tests) that run after it.
+    with torch.enable_grad():
+        entradas = ejercicio.construir(torch.Generator().manual_seed(semilla), forma)
+        originales = fotografiar(entradas)  # before the oracle, which may train the model
+        esperado = esperar(*entradas.values())
+        copia = ejercicio.construir(torch.Generator().manual_seed(semilla), forma)
+        observacion = ejercicio.observar(funcion, copia)
+    return armar_caso(ejercicio, observacion, esperado, originales, forma)
 
 
 def verificar_intactas(caso, nombres=None):

@@ -212,7 +212,7 @@ def tolerancia(esperado, escala=None):
     """(rtol, atol) for a result of ``esperado``'s dtype, judged against a float64 truth:
     float32 rounding in a sum of products of numbers about as large as the result leaves
     errors relative to the whole tensor's scale, not to each (possibly cancelling) entry.
-    ``escala`` overrides that scale (``diagnosticar_lista``: the largest of a whole set)."""
+    ``escala`` overrides that scale (``diagnosticar_gradientes``: the largest of a set)."""
     if esperado.dtype == torch.float64:
         return 1e-6, 1e-9
     if escala is None:
@@ -233,8 +233,9 @@ def parecido(obtenido, esperado):
             and obtenido.dtype == esperado.dtype and cerca(obtenido, esperado, rtol, atol))
 
 
-def diagnosticar_lista(nombre, obtenidos, esperados, factores=None):
-    """Item by item, with ``diagnosticar`` (a swapped item is named as such)."""
+def diagnosticar_gradientes(nombre, obtenidos, esperados, factores=None):
+    """Item by item, with ``diagnosticar`` (a swapped item is named as such): the shared
+    ``diagnosticar_lista`` with this chapter's ``tolerancia`` against a float64 truth."""
     try:
         obtenidos = list(obtenidos)
     except TypeError:
@@ -538,8 +539,8 @@ def _lista_de_gradientes(caso, indice):
     obtenidos = resultado[indice]
     if type(obtenidos) not in (tuple, list):
         _tipo(etiqueta, obtenidos, "una lista de tensores")
-    diagnostico = diagnosticar_lista(etiqueta, obtenidos, (a, b)[indice],
-                                     caso.datos["factores"][indice])
+    diagnostico = diagnosticar_gradientes(etiqueta, obtenidos, (a, b)[indice],
+                                          caso.datos["factores"][indice])
     if diagnostico is None:
         return
     if (_cerca_lista(obtenidos, b) and type(resultado[1 - indice]) in (tuple, list)
@@ -753,8 +754,8 @@ def _diferenciable(caso):
     esperados = caso.datos["esperado"]["gradientes"]
     if esperados is None:  # the public check has no reference gradients: any graph will do
         return
-    exigir(diagnosticar_lista("d penalización / d parámetros", caso.datos["gradientes"],
-                              esperados))
+    exigir(diagnosticar_gradientes("d penalización / d parámetros", caso.datos["gradientes"],
+                                   esperados))
 
 
 GRADIENT_PENALTY = Ejercicio(

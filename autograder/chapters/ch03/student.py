@@ -23,7 +23,6 @@ import torch
 from autograder.student.compare import (
     Ejercicio,
     Parte,
-    cambios,
     caso_en_proceso,
     comprobar,
     comprobar_casos,
@@ -33,6 +32,7 @@ from autograder.student.compare import (
     fallar,
     observar_llamada,
     sanear,
+    verificar_sin_efectos,
 )
 from autograder.student.diagnosis import (
     INVERSOS,
@@ -288,8 +288,9 @@ def diagnosticar(nombre, obtenido, esperado, factores=None, alternativas=None, r
                        diagnostico.hechos)
 
 
-def comparar(nombre, obtenido, esperado, factores=None, alternativas=None, rtol=None,
-             atol=None):
+def comparar_con_factores(nombre, obtenido, esperado, factores=None, alternativas=None,
+                          rtol=None, atol=None):
+    """``comparar`` with this chapter's ``diagnosticar``: its ratios named by this chapter."""
     exigir(diagnosticar(nombre, obtenido, esperado, factores, alternativas, rtol, atol))
 
 
@@ -413,16 +414,6 @@ def cambios_de_parametros(modelo, nombre="model"):
             for sufijo in ("", ".grad")]
 
 
-def verificar_sin_efectos(caso, permitidos=()):
-    """The call changed nothing it was given (see ``estado_de``), but for ``permitidos``."""
-    distintos = cambios(caso.datos["estado_antes"], caso.datos["estado_despues"], permitidos)
-    # a list that shrank is named first, before the items that went with it
-    distintos = sorted(distintos, key=lambda n: not n.startswith("len("))
-    if distintos:
-        fallar("efecto_secundario", que=", ".join(f"`{n}`" for n in distintos[:4])
-               + (f" y {len(distintos) - 4} más" if len(distintos) > 4 else ""))
-
-
 def tipo_registrado(valor):
     """How a logged value came back: "numero", "grafo" (tensor with grad_fn), "tensor"..."""
     if isinstance(valor, torch.Tensor):
@@ -493,7 +484,8 @@ def comparar_gradientes(donde, obtenidos, esperados, factores=None):
         exigir(diagnosticar_lista(f"los gradientes{donde}", obtenidos, esperados))
     for i, (obtenido, esperado) in enumerate(zip(obtenidos, esperados)):
         if esperado is not None:
-            comparar(f".grad del parámetro {i}{donde}", obtenido, esperado, factores)
+            comparar_con_factores(f".grad del parámetro {i}{donde}", obtenido, esperado,
+                                  factores)
 
 
 def _numero(caso, nombre, aceptar_tensor=False):
@@ -666,7 +658,8 @@ def _juzgar_pesos(caso, reduction):
                 fallar("pesos_sin_tamano", tamanos=str(caso.datos["tamanos"]))
             if _proporcionales(pesos, correctos * tamanos):
                 fallar("tamano_contado_dos_veces", tamanos=str(caso.datos["tamanos"]))
-    comparar("el gradiente acumulado con tus pesos", acumulado, esperado["gradiente"])
+    comparar_con_factores("el gradiente acumulado con tus pesos", acumulado,
+                          esperado["gradiente"])
 
 
 def _pesos_con_media(caso):
@@ -943,9 +936,10 @@ def _perdidas_registradas(caso):
         fallar("registro_dividido", nombre="las pérdidas registradas")
     ultima = ciclos - 1
     if datos["resto"] and cerca(obtenidas[:ultima], correctas[:ultima]):
-        comparar("la pérdida del último paso", obtenidas[ultima:], correctas[ultima:],
-                 {"ciclo_final_dividido_por_accum": datos["resto"] / datos["accum"]})
-    comparar("las pérdidas registradas", obtenidas, correctas)
+        comparar_con_factores("la pérdida del último paso", obtenidas[ultima:],
+                              correctas[ultima:],
+                              {"ciclo_final_dividido_por_accum": datos["resto"] / datos["accum"]})
+    comparar_con_factores("las pérdidas registradas", obtenidas, correctas)
 
 
 def _sin_efectos_ciclos(caso):
@@ -1214,7 +1208,7 @@ def _norma_devuelta(caso):
         otro = torch.tensor(otro, dtype=torch.float64)
         if cerca(valor, otro) and not cerca(otro, correcta):
             fallar(diagnostico, nombre="la norma devuelta")
-    comparar("la norma devuelta", valor, correcta, rtol=1e-5)
+    comparar_con_factores("la norma devuelta", valor, correcta, rtol=1e-5)
 
 
 def _gradientes_recortados(caso):
@@ -1274,7 +1268,7 @@ def _agrandados(obtenidos, originales):
 def comparar_gradientes_recortados(obtenidos, esperados):
     for i, (obtenido, esperado) in enumerate(zip(obtenidos, esperados)):
         if esperado is not None:
-            comparar(f"el gradiente recortado {i}", obtenido, esperado)
+            comparar_con_factores(f"el gradiente recortado {i}", obtenido, esperado)
 
 
 def _entradas_intactas(caso):

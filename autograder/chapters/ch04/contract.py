@@ -105,7 +105,8 @@ CLAUSES = {
                (("accum.partial_cycle", True), ("accum.more_than_batches", True)),
                ("train_one_epoch_drops_partial_cycle",)),
         Clause("La pérdida de cada micro-lote se divide por el número de micro-lotes de **su** "
-               "ciclo antes de ``backward()``: ``accum``, o el resto en el ciclo final.",
+               "ciclo antes de ``backward()``: ``accum`` en un ciclo completo; en el último, si "
+               "está incompleto, los que tiene (``len(loader) % accum``).",
                (("accum.partial_cycle", True),),
                ("train_one_epoch_not_divided", "train_one_epoch_partial_cycle_divided_by_accum")),
         Clause("En cada paso, en este orden: ``torch.nn.utils.clip_grad_norm_(model.parameters(), "
@@ -151,7 +152,8 @@ CLAUSES = {
                "``backward()``, ``optimizer.step()``, ``scheduler.step()`` y gradientes a cero.",
                EVERY_CASE, ("train_steps_scheduler_before_the_step",)),
         Clause("Entrena hasta el paso ``stop - 1``: ``batches`` puede tener más lotes de los "
-               "que tocan.",
+               "que tocan. Al reanudar, ``stop`` es mayor que el paso en que se quedó la "
+               "llamada anterior.",
                (("batches.beyond_stop", True),), ("train_steps_every_batch",)),
         Clause("Devuelve ``state``, un diccionario que ``torch.save`` guarda y "
                "``torch.load(..., weights_only=True)`` carga: tensores, números, cadenas, "

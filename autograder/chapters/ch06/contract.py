@@ -48,7 +48,9 @@ CLAUSES = {
                "escala del ``scaler``: el modo de autograd, la lista de micro-lotes y sus "
                "tensores, la pérdida y la configuración del optimizador y del ``scaler`` "
                "quedan como estaban.",
-               EVERY_CASE, ("amp_accumulation_steps_consumes_the_batches",)),
+               EVERY_CASE, ("amp_accumulation_steps_consumes_the_batches",
+                            "amp_accumulation_steps_switches_the_loss_to_a_sum",
+                            "amp_accumulation_steps_leaves_autograd_off")),
     ),
     "diagnose_amp_log": (
         Clause("Devuelve un texto, exactamente una de las cinco etiquetas: ``\"ok\"``, "

@@ -648,6 +648,21 @@ def amp_accumulation_steps_restores_the_root_flag_only(*args):
 
 
 @variant(TS, "efecto_secundario")
+def amp_accumulation_steps_switches_the_loss_to_a_sum(model, batches, loss_fn, *rest):
+    # "a sum, divided by hand, is the same mean": it is, but the caller's loss now sums
+    loss_fn.reduction = "sum"
+    return _accumulate(model, batches, lambda out, y: loss_fn(out, y) / out.numel(), *rest)
+
+
+@variant(TS, "efecto_secundario")
+def amp_accumulation_steps_leaves_autograd_off(*args):
+    # the training is right; "no autograd once it is done" is switched on for good
+    losses = _accumulate(*args)
+    torch.set_grad_enabled(False)
+    return losses
+
+
+@variant(TS, "efecto_secundario")
 def amp_accumulation_steps_consumes_the_batches(model, batches, loss_fn, optimizer, scaler,
                                                 device, dtype, accum, max_norm):
     # each cycle popped off the caller's list: it is empty afterwards

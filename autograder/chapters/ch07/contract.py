@@ -87,7 +87,8 @@ CLAUSES = {
                "bajo ``torch.no_grad()`` la salida no tiene grafo (nada de "
                "``torch.enable_grad()`` alrededor).",
                (("modo de autograd del llamador", False), ("x.requires_grad", False)),
-               ("quantize_retains_the_output_grad", "quantize_enable_grad_around")),
+               ("quantize_retains_the_output_grad", "quantize_enable_grad_around",
+                "quantize_hook_only_when_grad_is_on")),
         Clause("El pase hacia atrás deja pasar ``grad_output`` entero donde |x| ≤ L: en todo "
                "el rango, también en x = 0 y en el borde |x| = L.",
                (("x en ±levels·step exactamente", True), ("x = 0", True)),

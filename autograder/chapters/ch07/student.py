@@ -1355,10 +1355,12 @@ def cuantizador_por_busqueda(x, step, levels, grad_output, *resto):
 
 
 FORMA_PUBLICA_CUANTIZADOR = ((16,), 0.25, 4, "float64", True, True, False)
-# Also float32 with a step that is not exact in binary and a stale .grad, and no_grad.
+# Also float32 with a step that is not exact in binary and a stale .grad, no_grad, and an
+# x that does not require grad with autograd on (no graph either).
 FORMAS_PUBLICAS_CUANTIZADOR = (FORMA_PUBLICA_CUANTIZADOR,
                                ((3, 5), 0.1, 3, "float32", True, True, True),
-                               ((12,), 0.375, 2, "float64", False, True, False))
+                               ((12,), 0.375, 2, "float64", False, True, False),
+                               ((3, 4), 0.5, 3, "float32", True, False, False))
 
 
 def comprobar_quantize_ste(quantize_ste):
