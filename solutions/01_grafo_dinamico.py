@@ -31,7 +31,9 @@
 #   (*forward pass*) y qué permite eso frente a un grafo estático;
 # - reconocer una ReLU muerta (*dying ReLU*) y por qué Leaky ReLU y GELU la evitan;
 # - usar `backward(gradient=...)`, `retain_graph=True`, `torch.autograd.grad` y
-#   `create_graph=True`, y medir la memoria que guarda el grafo.
+#   `create_graph=True`, y medir la memoria que guarda el grafo;
+# - calcular productos Jacobiano-vector en modo hacia adelante (`torch.func.jvp`), jacobianos
+#   y hessianas enteros, y elegir entre el modo hacia adelante y el inverso.
 #
 # Solo necesitas saber crear tensores y qué hace `requires_grad=True`. Cada idea va seguida
 # de una celda: ejecútalas en orden.
@@ -351,6 +353,69 @@ for name in inputs:
     print(f"{name}: diferencia máxima con autograd {difference:.1e}   "
           f"¿iguales? {torch.allclose(ours[name].grad, theirs[name].grad)}")
 
+
+# %% [markdown]
+# Un motor que deriva bien también entrena. La celda siguiente ajusta una neurona,
+# $\tanh(w_1 x_1 + w_2 x_2 + b)$, a 24 puntos del plano con etiquetas $\pm 1$ (el signo de
+# $x_1 - x_2/2$), con el error cuadrático medio y 40 pasos de descenso de gradiente. El
+# mismo entrenamiento corre dos veces desde los mismos pesos: con `Value` y con tensores de
+# PyTorch. La función de pérdida es la misma para los dos; `constant` convierte cada dato
+# en un valor del motor que toque. Fíjate en el final de cada paso: como `.grad` acumula
+# (`+=`), hay que vaciarlo antes del siguiente, en los dos motores.
+
+# %% tags=["demo"]
+generator = torch.Generator().manual_seed(1)
+points = torch.randn(24, 2, dtype=torch.float64, generator=generator)
+labels = torch.where(points[:, 0] - 0.5 * points[:, 1] > 0, 1.0, -1.0).double()  # ±1
+
+
+def neuron_loss(w1, w2, b, constant):
+    """Error cuadrático medio de tanh(w1·x1 + w2·x2 + b) frente a las etiquetas ±1.
+    ``constant`` convierte un dato en un valor del motor que se use (Value, o nada)."""
+    total = None
+    for (x1, x2), y in zip(points, labels):
+        error = (w1 * constant(x1) + w2 * constant(x2) + b).tanh() + constant(-y)
+        total = error * error if total is None else total + error * error
+    return total * constant(torch.tensor(1 / len(points), dtype=torch.float64))
+
+
+start = torch.tensor([0.3, 0.4, -0.2], dtype=torch.float64)
+ours = [Value(v.clone()) for v in start]  # w1, w2, b
+theirs = [v.clone().requires_grad_() for v in start]
+lr = 0.5
+for step in range(40):
+    loss_ours = neuron_loss(*ours, constant=Value)
+    loss_ours.backward()
+    loss_theirs = neuron_loss(*theirs, constant=lambda t: t)
+    loss_theirs.backward()
+    if step == 0:
+        gaps = [(p.grad - q.grad).abs().item() for p, q in zip(ours, theirs)]
+        print(f"paso 0: diferencia máxima de los gradientes con autograd {max(gaps):.1e}")
+    if step % 10 == 0 or step == 39:
+        print(f"paso {step:2d}: pérdida del motor {loss_ours.data.item():.6f} · "
+              f"de PyTorch {loss_theirs.item():.6f}")
+    for p in ours:  # el paso de descenso, y vaciar .grad: el motor también acumula
+        p.data = p.data - lr * p.grad
+        p.grad = torch.zeros_like(p.data)
+    with torch.no_grad():
+        for q in theirs:
+            q -= lr * q.grad
+            q.grad = None
+
+w1, w2, b = (p.data for p in ours)
+predictions = torch.sign(w1 * points[:, 0] + w2 * points[:, 1] + b)  # el signo de tanh
+accuracy = (predictions == labels).double().mean().item()
+gap = max((p.data - q.detach()).abs().item() for p, q in zip(ours, theirs))
+print(f"exactitud final {accuracy:.0%} · diferencia máxima entre los pesos de los dos "
+      f"entrenamientos {gap:.1e}")
+
+
+# %% [markdown]
+# Las dos curvas de pérdida coinciden paso a paso y los pesos finales también: cada paso
+# hace las mismas operaciones en float64. Pruébalo: si quitas la línea que vacía `.grad` en
+# el motor, cada paso aplica otra vez todos los gradientes anteriores; el entrenamiento se
+# separa del de PyTorch desde el segundo paso y los pesos crecen sin freno (la pérdida hasta
+# baja más deprisa en estos puntos separables, pero ya no es descenso de gradiente).
 
 # %% [markdown]
 # PyTorch hace lo mismo, con todo lo demás: la derivada de cientos de operaciones (con
@@ -949,6 +1014,115 @@ def gradient_penalty(model, x):
 
 
 # %% [markdown]
+# ## 12 · El modo hacia adelante y los jacobianos enteros
+#
+# `backward` es el **modo inverso** (*reverse mode*): cada pase hacia atrás da un producto
+# vector-Jacobiano $u^\top J$, una combinación de las **filas** de $J$ (sección 9). Para una
+# pérdida, que es una sola salida, una fila es todo el gradiente: un pase basta, tenga el
+# modelo los parámetros que tenga.
+#
+# El **modo hacia adelante** (*forward mode*) da el producto Jacobiano-vector $J v$, una
+# combinación de las **columnas**: cuánto cambian todas las salidas si las entradas se
+# mueven en la dirección $v$. Se calcula durante el propio pase hacia adelante: cada valor
+# viaja con su derivada en la dirección $v$ (un número dual), y no queda grafo guardado
+# para después. PyTorch lo ofrece como `torch.func.jvp` y, con números duales explícitos,
+# como `torch.autograd.forward_ad`. Con $f(x) = (x_0 x_1,\ \sin x_2 + x_0^2)$, el jacobiano
+# es $J = \begin{pmatrix} x_1 & x_0 & 0 \\ 2x_0 & 0 & \cos x_2 \end{pmatrix}$; en
+# $x = (1, 2, 0.5)$, su primera columna es $(2, 2)$ y su primera fila $(2, 1, 0)$.
+
+# %% tags=["demo"]
+import time
+
+import torch.autograd.forward_ad as fwAD
+from torch.func import hessian, jacfwd, jacrev, jvp, vjp
+
+
+def f(x):
+    return torch.stack([x[0] * x[1], torch.sin(x[2]) + x[0] ** 2])
+
+
+x = torch.tensor([1.0, 2.0, 0.5])
+v = torch.tensor([1.0, 0.0, 0.0])
+value, column = jvp(f, (x,), (v,))
+print("f(x) =", value.tolist(), "· J v con v = e₁ (primera columna):", column.tolist())
+
+with fwAD.dual_level():
+    dual = fwAD.make_dual(x, v)  # x, con su derivada en la dirección v
+    tangent = fwAD.unpack_dual(f(dual)).tangent
+print("lo mismo con forward_ad, números duales:", tangent.tolist())
+
+value, pullback = vjp(f, x)
+(row,) = pullback(torch.tensor([1.0, 0.0]))
+print("uᵀ J con u = e₁ (primera fila), modo inverso:", row.tolist())
+print("J entero con jacfwd:", jacfwd(f)(x).tolist())
+print("J entero con jacrev:", jacrev(f)(x).tolist())
+
+# %% [markdown]
+# `jacfwd` construye $J$ columna a columna, un producto $Jv$ por **entrada**; `jacrev`,
+# fila a fila, un producto $u^\top J$ por **salida**. Los dos agrupan esos productos en un
+# solo cálculo por lotes (con `torch.func.vmap`), pero el trabajo crece con el número de
+# columnas o de filas. El conteo predice: pocas entradas y muchas salidas (una $J$ alta),
+# el modo hacia adelante; muchas entradas y pocas salidas (una $J$ ancha, como la de una
+# pérdida), el inverso. La celda siguiente lo mide en tu máquina con dos funciones que
+# tienen una capa oculta de 1000 unidades: en funciones diminutas el coste fijo de cada
+# modo pesa más que el número de productos, y el conteo no se nota.
+
+# %% tags=["demo"]
+def best_ms(fn, *args, repeats=5):
+    """El mejor de varios tiempos de ``fn(*args)``, en milisegundos."""
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        fn(*args)
+        times.append(time.perf_counter() - start)
+    return 1e3 * min(times)
+
+
+generator = torch.Generator().manual_seed(0)
+few, many = 4, 1000
+
+
+def layer(n_out, n_in):
+    return torch.randn(n_out, n_in, generator=generator) / n_in**0.5
+
+
+tall_1, tall_2 = layer(many, few), layer(many, many)
+wide_1, wide_2 = layer(many, many), layer(few, many)
+
+
+def tall(x):  # 4 entradas → 1000 salidas
+    return tall_2 @ torch.tanh(tall_1 @ x)
+
+
+def wide(x):  # 1000 entradas → 4 salidas
+    return wide_2 @ torch.tanh(wide_1 @ x)
+
+
+for name, g, point in (("J alta  (4 → 1000)", tall, torch.randn(few, generator=generator)),
+                       ("J ancha (1000 → 4)", wide, torch.randn(many, generator=generator))):
+    assert torch.allclose(jacfwd(g)(point), jacrev(g)(point), atol=1e-5)
+    forward_ms, reverse_ms = best_ms(jacfwd(g), point), best_ms(jacrev(g), point)
+    winner = "jacfwd" if forward_ms < reverse_ms else "jacrev"
+    print(f"{name}: jacfwd {forward_ms:6.1f} ms · jacrev {reverse_ms:6.1f} ms → aquí gana "
+          f"{winner}")
+
+# %% [markdown]
+# La hessiana de una función escalar es el jacobiano de su gradiente. `torch.func.hessian`
+# combina los dos modos según el conteo: `jacrev` para el gradiente (una salida, muchas
+# entradas) y `jacfwd` sobre él (un jacobiano cuadrado, de $n$ entradas y $n$ salidas). Con
+# $f(x) = \sum_i x_i^3$ es la matriz diagonal de $6x_i$, la misma segunda derivada que dio
+# `create_graph=True` en la sección 11, ahora como matriz.
+
+# %% tags=["demo"]
+def cube_sum(x):
+    return (x**3).sum()
+
+
+x = torch.tensor([-1.0, 0.5, 2.0])
+print("hessian:\n", hessian(cube_sum)(x))
+print("¿igual a diag(6x)?", torch.allclose(hessian(cube_sum)(x), torch.diag(6 * x)))
+
+# %% [markdown]
 # ## Resumen
 #
 # - `backward()` aplica la regla de la cadena: multiplica las derivadas locales a lo largo
@@ -975,4 +1149,7 @@ def gradient_penalty(model, x):
 # - `torch.autograd.grad` devuelve gradientes sin tocar `.grad`; con `create_graph=True`
 #   el gradiente se puede derivar otra vez. Para eso, mejor que `backward(create_graph=True)`,
 #   que crea un ciclo de referencias.
+# - El modo inverso da $u^\top J$ (filas) y el modo hacia adelante $J v$ (columnas, con
+#   `torch.func.jvp` o `torch.autograd.forward_ad`). `jacrev` conviene con pocas salidas,
+#   `jacfwd` con pocas entradas; `hessian` usa los dos.
 

@@ -31,7 +31,9 @@
 #   y usar el mismo truco con `argmax` (el Gumbel-softmax *hard*);
 # - cambiar memoria por cómputo con el recálculo de activaciones (*gradient
 #   checkpointing*) de `torch.utils.checkpoint`, medir cuánto de cada cosa, y escribirlo
-#   tú como una `Function` que recalcula en el pase hacia atrás.
+#   tú como una `Function` que recalcula en el pase hacia atrás;
+# - ver qué captura `torch.compile` de un cálculo con gradientes (el grafo del pase hacia
+#   atrás incluido), qué corta su grafo y qué pasa con tus `Function` y tus ganchos.
 #
 # Necesitas el capítulo 1: el grafo, `grad_fn` y la regla de la cadena (*chain rule*).
 
@@ -1076,9 +1078,9 @@ for name, compute in ways.items():
 # segunda fila: la comprobación del ejercicio lo mide con el mismo gancho.
 
 # %% [markdown]
-# ## 7 · Cuatro piezas más de `Function`
+# ## 7 · Cinco piezas más de `Function`
 #
-# La API tiene más de lo que usaron los ejercicios. Cuatro piezas aparecen en cuanto se lee
+# La API tiene más de lo que usaron los ejercicios. Cinco piezas aparecen en cuanto se lee
 # código de bibliotecas reales:
 #
 # - **`setup_context`**: `forward` recibe solo las entradas (sin `ctx`) y un método aparte,
@@ -1095,6 +1097,9 @@ for name, compute in ways.items():
 #   `autocast` (capítulo 6). Con `cast_inputs=torch.float32`, `forward` recibe sus entradas
 #   en float32 y se ejecuta con `autocast` apagado; `custom_bwd` ejecuta `backward` en el
 #   mismo estado de `autocast` que tuvo `forward`.
+# - **`ctx.mark_dirty`**: para una `Function` que cambia una entrada *in-place* y la
+#   devuelve. Hay que decírselo a autograd: es lo que le permite reescribir la historia de
+#   ese tensor (capítulo 2, sección 6).
 
 # %% tags=["demo"]
 class CubeWithContext(torch.autograd.Function):
@@ -1213,6 +1218,194 @@ else:
     print("Esta versión de PyTorch no tiene torch.amp.custom_fwd (usa torch.cuda.amp.custom_fwd).")
 
 # %% [markdown]
+# Y la quinta. Una ReLU que no gasta memoria nueva: recorta su entrada en su sitio y la
+# devuelve. Aplicamos dos versiones a un tensor intermedio `h` y seguimos usando `h`, como
+# hace quien escribe `relu_(h)`: una marca la entrada con `ctx.mark_dirty`, la otra no.
+
+# %% tags=["demo"]
+class ReluInPlace(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        x.clamp_(min=0)
+        ctx.mark_dirty(x)  # x ha cambiado en su sitio: su historia pasa a ser esta Function
+        ctx.save_for_backward(x)  # la salida: basta para saber dónde era positiva
+        return x
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        (y,) = ctx.saved_tensors
+        return grad_output * (y > 0)
+
+
+class ReluInPlaceUnmarked(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        x.clamp_(min=0)  # el mismo cambio, sin avisar a autograd
+        ctx.save_for_backward(x)
+        return x
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        (y,) = ctx.saved_tensors
+        return grad_output * (y > 0)
+
+
+a = torch.tensor([-1.0, 0.5, -2.0, 3.0], requires_grad=True)
+for relu in (ReluInPlace, ReluInPlaceUnmarked):
+    a.grad = None
+    h = a * 2
+    out = relu.apply(h)
+    h.sum().backward()
+    print(f"{relu.__name__:>19}: h = {h.detach().tolist()}, ¿la salida es h? {out is h}, "
+          f"h.grad_fn = {type(h.grad_fn).__name__}, a.grad = {a.grad.tolist()}")
+
+# %% [markdown]
+# Los valores de `h` son los mismos en las dos filas: el recorte ocurrió. Con
+# `mark_dirty`, la salida es el propio `h` y su `grad_fn` es el de la `Function`: el
+# gradiente de `a` es 2 donde `2a` era positivo y 0 donde no. Sin marcarla, `h` conserva
+# la historia de antes del recorte (`MulBackward0`), así que el pase hacia atrás deriva
+# `2a` sin el recorte: sale 2 en todas partes, **sin ningún error**, y la salida que
+# devolvió la `Function` es otro tensor.
+#
+# `mark_dirty` no permite cualquier cambio *in-place*: una hoja que requiere gradiente
+# sigue sin poder cambiarse en su sitio, y si otra operación guardó el tensor (como `exp`,
+# que guarda su salida), el contador de versiones sigue deteniendo el pase hacia atrás:
+
+# %% tags=["demo"]
+with muestra_error(RuntimeError):
+    ReluInPlace.apply(a)  # una hoja que requiere gradiente
+with muestra_error(RuntimeError):
+    ReluInPlace.apply(a.exp()).sum().backward()  # exp necesita su salida sin cambiar
+
+# %% [markdown]
+# ## 8 · `torch.compile` y autograd
+#
+# `torch.compile(fn)` no cambia qué se deriva, sino cómo se ejecuta. Tres piezas:
+#
+# - **Dynamo** lee el *bytecode* de `fn` mientras se ejecuta y captura sus operaciones con
+#   tensores en un grafo. Donde encuentra algo que no sabe capturar, **corta el grafo**
+#   (*graph break*): ese trozo se ejecuta en Python normal y después empieza otro grafo.
+# - **AOTAutograd** toma cada grafo capturado y obtiene de antemano su pase hacia atrás,
+#   escrito en operaciones `aten` ya derivadas.
+# - Un **compilador** (por defecto Inductor, que genera C++ o Triton) compila los dos.
+#
+# Aquí usamos el backend `aot_eager`: hace la captura y AOTAutograd, pero ejecuta los
+# grafos sin compilarlos, así que no necesita compilador de C++. Para ver los dos grafos,
+# un backend propio los guarda al pasar.
+
+# %% tags=["demo"]
+import logging
+
+from functorch.compile import make_boxed_func
+from torch._dynamo.backends.common import aot_autograd
+
+torch._logging.set_logs(dynamo=logging.ERROR)  # los avisos de Dynamo, fuera de la salida
+
+
+def keeping(graphs, name):
+    """Un «compilador» que guarda el grafo que recibe y lo ejecuta tal cual."""
+    def compiler(graph_module, example_inputs):
+        graphs[name] = graph_module
+        return make_boxed_func(graph_module.forward)
+    return compiler
+
+
+def aten_ops(graph_module):
+    return [str(node.target).replace("aten.", "").replace(".default", "")
+            for node in graph_module.graph.nodes if node.op == "call_function"]
+
+
+def small_loss(x, w):
+    return (torch.tanh(x @ w) ** 2).sum()
+
+
+if torch._dynamo.is_dynamo_supported():
+    graphs = {}
+    backend = aot_autograd(fw_compiler=keeping(graphs, "adelante"),
+                           bw_compiler=keeping(graphs, "atrás"))
+    x, w = torch.randn(8, 4), torch.randn(4, 3, requires_grad=True)
+    torch.compile(small_loss, backend=backend)(x, w).backward()
+    compiled_grad, w.grad = w.grad, None
+    small_loss(x, w).backward()
+    for name, graph_module in graphs.items():
+        print(f"grafo hacia {name}: {aten_ops(graph_module)}")
+    print("¿el mismo gradiente que sin compilar?", torch.allclose(compiled_grad, w.grad))
+else:
+    print("torch.compile no funciona con esta versión de Python y PyTorch: demo saltada.")
+
+# %% [markdown]
+# El grafo hacia atrás ya está escrito en operaciones: `tanh_backward` es la derivada local
+# de `tanh`, y la `mm` con una traspuesta (`t`) da el gradiente de `x @ w` respecto de `w`
+# ($x^\top$ por lo que llega; `x` no pide gradiente, así que no hay otra). Es la
+# diferencia con el modo normal (*eager*): allí el grafo de autograd se construye de nuevo
+# en cada pase hacia adelante (capítulo 1, sección 6); aquí se trazó una vez para estas
+# formas y se reutiliza mientras sigan siendo las mismas.
+#
+# `.item()` saca un número del tensor a Python. Si un `if` decide con ese número, Dynamo no
+# puede meterlo en el grafo y corta ahí. `torch._dynamo.explain` cuenta los grafos y los
+# cortes, con el motivo:
+
+# %% tags=["demo"]
+def loss_with_item(x, w):
+    y = torch.tanh(x @ w)
+    if y.sum().item() > 0:  # un número de Python decide el camino
+        y = 2 * y
+    return (y**2).sum()
+
+
+if torch._dynamo.is_dynamo_supported():
+    torch._dynamo.reset()
+    report = torch._dynamo.explain(loss_with_item)(x, w)
+    print(f"grafos: {report.graph_count} · cortes: {report.graph_break_count}")
+    for reason in report.break_reasons:
+        print("  motivo:", str(reason.reason).strip().splitlines()[0])
+    w.grad = None
+    torch.compile(loss_with_item, backend="aot_eager")(x, w).backward()
+    compiled_grad, w.grad = w.grad, None
+    loss_with_item(x, w).backward()
+    print("¿el mismo gradiente que sin compilar?", torch.allclose(compiled_grad, w.grad))
+
+# %% [markdown]
+# El gradiente sigue bien: cada trozo tiene su pase hacia atrás y autograd los encadena.
+# Lo que cuesta un corte es velocidad: un grafo más pequeño que optimizar, una vuelta a
+# Python y, en GPU, una espera a que la GPU termine para leer el número (capítulo 4).
+#
+# ¿Y lo de este capítulo? Una `Function` propia (el `CubeClassic` de la sección 7) y un
+# gancho (*hook*) en un tensor intermedio son código Python que autograd llama durante el
+# pase hacia atrás. Que Dynamo los capture o corte el grafo depende de la versión de
+# PyTorch; la celda lo cuenta en la tuya y compara los gradientes con el modo normal.
+
+# %% tags=["demo"]
+def with_function(x):
+    return CubeClassic.apply(torch.sin(x)).sum()
+
+
+def with_hook(x):
+    y = torch.sin(x)
+    y.register_hook(lambda grad: 2 * grad)  # dobla el gradiente que pasa por y
+    return (y**3).sum()
+
+
+if torch._dynamo.is_dynamo_supported():
+    for fn in (with_function, with_hook):
+        torch._dynamo.reset()
+        point = torch.randn(5, requires_grad=True)
+        report = torch._dynamo.explain(fn)(point)
+        (compiled_grad,) = torch.autograd.grad(torch.compile(fn, backend="aot_eager")(point),
+                                               point)
+        (eager_grad,) = torch.autograd.grad(fn(point), point)
+        capture = ("capturada entera, sin cortes" if report.graph_break_count == 0 else
+                   f"{report.graph_break_count} corte(s) de grafo")
+        print(f"{fn.__name__}: {capture}; ¿el mismo gradiente que sin compilar? "
+              f"{torch.allclose(compiled_grad, eager_grad)}")
+
+# %% [markdown]
+# Con o sin cortes, el gradiente compilado debe ser el del modo normal. Es la comprobación
+# que conviene repetir al compilar un modelo con `Function`s propias: `gradcheck` (sección
+# 4) comprueba tu `backward` en modo normal, y comparar con el modo normal comprueba la
+# versión compilada.
+
+# %% [markdown]
 # ## Resumen
 #
 # - Una `torch.autograd.Function` tiene un `forward(ctx, ...)` y un `backward(ctx,
@@ -1237,4 +1430,9 @@ else:
 # - `setup_context` separa guardar de calcular (lo exigen `torch.func.grad` y `vmap`);
 #   `ctx.mark_non_differentiable` marca salidas sin derivada (índices);
 #   `@once_differentiable` convierte una segunda derivada imposible en un error;
-#   `torch.amp.custom_fwd`/`custom_bwd` fijan el dtype de una `Function` dentro de `autocast`.
+#   `torch.amp.custom_fwd`/`custom_bwd` fijan el dtype de una `Function` dentro de `autocast`;
+#   `ctx.mark_dirty` dice qué entrada cambió *in-place*, para que su historia sea la de la
+#   `Function` (sin él, el gradiente sale mal sin avisar).
+# - `torch.compile` captura el cálculo con Dynamo y obtiene su pase hacia atrás con
+#   AOTAutograd; `.item()` (y lo que Dynamo no sabe capturar) corta el grafo, sin cambiar el
+#   gradiente; compara el gradiente compilado con el del modo normal.
