@@ -486,6 +486,88 @@ else:
     print("Sin GradScaler para CPU en esta versión de PyTorch: demo saltada.")
 
 # %% [markdown]
+# ### Más de una pérdida, y una penalización del gradiente
+#
+# Un solo `GradScaler` sirve para todo lo que se deriva en una iteración. Dos casos de los
+# ejemplos de AMP de la documentación de PyTorch:
+#
+# - **Varias pérdidas.** Escala cada una con el mismo `scaler` antes de su `backward`
+#   (con `retain_graph=True` mientras compartan grafo y quede otro `backward` por hacer):
+#   sus gradientes se suman en `.grad` con la misma escala. Después, un `unscale_` por
+#   optimizador, un `step` por optimizador y **un solo** `update()` al final.
+# - **Una penalización del gradiente** (capítulo 1, ejercicio 3).
+#   `torch.autograd.grad(scaler.scale(loss), params, create_graph=True)` devuelve gradientes
+#   **escalados**, y `unscale_` no los ve: solo desescala los `.grad` de un optimizador.
+#   Divídelos tú por `scaler.get_scale()` antes de calcular la penalización; luego,
+#   `scaler.scale(loss + penalty).backward()`, `step` y `update` como siempre.
+#
+# La celda compara los dos con el mismo cálculo en fp32 sin escalador.
+
+# %% tags=["demo"]
+def small_regression(seed, outputs):
+    torch.manual_seed(seed)  # los mismos pesos en cada ejecución
+    g = torch.Generator().manual_seed(seed)
+    model = nn.Sequential(nn.Linear(8, 16), nn.Tanh(), nn.Linear(16, outputs))
+    return model, torch.randn(32, 8, generator=g), torch.randn(32, outputs, generator=g)
+
+
+def two_losses(model, x, y):
+    out = model(x)
+    return F.mse_loss(out[:, 0], y[:, 0]), F.l1_loss(out[:, 1], y[:, 1])
+
+
+def squared_grad_norm(grads):
+    return sum((grad**2).sum() for grad in grads)
+
+
+if SCALER_ON_CPU:
+    half = torch.float16 if FP16_ON_CPU else torch.bfloat16  # fp16 va con un GradScaler
+
+    model, x, y = small_regression(2, outputs=2)
+    params = list(model.parameters())
+    reference = torch.autograd.grad(sum(two_losses(model, x, y)), params)  # fp32
+    scaler = torch.amp.GradScaler("cpu", init_scale=2.0**12)
+    optimizer = torch.optim.SGD(params, lr=0.1)
+    with torch.autocast("cpu", dtype=half):
+        loss_a, loss_b = two_losses(model, x, y)
+    scaler.scale(loss_a).backward(retain_graph=True)  # el grafo es común: consérvalo
+    scaler.scale(loss_b).backward()  # se suma en .grad, con la misma escala
+    scaler.unscale_(optimizer)
+    gap = max(((p.grad - r).abs().max() / r.abs().max()).item()
+              for p, r in zip(params, reference))
+    scaler.step(optimizer)
+    scaler.update()
+    print(f"dos pérdidas: diferencia relativa de .grad con fp32, tras unscale_: {gap:.1e}")
+
+    model, x, y = small_regression(3, outputs=1)
+    params = list(model.parameters())
+    grads = torch.autograd.grad(F.mse_loss(model(x), y), params, create_graph=True)
+    reference = squared_grad_norm(grads).item()  # fp32
+    scaler = torch.amp.GradScaler("cpu", init_scale=2.0**12)
+    optimizer = torch.optim.SGD(params, lr=0.1)
+    with torch.autocast("cpu", dtype=half):
+        loss = F.mse_loss(model(x), y)
+    scaled = torch.autograd.grad(scaler.scale(loss), params, create_graph=True)
+    unscaled = [grad / scaler.get_scale() for grad in scaled]
+    with torch.autocast("cpu", dtype=half):
+        penalty = squared_grad_norm(unscaled)
+    forgotten = squared_grad_norm(scaled).item()
+    scaler.scale(loss + penalty).backward()
+    scaler.step(optimizer)
+    scaler.update()
+    print(f"penalización ‖∇‖²: fp32 {reference:.5f} · con los gradientes desescalados "
+          f"{penalty.item():.5f} · con los escalados {forgotten:.3g} "
+          f"({forgotten / reference:.3g} veces más; la escala al cuadrado, 2^24, es {2**24:g})")
+else:
+    print("Sin GradScaler para CPU en esta versión de PyTorch: demo saltada.")
+
+# %% [markdown]
+# Con las dos pérdidas, los gradientes desescalados coinciden con los de fp32 salvo el
+# redondeo de 16 bits. La penalización calculada con los gradientes escalados sale
+# multiplicada por la escala al cuadrado (es una suma de cuadrados): dominaría la pérdida
+# entera, y el paso seguiría casi solo a la penalización.
+
+# %% [markdown]
 # ## Ejercicio 1 · Diagnosticar un registro de entrenamiento (2,5 puntos)
 #
 # Cuando un entrenamiento con fp16 va mal, lo primero que tienes es su registro (*log*): lo
