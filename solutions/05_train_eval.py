@@ -32,7 +32,9 @@
 # - cómo se ve en las curvas un entrenamiento que siguió en modo evaluación, y cómo un
 #   gestor de contexto (`with`) evalúa sin dejar rastro;
 # - cómo usar Dropout en inferencia (*inference*) para estimar la incertidumbre (*MC
-#   dropout*).
+#   dropout*);
+# - diagnosticar una red antes y durante el entrenamiento: activaciones y gradientes por
+#   capa al inicializar, y la razón actualización/dato de cada paso.
 #
 # Vienes del capítulo 4: ya sabes escribir el bucle de entrenamiento (*training loop*)
 # completo. Ejecuta las celdas en orden.
@@ -711,6 +713,155 @@ def mc_dropout(model, x, n_samples):
 
 
 # %% [markdown]
+# ## 9 · Antes de entrenar, mira dentro: estadísticas por capa
+#
+# Una red que no aprende casi nunca da un error: da números. Antes de entrenar conviene
+# mirar, capa por capa, tres cosas en un lote (con el modelo en modo entrenamiento):
+#
+# - la **desviación típica de las activaciones**: si baja capa a capa, la señal se apaga
+#   antes de llegar a la salida;
+# - la **fracción saturada** de cada `tanh` ($|a| > 0{,}97$, donde su derivada,
+#   $1 - a^2$, es menor que 0,06): ahí el gradiente casi no pasa;
+# - la **desviación típica del gradiente** de cada matriz de pesos: si cambia en órdenes
+#   de magnitud entre capas, un mismo `lr` es demasiado para unas y poco para otras.
+#
+# La celda lo mide en cuatro versiones de la misma red (seis capas `Linear` de 64 unidades
+# con `tanh`): la inicialización por defecto de PyTorch, pesos `randn` (desviación típica
+# 1), Xavier con la ganancia de `tanh` (`nn.init.xavier_normal_`, ganancia 5/3), y `randn`
+# con una `BatchNorm1d` después de cada `Linear`. Unos ganchos hacia adelante
+# (`register_forward_hook`) guardan la salida de cada `tanh`.
+
+# %% tags=["demo"]
+import math
+
+import matplotlib.pyplot as plt
+
+
+def deep_tanh_net(init, batchnorm=False, depth=6, width=64):
+    torch.manual_seed(0)  # los mismos pesos de partida en cada ejecución
+    layers = []
+    for i in range(depth):
+        layers.append(nn.Linear(16 if i == 0 else width, width))
+        if batchnorm:
+            layers.append(nn.BatchNorm1d(width))
+        layers.append(nn.Tanh())
+    model = nn.Sequential(*layers, nn.Linear(width, 1))
+    with torch.no_grad():
+        for m in model.modules():
+            if isinstance(m, nn.Linear) and init == "randn":
+                m.weight.normal_(0, 1)
+            elif isinstance(m, nn.Linear) and init == "xavier":
+                nn.init.xavier_normal_(m.weight, gain=nn.init.calculate_gain("tanh"))
+    return model
+
+
+def per_layer_stats(model, x, y):
+    """Por capa oculta: std de la activación, fracción saturada y std del gradiente."""
+    activations = []
+    hooks = [m.register_forward_hook(lambda module, args, out: activations.append(out.detach()))
+             for m in model if isinstance(m, nn.Tanh)]
+    F.mse_loss(model(x), y).backward()
+    for hook in hooks:
+        hook.remove()
+    hidden = [m for m in model if isinstance(m, nn.Linear)][:-1]
+    return {"std de la activación": [a.std().item() for a in activations],
+            "fracción saturada (|a| > 0,97)": [(a.abs() > 0.97).float().mean().item()
+                                               for a in activations],
+            "std del gradiente de los pesos": [m.weight.grad.std().item() for m in hidden]}
+
+
+generator = torch.Generator().manual_seed(0)
+x_toy = torch.randn(256, 16, generator=generator)
+y_toy = torch.sin(x_toy[:, :1]) + 0.1 * torch.randn(256, 1, generator=generator)
+versions = {"por defecto": deep_tanh_net("default"), "randn": deep_tanh_net("randn"),
+            "Xavier (ganancia 5/3)": deep_tanh_net("xavier"),
+            "randn + BatchNorm": deep_tanh_net("randn", batchnorm=True)}
+stats = {name: per_layer_stats(model, x_toy, y_toy) for name, model in versions.items()}
+
+figure, axes = plt.subplots(1, 3, figsize=(12, 3.2))
+for ax, measure in zip(axes, stats["randn"]):
+    for name, by_measure in stats.items():
+        ax.plot(range(1, 7), by_measure[measure], marker="o", label=name)
+    ax.set_xlabel("capa oculta")
+    ax.set_ylabel(measure)
+    if measure.startswith("std del gradiente"):
+        ax.set_yscale("log")
+axes[1].legend(fontsize=8, loc="center right")
+figure.suptitle("Seis capas tanh al inicializar, en un lote de 256")
+figure.tight_layout()
+plt.show()
+for name, by_measure in stats.items():
+    print(f"{name:>22}: " + " · ".join(
+        f"{measure.split(' (')[0]} {values[0]:.2g} → {values[-1]:.2g}"
+        for measure, values in by_measure.items()))
+
+# %% [markdown]
+# Lee cada curva de la primera capa a la última. Con la inicialización por defecto (pesos
+# uniformes en $\pm 1/\sqrt{n_{entrada}}$, desviación típica $1/\sqrt{3\,n_{entrada}}$), cada
+# capa multiplica la señal por menos de 1 y las activaciones se apagan. Con `randn`, los
+# pesos son demasiado grandes: la mayoría de las `tanh` se saturan, y el gradiente cambia
+# en más de un orden de magnitud de la primera capa a la última. Xavier con la ganancia de
+# `tanh` y BatchNorm dejan las tres medidas parecidas en todas las capas: la primera
+# eligiendo la escala de los pesos para que la varianza se conserve; la segunda
+# normalizando cada lote (en modo entrenamiento, sección 3), sea cual sea esa escala.
+#
+# Durante el entrenamiento, la medida más útil es la **razón actualización/dato**
+# (*update-to-data ratio*) de cada matriz de pesos: cuánto cambia en un paso, en proporción
+# a su tamaño, $\mathrm{std}(\Delta W) / \mathrm{std}(W)$. Las notas de CS231n (Stanford)
+# dan una regla práctica: que ronde $10^{-3}$. Muy por encima, cada paso cambia los pesos
+# demasiado; muy por debajo, aprenden despacio. En el primer paso de SGD,
+# $\Delta W = -\mathrm{lr}\cdot\nabla W$: la razón es proporcional a `lr`. La celda
+# entrena la red de Xavier con tres tasas y dibuja la razón de cada capa, paso a paso, en
+# escala logarítmica.
+
+# %% tags=["demo"]
+def update_ratios(lr, steps=60):
+    model = deep_tanh_net("xavier")
+    optimizer = torch.optim.SGD(model.parameters(), lr=lr)
+    weights = [m.weight for m in model if isinstance(m, nn.Linear)]
+    ratios, losses = [], []
+    for _ in range(steps):
+        before = [w.detach().clone() for w in weights]
+        optimizer.zero_grad()
+        loss = F.mse_loss(model(x_toy), y_toy)
+        loss.backward()
+        optimizer.step()
+        ratios.append([((w.detach() - b).std() / b.std()).item()
+                       for w, b in zip(weights, before)])
+        losses.append(loss.item())
+    return torch.tensor(ratios), losses
+
+
+rates = (0.1, 0.01, 0.001)
+figure, axes = plt.subplots(1, len(rates), figsize=(12, 3.2), sharey=True)
+for ax, lr in zip(axes, rates):
+    ratios, losses = update_ratios(lr)
+    for layer in range(ratios.shape[1]):
+        last = layer == ratios.shape[1] - 1
+        ax.plot(ratios[:, layer].log10(), lw=1,
+                label="salida" if last else f"capa {layer + 1}")
+    ax.axhline(-3, color="gray", ls="--", lw=1)
+    ax.set_ylim(-6, 2)  # una red que diverge no debe aplastar las otras curvas
+    ax.set_title(f"lr = {lr}")
+    ax.set_xlabel("paso")
+    verdict = "" if math.isfinite(losses[-1]) else " (el entrenamiento divergió)"
+    print(f"lr = {lr}: log10 de la razón en el primer paso, media de las capas "
+          f"{ratios[0].log10().mean().item():.2f} · pérdida: {losses[0]:.3f} → "
+          f"{losses[-1]:.3g}{verdict}")
+axes[0].set_ylabel("log10(std(ΔW) / std(W))")
+axes[-1].legend(fontsize=7)
+figure.suptitle("Razón actualización/dato por capa (la línea: 10⁻³)")
+figure.tight_layout()
+plt.show()
+
+# %% [markdown]
+# En el primer paso, las tres curvas están separadas justo un orden de magnitud, como `lr`.
+# Después la razón depende de cómo vaya el entrenamiento: compara cada panel con la línea
+# de $10^{-3}$ y con la pérdida que imprime la celda. Es una regla práctica, no una ley:
+# con Adam, cuyo paso por elemento ronda `lr`, la razón depende sobre todo de `lr` y del
+# tamaño de los pesos; con SGD, también del tamaño del gradiente, que cambia al entrenar.
+
+# %% [markdown]
 # ## Resumen
 #
 # - `model.train()` / `model.eval()` solo cambian el atributo `training` de cada submódulo;
@@ -728,3 +879,7 @@ def mc_dropout(model, x, n_samples):
 #   bloque lanza una excepción: la forma segura de evaluar a mitad del entrenamiento.
 # - Qué módulos cambian entre modos se mide, no se deduce del tipo.
 # - MC dropout: solo los Dropout encendidos, muchas pasadas, media y desviación típica.
+# - Antes de entrenar, mide por capa la desviación típica de las activaciones, su
+#   saturación y la del gradiente; durante el entrenamiento, la razón actualización/dato
+#   (alrededor de $10^{-3}$, como regla práctica). Una mala escala de los pesos se ve ahí,
+#   en el primer lote y sin entrenar; Xavier con ganancia o BatchNorm la corrigen.
