@@ -881,7 +881,7 @@ x_mlp, y_mlp = torch.randn(64, 20), torch.randint(0, 3, (64,))
 
 
 def grads_with_loop():
-    """One backward per sample: {name: (N, *shape)}."""
+    """Un backward por muestra: {nombre: (N, *forma)}."""
     by_name = {name: [] for name, _ in mlp.named_parameters()}
     for i in range(len(x_mlp)):
         mlp.zero_grad()

@@ -283,7 +283,7 @@ def kib_saved(model, x):
 
 
 def ms_per_batch(model, x, micro, repeats=7):
-    """La mejor de ``repeticiones`` medidas, en un solo hilo de CPU (números más estables)."""
+    """La mejor de ``repeats`` medidas, en ms, en un solo hilo de CPU (números más estables)."""
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
     times = []

@@ -1296,8 +1296,8 @@ with muestra_error(RuntimeError):
 # %% tags=["demo"]
 import logging
 
-from functorch.compile import make_boxed_func
 from torch._dynamo.backends.common import aot_autograd
+from torch._functorch.aot_autograd import make_boxed_func
 
 torch._logging.set_logs(dynamo=logging.ERROR)  # los avisos de Dynamo, fuera de la salida
 

@@ -87,3 +87,18 @@ def test_a_chapter_name_that_shadows_a_shared_helper_is_a_build_error():
 @pytest.mark.parametrize("chapter", [c.key for c in chapters()])
 def test_no_chapter_shadows_a_shared_helper(chapter):
     helper_source(chapter)  # raises on a clash
+
+
+def test_a_student_exception_shows_the_students_frames_not_the_helper_cells():
+    # In a notebook the checks are the helper cell: its frames (a check's wrapper around the
+    # student's call) are internals, as the package's files are.
+    namespace = {}
+    exec(compile(helper_source("ch02"), "<celda de utilidades>", "exec"), namespace)
+    student = ("def distillation_loss(student, teacher, x, temperature):\n"
+               "    raise ValueError('la forma no cuadra')\n")
+    exec(compile(student, "<celda del estudiante>", "exec"), namespace)
+    with pytest.raises(Exception) as failure:
+        namespace["comprobar_distillation_loss"](namespace["distillation_loss"])
+    message = str(failure.value)
+    assert "<celda del estudiante>" in message and "la forma no cuadra" in message
+    assert "<celda de utilidades>" not in message

@@ -59,9 +59,12 @@ ERRORES_CONOCIDOS = {
 
 
 def _marcos_del_estudiante(error):
-    """Only the student's frames: not the checks', not torch's internals."""
+    """Only the student's frames: not the checks' (files of the package or, in a notebook,
+    the helper cell, which is the file this function was compiled from), not torch's."""
+    propio = _marcos_del_estudiante.__code__.co_filename
     return [m for m in traceback.extract_tb(error.__traceback__)[1:]
-            if "autograder" not in m.filename and "site-packages" not in m.filename]
+            if m.filename != propio and "autograder" not in m.filename
+            and "site-packages" not in m.filename]
 
 
 def _error_del_estudiante(error):
