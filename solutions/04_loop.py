@@ -40,6 +40,15 @@
 #   generador aleatorio y paso en que vas) y reanudarlo con resultados idénticos bit
 #   a bit.
 #
+# **El capítulo tiene dos partes.**
+#
+# - **Primera, el bucle** (secciones 1 a 7, ejercicios 1 a 3): datos y modelo, la pérdida
+#   de clasificación, `train_loop` y `test_loop`, los optimizadores, registrar con
+#   `.item()`, los planificadores y todo junto en una época.
+# - **Segunda, depurar y reanudar** (secciones 8 y 9, ejercicio 4): cinco comprobaciones
+#   para un bucle que entrena mal sin dar error, y guardar el estado completo para
+#   reanudar bit a bit.
+#
 # Todo corre en CPU en pocos segundos: los datos son sintéticos y se generan aquí mismo.
 
 # %%
@@ -151,6 +160,26 @@ print(f"exactitud del modelo sin entrenar: {(prediction == y).float().mean().ite
 print("¿argmax igual con softmax?", torch.equal(prediction, logits.softmax(1).argmax(1)))
 
 # %% [markdown]
+# El gradiente de esta pérdida respecto de los logits tiene una forma sencilla. Para una
+# muestra con logits $z$ y clase $y$, $L = -z_y + \log \sum_k e^{z_k}$, así que
+# $\partial L / \partial z_j = p_j - [j = y]$, con $p = \mathrm{softmax}(z)$: la
+# probabilidad que el modelo da a cada clase menos el *one-hot* de la correcta. Con la media
+# del lote, cada fila se divide por $N$. Compruébalo contra autograd:
+
+# %% tags=["demo"]
+z = logits.detach().clone().requires_grad_(True)
+(autograd_grad,) = torch.autograd.grad(loss_fn(z, y), z)
+by_hand_grad = (z.detach().softmax(dim=1) - F.one_hot(y, num_classes=3)) / len(y)
+print("∂L/∂logits = (softmax − one_hot) / N:", torch.allclose(autograd_grad, by_hand_grad,
+                                                               atol=1e-7))
+print("primera fila, autograd:", autograd_grad[0].tolist())
+print("primera fila, a mano:  ", by_hand_grad[0].tolist())
+
+# %% [markdown]
+# Cada fila suma 0, y el gradiente no se apaga cuando el modelo se equivoca con seguridad: si da
+# casi toda la probabilidad a una clase incorrecta, la fila es casi $(0, 1, 0) - (1, 0, 0)$,
+# de norma cercana a $\sqrt 2$ (por $1/N$).
+#
 # Un error frecuente es poner un `softmax` al final del modelo **y** usar
 # `nn.CrossEntropyLoss`: la pérdida aplica su propio `log_softmax` sobre probabilidades. Las
 # probabilidades viven entre 0 y 1, así que el segundo softmax nunca puede concentrarse en
@@ -1008,11 +1037,18 @@ def train_one_epoch(model, loader, loss_fn, optimizer, scheduler=None, accum=1, 
 
 
 # %% [markdown]
+# ---
+#
+# **Segunda parte · Depurar y reanudar.** El bucle ya está completo. Lo que queda es lo que
+# hace falta cuando entrena mal (sección 8) y cuando hay que pararlo y seguir después
+# (sección 9).
+
+# %% [markdown]
 # ## 8 · Depurar el bucle de entrenamiento
 #
 # La mayoría de los errores de un bucle no lo detienen: entrena peor, o no entrena, y no
-# dice por qué; y cuando uno sí lo detiene, el mensaje no siempre dice dónde. Esta sección reúne cinco comprobaciones baratas, de la más directa a la más
-# general: un error *in-place* localizado con el modo de detección de anomalías
+# dice por qué; y cuando uno sí lo detiene, el mensaje no siempre dice dónde. Esta sección
+# reúne cinco comprobaciones baratas, de la más directa a la más general: un error *in-place* localizado con el modo de detección de anomalías
 # (*anomaly detection*), la pérdida inicial, sobreajustar un solo lote, el flujo de
 # gradientes (*gradient flow*) por capa y la prueba de rango de la tasa de aprendizaje
 # (*LR range test*).

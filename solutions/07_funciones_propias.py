@@ -1436,3 +1436,28 @@ if torch._dynamo.is_dynamo_supported():
 # - `torch.compile` captura el cálculo con Dynamo y obtiene su pase hacia atrás con
 #   AOTAutograd; `.item()` (y lo que Dynamo no sabe capturar) corta el grafo, sin cambiar el
 #   gradiente; compara el gradiente compilado con el del modo normal.
+
+# %% [markdown]
+# ## Lista de comprobación para tu próxima `Function`
+#
+# Antes de usarla en un entrenamiento, repasa:
+#
+# 1. ¿`backward` devuelve exactamente un valor por cada argumento de `forward`, con `None`
+#    para los que no son tensores (y para los que no necesitan gradiente, según
+#    `ctx.needs_input_grad`)?
+# 2. ¿Cada gradiente tiene la forma y el dtype de su entrada? Si `forward` hizo
+#    *broadcasting*, ¿sumas sobre las dimensiones que se expandieron?
+# 3. ¿Guardas con `ctx.save_for_backward` solo lo que `backward` usa, y nada en la clase
+#    ni en variables globales? (Entre el `forward` y el `backward` de una llamada puede
+#    haber otras.)
+# 4. ¿`forward` funciona bajo `torch.no_grad()` y con entradas que no piden gradiente?
+# 5. ¿`backward` calcula tensores nuevos, sin cambiar `grad_output` ni lo guardado? Si
+#    `forward` cambia una entrada en su sitio, ¿la marcas con `ctx.mark_dirty`?
+# 6. ¿Pasa `torch.autograd.gradcheck` en float64 con entradas al azar, incluidos los
+#    bordes (ceros, valores grandes, los límites de un recorte)? ¿Y `gradgradcheck`, si
+#    vas a derivar dos veces? Si no es derivable otra vez, ¿lleva `@once_differentiable`?
+# 7. ¿Las salidas sin derivada (índices) están marcadas con
+#    `ctx.mark_non_differentiable`?
+# 8. Dentro de `autocast`, ¿el dtype de `forward` es el que quieres (`custom_fwd`)?
+# 9. Si vas a usar `torch.compile` o `torch.func`, ¿tienes `setup_context`, y el
+#    gradiente compilado coincide con el del modo normal?
