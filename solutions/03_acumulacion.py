@@ -675,7 +675,9 @@ def plot_training(results):
         ax_n.semilogy(norms, label=label)
         ax_l.semilogy(losses, label=label)
     ax_n.set_title("norma del gradiente (antes del recorte)")
+    ax_n.set_ylabel("norma L2 (escala log)")
     ax_l.set_title("pérdida")
+    ax_l.set_ylabel("pérdida (escala log)")
     for ax in (ax_n, ax_l):
         ax.axvline(40, color="gray", lw=0.5, ls="--")
         ax.set_xlabel("paso")

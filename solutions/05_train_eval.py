@@ -215,6 +215,7 @@ plt.figure(figsize=(7, 3))
 plt.plot(history, label="running_mean[0]")
 plt.axhline(5, color="gray", ls="--", label="media real (5)")
 plt.xlabel("lotes vistos en modo entrenamiento")
+plt.ylabel("valor del búfer")
 plt.legend()
 plt.tight_layout()
 plt.show()
@@ -248,6 +249,49 @@ with muestra_error(ValueError):
     bn(torch.randn(1, 3))
 
 # %% [markdown]
+# Que la salida de una muestra dependa de las demás se nota también en el pase hacia atrás.
+# En modo entrenamiento, con $\hat x = (x - \mu)/\sigma$ (media $\mu$ y
+# $\sigma = \sqrt{\mathrm{var} + \varepsilon}$ del lote, la varianza dividida por $N$) y
+# $y = \gamma \hat x + \beta$, la regla de la cadena pasa también por $\mu$ y $\sigma$,
+# que dependen de cada muestra. Para cada característica, con $g = \partial L/\partial y$:
+#
+# $$\frac{\partial L}{\partial x_i} = \frac{\gamma}{N\sigma}\Big(N g_i - \sum_j g_j
+#   - \hat x_i \sum_j g_j \hat x_j\Big), \qquad
+#   \frac{\partial L}{\partial \gamma} = \sum_j g_j \hat x_j, \qquad
+#   \frac{\partial L}{\partial \beta} = \sum_j g_j.$$
+#
+# Los dos términos restados son el camino a través de $\mu$ y el camino a través de
+# $\sigma$. En modo evaluación, $\mu$ y $\sigma$ son los búferes, constantes: solo queda
+# $\gamma g_i / \sigma$. Compruébalo en float64 contra autograd, con un gradiente $g$ al
+# azar:
+
+# %% tags=["demo"]
+generator = torch.Generator().manual_seed(3)
+x = torch.randn(16, 3, dtype=torch.float64, generator=generator, requires_grad=True)
+g = torch.randn(16, 3, dtype=torch.float64, generator=generator)
+norm = nn.BatchNorm1d(3).double()
+with torch.no_grad():
+    norm.weight.copy_(torch.tensor([0.5, 1.5, -2.0]))
+
+for mode in ("train", "eval"):
+    getattr(norm, mode)()
+    x.grad = norm.weight.grad = norm.bias.grad = None
+    if mode == "train":  # las estadísticas del lote
+        mean, var = x.detach().mean(0), x.detach().var(0, unbiased=False)
+    else:  # los búferes (el pase en modo train de arriba los movió una vez)
+        mean, var = norm.running_mean.clone(), norm.running_var.clone()
+    norm(x).backward(g)
+    n, sigma, gamma = x.shape[0], (var + norm.eps).sqrt(), norm.weight.detach()
+    x_hat = (x.detach() - mean) / sigma
+    if mode == "train":
+        by_hand = gamma / (n * sigma) * (n * g - g.sum(0) - x_hat * (g * x_hat).sum(0))
+    else:
+        by_hand = gamma * g / sigma
+    print(f"{mode:>5}: ¿a mano = autograd? ∂L/∂x {torch.allclose(by_hand, x.grad)} · "
+          f"∂L/∂γ {torch.allclose((g * x_hat).sum(0), norm.weight.grad)} · "
+          f"∂L/∂β {torch.allclose(g.sum(0), norm.bias.grad)}")
+
+# %% [markdown]
 # ## 4 · Medido en un modelo pequeño
 #
 # Junta las dos capas en el modelo del apartado 1 y pásale **la misma** entrada 200 veces
@@ -274,6 +318,7 @@ plt.figure(figsize=(7, 3))
 plt.hist(results["train"], bins=30, alpha=0.7, label="train: 200 valores")
 plt.axvline(results["eval"][0], color="C1", lw=2, label="eval: siempre el mismo")
 plt.xlabel("salida [0, 0] del modelo, misma entrada")
+plt.ylabel("pases")
 plt.legend()
 plt.tight_layout()
 plt.show()
@@ -646,6 +691,8 @@ plt.plot(x_grid, mean, label="media de 100 pases")
 plt.fill_between(x_grid.squeeze(), mean - 2 * spread, mean + 2 * spread, alpha=0.3,
                  label="± 2 desviaciones típicas")
 plt.axvspan(-3, 3, color="gray", alpha=0.08)
+plt.xlabel("x")
+plt.ylabel("predicción")
 plt.legend(loc="lower left")
 plt.tight_layout()
 plt.show()
@@ -653,10 +700,34 @@ print(f"desviación media dentro de [-3, 3]: {spread[50:150].mean():.3f}   "
       f"fuera: {torch.cat([spread[:50], spread[150:]]).mean():.3f}")
 
 # %% [markdown]
-# La banda mide cuánto discrepan entre sí las pasadas. Compara los dos números: dentro y
-# fuera de la zona con datos (sombreada). MC dropout es una estimación barata y tosca de la
-# incertidumbre: la banda no siempre se ensancha lejos de los datos, así que no la tomes
-# como garantía de que el modelo sabe cuándo no sabe.
+# La banda mide cuánto discrepan entre sí las pasadas. Para saber si avisa de algo, hay que
+# ponerla frente al error de verdad: aquí conocemos la función, $\sin(x)$, así que en cada
+# punto de la rejilla podemos comparar la desviación típica de las pasadas con el error de
+# su media. Una buena estimación de la incertidumbre daría más desviación donde hay más
+# error.
+
+# %% tags=["demo"]
+error = (mean - torch.sin(x_grid.squeeze())).abs()
+inside = x_grid.squeeze().abs() <= 3
+plt.figure(figsize=(5, 3.5))
+plt.scatter(spread[inside], error[inside], s=8, label="dentro de [-3, 3] (con datos)")
+plt.scatter(spread[~inside], error[~inside], s=8, label="fuera (sin datos)")
+plt.xlabel("desviación típica de las 100 pasadas")
+plt.ylabel("|media − sin(x)|")
+plt.title("¿Avisa la incertidumbre del error?")
+plt.legend(fontsize=8)
+plt.tight_layout()
+plt.show()
+correlation = torch.corrcoef(torch.stack([spread, error]))[0, 1].item()
+print(f"fuera / dentro: el error medio se multiplica por "
+      f"{error[~inside].mean() / error[inside].mean():.1f}, la desviación media por "
+      f"{spread[~inside].mean() / spread[inside].mean():.1f} · correlación {correlation:.2f}")
+
+# %% [markdown]
+# Compara los dos factores que imprime la celda: cuánto crece el error lejos de los datos y
+# cuánto crece la desviación. MC dropout es una estimación barata y tosca de la
+# incertidumbre: la desviación puede crecer mucho menos que el error, o nada, así que no la
+# tomes como garantía de que el modelo sabe cuándo no sabe.
 #
 # Con BatchNorm, `model.train()` ya no vale: la BatchNorm normalizaría con las
 # estadísticas de cada lote de predicción y, además, movería sus búferes. Lo correcto es

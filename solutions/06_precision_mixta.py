@@ -444,10 +444,12 @@ if history:
     ax_e.set_yscale("log", base=2)
     ax_e.set_title("escala del GradScaler")
     ax_e.set_xlabel("paso")
+    ax_e.set_ylabel("escala (escala log₂)")
     ax_e.legend()
     ax_p.plot([h[1] for h in history])
     ax_p.set_title("pérdida")
     ax_p.set_xlabel("paso")
+    ax_p.set_ylabel("pérdida MSE")
     plt.tight_layout()
     plt.show()
 
@@ -1096,6 +1098,7 @@ for ax, index, title in ((ax_t, 0, "tiempo por paso (fp32 = 1)"),
     ax.barh(list(series), relative)
     ax.axvline(1.0, color="gray", lw=0.8)
     ax.set_title(title)
+    ax.set_xlabel("veces lo de fp32 en el mismo dispositivo")
 plt.tight_layout()
 plt.show()
 

@@ -641,10 +641,12 @@ def plot_quantizer(step, levels):
     ax_f.plot(x, x, ":", color="gray", label="identidad")
     ax_f.plot(x, staircase, label="cuantizado")
     ax_f.set_title(f"forward: {2 * levels + 1} valores posibles")
+    ax_f.set_ylabel("salida")
     ax_f.legend()
     ax_g.plot(x, grad, color="tab:orange")
     ax_g.set_ylim(-0.1, 1.1)
     ax_g.set_title("backward: gradiente de paso directo")
+    ax_g.set_ylabel("∂salida/∂x")
     for ax in (ax_f, ax_g):
         ax.set_xlabel("x")
     plt.tight_layout()
