@@ -22,10 +22,11 @@
 # **Qué entorno elegir.** En Colab, abre *Entorno de ejecución → Cambiar tipo de entorno de
 # ejecución* y elige **GPU T4**. La T4 tiene núcleos tensoriales (*tensor cores*) de float16
 # pero no bfloat16 nativo: con ella verás la aceleración de float16. Sin GPU, el cuaderno
-# entero funciona igual en CPU: usa bfloat16 con autocast, las celdas de GPU se saltan y lo
-# dicen, y las medidas de velocidad son de tu CPU. En CPU, bf16 acelera solo si el
-# procesador tiene instrucciones bf16: la sección 2 dice si el tuyo las tiene y la sección 7
-# mide el efecto.
+# entero se ejecuta en CPU: las demos usan bfloat16 con autocast (float16 donde muestran el
+# escalador), las celdas de GPU se saltan y lo dicen, y las medidas de velocidad son de tu
+# CPU. Ahí, bf16 acelera solo si el procesador tiene instrucciones bf16; sin ellas es más
+# lento que fp32, a veces muchas veces. La sección 2 dice si el tuyo las tiene y la sección
+# 7 mide el efecto.
 #
 # **La parte de GPU está sin verificar.** Esta versión del curso se escribió y se probó en
 # máquinas sin GPU. Las celdas de GPU y el caso CUDA de las pruebas ocultas no se han
@@ -239,7 +240,7 @@ print("3 × 2^16 en bf16:", (big * 2.0**16).to(torch.bfloat16).item())
 # - **CPU**: `torch.autocast("cpu")` está pensado para bf16. Que acelere o no lo decide el
 #   procesador: con instrucciones bf16 (AVX512-BF16 o AMX: las banderas `avx512_bf16` y
 #   `amx_bf16` de `/proc/cpuinfo` en Linux), los productos de matrices se hacen en bf16 por
-#   hardware; sin ellas, cada operación convierte entre formatos. La celda siguiente dice
+#   hardware; sin ellas, con un núcleo de cálculo mucho más lento. La celda siguiente dice
 #   qué tiene tu CPU, junto con el juego de instrucciones que usa PyTorch
 #   (`torch.backends.cpu.get_cpu_capability()`); la sección 7 mide el efecto.
 
@@ -1047,10 +1048,53 @@ print(f"Esta CPU {'tiene' if CPU_BF16 else 'no tiene'} instrucciones bf16 (avx51
 # **Tiempo.** La celda imprime el cociente bf16 / fp32 que midió en tu CPU y si tiene
 # instrucciones bf16, que es lo que lo decide. Con AVX512-BF16 o AMX, los productos de
 # matrices van en bf16 por hardware y el paso puede ir bastante más rápido que en fp32, más
-# con el lote grande, donde esos productos pesan más. Sin ellas, autocast convierte cada
-# operación entre formatos y el paso suele ir más lento que en fp32. El mismo código da
-# resultados opuestos según la máquina: por eso se mide, y por eso `pick_amp_dtype` pregunta
-# por el soporte de bf16 y no solo por el dispositivo.
+# con el lote grande, donde esos productos pesan más. Sin ellas, el paso suele ir más lento
+# que en fp32, a veces muchas veces. El mismo código da resultados opuestos según la
+# máquina: por eso se mide, y por eso `pick_amp_dtype` pregunta por el soporte de bf16 y no
+# solo por el dispositivo.
+#
+# ¿Qué es lo lento sin instrucciones bf16: convertir entre formatos o calcular? Autocast
+# hace las dos cosas en cada producto de matrices. La celda siguiente las mide por separado
+# en tu CPU, con un hilo: convertir dos matrices de 256 × 256 a bf16, y el producto ya en
+# bf16 frente al producto en fp32.
+
+# %% tags=["demo"]
+def best_ms(fn, repeats=7):
+    """El mejor de varios tiempos de ``fn()``, en ms, tras una llamada de calentamiento."""
+    fn()
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return 1e3 * min(times)
+
+
+threads = torch.get_num_threads()
+torch.set_num_threads(1)
+g = torch.Generator().manual_seed(0)
+a, b = torch.randn(256, 256, generator=g), torch.randn(256, 256, generator=g)
+a16, b16 = a.bfloat16(), b.bfloat16()
+matmul_fp32 = best_ms(lambda: a @ b)
+matmul_bf16 = best_ms(lambda: a16 @ b16)
+conversion = best_ms(lambda: (a.bfloat16(), b.bfloat16()))
+torch.set_num_threads(threads)
+print(f"producto fp32 {matmul_fp32:.3f} ms · producto bf16 {matmul_bf16:.3f} ms "
+      f"({matmul_bf16 / matmul_fp32:.2g} veces el de fp32) · convertir las dos entradas "
+      f"{conversion:.3f} ms · CPU con instrucciones bf16: {native_bf16('cpu')}")
+if matmul_bf16 > matmul_fp32:
+    culprit = ("el producto en bf16 mismo" if matmul_bf16 - matmul_fp32 > conversion
+               else "sobre todo la conversión")
+    print(f"Aquí bf16 es más lento, y lo que más cuesta es {culprit}.")
+else:
+    print("Aquí el producto en bf16 va más rápido que en fp32"
+          + (": la CPU lo hace por hardware." if native_bf16("cpu") else "."))
+
+# %% [markdown]
+# Sin instrucciones bf16, el producto en bf16 no tiene un núcleo de cálculo por hardware, y
+# el que usa PyTorch está mucho menos optimizado que el de fp32: por eso, en una CPU así, la
+# diferencia suele estar en el producto y no en la conversión de las entradas. La celda lo
+# dice con las cifras de tu máquina.
 #
 # En GPU, la celda siguiente mide fp32, fp16 y (si hay soporte nativo) bf16 con un modelo
 # más grande, y la memoria máxima con `torch.cuda.max_memory_allocated`. **Sin verificar en
