@@ -38,6 +38,7 @@
 # Necesitas el capítulo 1: el grafo, `grad_fn` y la regla de la cadena (*chain rule*).
 
 # %%
+import contextlib
 import time
 import warnings
 
@@ -991,6 +992,70 @@ else:
     print("Sin GPU: se omite la medida de memoria pico en CUDA (las cifras de arriba son de CPU).")
 
 # %% [markdown]
+# ### Guardar otra cosa: los ganchos de tensores guardados
+#
+# El recálculo cambia memoria por cómputo. Hay otra salida: guardar lo mismo, pero en otra
+# forma. `torch.autograd.graph.saved_tensors_hooks(pack, unpack)` llama a `pack` con cada
+# tensor que autograd va a guardar y guarda **lo que `pack` devuelve**; en el pase hacia
+# atrás, `unpack` lo convierte de nuevo en el tensor que hace falta. Hasta ahora los
+# usábamos solo para contar (`medir_guardado`); aquí `pack` guarda una copia en bf16 de
+# cada activación (los pesos no: ya existen) y `unpack` la devuelve en fp32. La mitad de
+# memoria, a cambio de gradientes un poco menos exactos, en la misma red de 8 bloques:
+
+# %% tags=["demo"]
+def step_with_hooks(store_bf16):
+    weights = {p.untyped_storage().data_ptr() for p in net.parameters()}
+    stored = {}
+    def pack(tensor):
+        if tensor.untyped_storage().data_ptr() in weights:
+            return tensor  # los pesos ya existen: guardar el propio tensor no cuesta nada
+        kept = tensor.to(torch.bfloat16) if store_bf16 else tensor
+        stored[kept.untyped_storage().data_ptr()] = kept.untyped_storage().nbytes()
+        return kept
+    def unpack(kept):
+        return kept.float() if kept.dtype == torch.bfloat16 else kept
+    net.zero_grad()
+    with torch.autograd.graph.saved_tensors_hooks(pack, unpack):
+        loss = net(x_blocks).pow(2).mean()
+    loss.backward()
+    return sum(stored.values()), [p.grad.clone() for p in net.parameters()]
+
+full_bytes, exact = step_with_hooks(False)
+half_bytes, approx = step_with_hooks(True)
+error = max(((a - e).norm() / e.norm()).item() for a, e in zip(approx, exact))
+print(f"guardado entre los dos pases: {full_bytes / 2**10:.0f} KiB tal cual, "
+      f"{half_bytes / 2**10:.0f} KiB en bf16 · error relativo de los gradientes: {error:.1e}")
+
+# %% [markdown]
+# La memoria guardada baja a la mitad y los gradientes cambian en el orden del redondeo de
+# bf16 (8 bits de mantisa, capítulo 6). `torch.autograd.graph.save_on_cpu(pin_memory=True)`
+# es este mismo mecanismo con otro `pack`: copia cada tensor guardado de la GPU a la
+# memoria de la CPU, y `unpack` lo devuelve a la GPU en el pase hacia atrás. Libera memoria
+# de la GPU a cambio de transferencias; en una máquina sin GPU no hay nada que mover. Si
+# tienes GPU, la celda siguiente mide la memoria pico con y sin él (sin verificar: nunca se
+# ha ejecutado en una GPU).
+
+# %% tags=["demo"]
+if torch.cuda.is_available():
+    net.to("cuda")
+    x_gpu = torch.randn(4096, WIDTH, device="cuda")
+    for on_cpu in (False, True):
+        net.zero_grad(set_to_none=True)
+        torch.cuda.synchronize()
+        torch.cuda.reset_peak_memory_stats()
+        base = torch.cuda.memory_allocated()
+        context = (torch.autograd.graph.save_on_cpu(pin_memory=True) if on_cpu
+                   else contextlib.nullcontext())
+        with context:
+            loss = net(x_gpu).sum()
+        loss.backward()
+        peak = (torch.cuda.max_memory_allocated() - base) / 2**20
+        print(f"save_on_cpu={on_cpu}: memoria pico por encima de la base {peak:.1f} MiB")
+    net.to("cpu")
+else:
+    print("Sin GPU: se omite la medida de save_on_cpu (en CPU no hay nada que mover).")
+
+# %% [markdown]
 # ## Ejercicio 4 · El recálculo como `Function` propia (4 puntos)
 #
 # `checkpoint` no es magia: es una `Function` como las de este capítulo. Su `forward`
@@ -1429,6 +1494,9 @@ if torch._dynamo.is_dynamo_supported():
 #   cada tramo y recalcula el resto en el pase hacia atrás: menos memoria a cambio de un
 #   pase hacia adelante más. Como `Function`: `forward` sin grafo que guarda las entradas,
 #   `backward` que recalcula bajo `torch.enable_grad()` sobre copias separadas y deriva.
+# - `saved_tensors_hooks(pack, unpack)` decide en qué forma se guarda cada tensor para el
+#   pase hacia atrás: en bf16 (la mitad de memoria, gradientes algo menos exactos) o, con
+#   `save_on_cpu`, en la memoria de la CPU.
 # - `setup_context` separa guardar de calcular (lo exigen `torch.func.grad` y `vmap`);
 #   `ctx.mark_non_differentiable` marca salidas sin derivada (índices);
 #   `@once_differentiable` convierte una segunda derivada imposible en un error;
